@@ -1,0 +1,7 @@
+/** Zod schemas for every resource, request and operation of the Store Administration API. */
+export * from './operations.js';
+export * from './orders.js';
+export * from './primitives.js';
+export * from './requests.js';
+export * from './resources.js';
+export * from './shared.js';

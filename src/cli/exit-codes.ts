@@ -1,0 +1,31 @@
+import { ERROR_CODES, type ErrorCode, isStoreSyncError } from '../errors.js';
+
+/** Exit codes of every command (DESIGN.md §5). This is the only place that decides them. */
+export const EXIT = {
+  OK: 0,
+  FAILED: 1,
+  USAGE: 2,
+  PARTIAL: 3,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+const USAGE_CODES = new Set<ErrorCode>([
+  ERROR_CODES.USAGE,
+  ERROR_CODES.CONFIG_INVALID,
+  ERROR_CODES.TOKEN_MISSING,
+  ERROR_CODES.UNSAFE_URL,
+  ERROR_CODES.WAREHOUSE_PATH,
+  ERROR_CODES.WAREHOUSE_LOCKED,
+]);
+
+/** The exit code for an error that ended a command. */
+export function exitCodeForError(error: unknown): ExitCode {
+  if (isStoreSyncError(error) && USAGE_CODES.has(error.code)) return EXIT.USAGE;
+  return EXIT.FAILED;
+}
+
+/** The exit code for a command that finished: rejections or a failed stream make it partial. */
+export function exitCodeForOutcome(outcome: { failedStreams: number; rejections: number; skippedStreams?: number }): ExitCode {
+  if (outcome.failedStreams > 0 || outcome.rejections > 0 || (outcome.skippedStreams ?? 0) > 0) return EXIT.PARTIAL;
+  return EXIT.OK;
+}

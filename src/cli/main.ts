@@ -1,0 +1,45 @@
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { redact } from '../log.js';
+import { commands } from './commands/index.js';
+import { EXIT, exitCodeForError } from './exit-codes.js';
+
+/**
+ * The store-sync command line. Each command lives in src/cli/commands and sets process.exitCode;
+ * errors that escape a command are printed here, once, as one paragraph (stack only with --verbose).
+ */
+async function main(argv: string[]): Promise<void> {
+  const verbose = argv.includes('--verbose');
+  try {
+    await yargs(argv)
+      .scriptName('store-sync')
+      .usage('$0 <command> [options]\n\nCopy a store\'s Store Administration API into a DuckDB + Parquet warehouse.')
+      .command(commands)
+      .option('verbose', { type: 'boolean', description: 'Show stack traces and debug logs', global: true })
+      .option('log-format', {
+        choices: ['human', 'json'] as const,
+        description: 'Log lines on stderr: human text or one JSON object per line',
+        global: true,
+      })
+      .demandCommand(1, 'Name a command: store-sync <command> --help shows one in detail.')
+      .strict()
+      .recommendCommands()
+      .epilogue(
+        'Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 3 completed with rejections or a failed stream.',
+      )
+      .fail((message, error) => {
+        if (error) throw error;
+        process.stderr.write(`${message}\nRun with --help for usage.\n`);
+        process.exit(EXIT.USAGE);
+      })
+      .wrap(Math.min(110, process.stdout.columns ?? 110))
+      .parseAsync();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`${redact(`error: ${message}`)}\n`);
+    if (verbose && error instanceof Error && error.stack) process.stderr.write(`${redact(error.stack)}\n`);
+    process.exitCode = exitCodeForError(error);
+  }
+}
+
+await main(hideBin(process.argv));

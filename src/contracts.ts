@@ -1,0 +1,75 @@
+/**
+ * The interface where extraction meets the warehouse (DESIGN.md §4.1): pages of validated records,
+ * each with the stream state that follows it, committed together in one transaction by the runner.
+ */
+
+/** What kind of API object a record is; normalize maps each kind to its tables. */
+export type EntityKind =
+  | 'order'
+  | 'fulfillment'
+  | 'fulfillment_event'
+  | 'cart'
+  | 'fulfillment_order'
+  | 'ticket'
+  | 'product'
+  | 'subscription'
+  | 'location'
+  | 'metadata_definition';
+
+/** A record that failed validation or normalization: kept with its reason, never dropped. */
+export interface Rejection {
+  stream: string;
+  /** The record's key when one could be read (id or number), else null. */
+  key: string | null;
+  reason: string;
+  raw: unknown;
+  /** Where it came from: a URL path for API pages, `file:line` for ingested documents. */
+  source?: string;
+}
+
+/** Progress of one slice (a date window, a status re-read, or the whole list for full scans). */
+export interface SliceState {
+  /** The next page to fetch, or null when the slice has not started or is complete. */
+  nextUrl: string | null;
+  done: boolean;
+}
+
+/** Saved per store and stream in `_sync_state`. */
+export interface StreamState {
+  /** Nightly watermark: the last day (YYYY-MM-DD) fully covered by incremental windows. */
+  watermark: string | null;
+  /** When the last full scan of this stream completed (ISO timestamp). */
+  lastFullScanAt: string | null;
+  /** The current pass: its mode, when it started, and the slices it is working through. */
+  pass: {
+    id: string;
+    mode: SyncMode;
+    startedAt: string;
+    /** Slices planned for this pass, by id, so a resumed run finishes the same plan. */
+    slices: Record<string, SliceState & { params: Record<string, string | string[]> }>;
+  } | null;
+  /** Stream-specific bookkeeping (for example the ids of open fulfillment orders to refresh). */
+  extra: Record<string, unknown>;
+}
+
+export const emptyStreamState = (): StreamState => ({
+  watermark: null,
+  lastFullScanAt: null,
+  pass: null,
+  extra: {},
+});
+
+export type SyncMode = 'incremental' | 'full_refresh' | 'backfill';
+
+/** One page handed from extraction to the warehouse. */
+export interface PageCommit {
+  store: string;
+  stream: string;
+  entity: EntityKind;
+  runId: string;
+  /** Validated API objects, exactly as received (unknown extra fields included). */
+  records: Record<string, unknown>[];
+  rejections: Rejection[];
+  /** The stream's whole state after this page, saved in the same transaction as the rows. */
+  state: StreamState;
+}
