@@ -72,4 +72,26 @@ export interface PageCommit {
   rejections: Rejection[];
   /** The stream's whole state after this page, saved in the same transaction as the rows. */
   state: StreamState;
+  /**
+   * Set on the commit that completes a full scan: every row of this stream's tables for this store that
+   * was not loaded since `passStartedAt` gets `_deleted_at`, and rows loaded since have it cleared.
+   */
+  completedFullScan?: { passStartedAt: string };
+}
+
+/** Tuning of one stream, from sync.config.json (defaults in src/config.ts). */
+export interface StreamOptions {
+  enabled: boolean;
+  /** Earliest day (YYYY-MM-DD) a first incremental run reads from; null means the stream's own default. */
+  startDate: string | null;
+  /** Days re-read behind the watermark on every incremental run (late or edited records). */
+  lookbackDays: number;
+  /** Size of one date-window slice, in days. */
+  windowDays: number;
+  /** A full scan replaces the incremental run when the last one is older than this many days; null never. */
+  fullRefreshDays: number | null;
+  /** Slices read at once (all share the store's single rate limit). */
+  concurrency: number;
+  /** Upper bound of per-record refresh requests in one run (fulfillment orders still open). */
+  maxRefreshPerRun: number;
 }

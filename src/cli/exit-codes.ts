@@ -25,7 +25,12 @@ export function exitCodeForError(error: unknown): ExitCode {
 }
 
 /** The exit code for a command that finished: rejections or a failed stream make it partial. */
-export function exitCodeForOutcome(outcome: { failedStreams: number; rejections: number; skippedStreams?: number }): ExitCode {
-  if (outcome.failedStreams > 0 || outcome.rejections > 0 || (outcome.skippedStreams ?? 0) > 0) return EXIT.PARTIAL;
+export function exitCodeForOutcome(outcome: {
+  failedStreams: number;
+  rejections: number;
+  skippedStreams?: number;
+}): ExitCode {
+  if (outcome.failedStreams > 0 || outcome.rejections > 0 || (outcome.skippedStreams ?? 0) > 0)
+    return EXIT.PARTIAL;
   return EXIT.OK;
 }

@@ -13,7 +13,9 @@ async function main(argv: string[]): Promise<void> {
   try {
     await yargs(argv)
       .scriptName('store-sync')
-      .usage('$0 <command> [options]\n\nCopy a store\'s Store Administration API into a DuckDB + Parquet warehouse.')
+      .usage(
+        "$0 <command> [options]\n\nCopy a store's Store Administration API into a DuckDB + Parquet warehouse.",
+      )
       .command(commands)
       .option('verbose', { type: 'boolean', description: 'Show stack traces and debug logs', global: true })
       .option('log-format', {
