@@ -95,3 +95,7 @@ export interface StreamOptions {
   /** Upper bound of per-record refresh requests in one run (fulfillment orders still open). */
   maxRefreshPerRun: number;
 }
+
+/** The API-backed streams, in the order a sync runs them. Documents (orders, carts …) arrive by ingest instead. */
+export const STREAM_NAMES = ['locations', 'metadata_definitions', 'products', 'subscriptions', 'fulfillment_orders'] as const;
+export type StreamName = (typeof STREAM_NAMES)[number];

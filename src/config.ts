@@ -1,0 +1,254 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { STREAM_NAMES, type StreamName, type StreamOptions } from './contracts.js';
+import { ERROR_CODES, StoreSyncError } from './errors.js';
+
+/**
+ * sync.config.json: validated with zod, published as JSON Schema (schemas/sync.config.schema.json) for editors.
+ * Tokens are never in the file: each store names the environment variable that holds its token.
+ */
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+export const StreamOptionsInput = z
+  .strictObject({
+    enabled: z.boolean().describe('Sync this stream (default true).'),
+    startDate: z
+      .string()
+      .regex(DAY, { message: 'expected a date as YYYY-MM-DD' })
+      .nullable()
+      .describe('Earliest day a first incremental run reads from.'),
+    lookbackDays: z
+      .int()
+      .min(0)
+      .max(365)
+      .describe('Days re-read behind the watermark on every incremental run.'),
+    windowDays: z.int().min(1).max(3660).describe('Size of one date-window slice, in days.'),
+    fullRefreshDays: z
+      .int()
+      .min(1)
+      .nullable()
+      .describe('Run a full scan instead when the last one is older than this many days; null never.'),
+    concurrency: z.int().min(1).max(16).describe('Slices read at once, all under the store rate limit.'),
+    maxRefreshPerRun: z
+      .int()
+      .min(0)
+      .describe('Most per-record refresh requests in one run (open fulfillment orders).'),
+  })
+  .partial();
+
+const StreamsInput = z
+  .strictObject(
+    Object.fromEntries(STREAM_NAMES.map((name) => [name, StreamOptionsInput.optional()])) as Record<
+      StreamName,
+      z.ZodOptional<typeof StreamOptionsInput>
+    >,
+  )
+  .describe('Per-stream options; store-level entries override these.');
+
+export const StoreInput = z.strictObject({
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, { message: 'expected 1-64 letters, digits, dot, dash or underscore' })
+    .describe('The store name, stored in every row as _store.'),
+  baseUrl: z
+    .url({ message: 'expected an absolute URL such as https://shop.example.com/api/' })
+    .describe('The store-specific administration API root ({base_url} in the spec).'),
+  tokenEnv: z
+    .string()
+    .regex(ENV_NAME, { message: 'expected the NAME of an environment variable, such as STORE_TOKEN' })
+    .describe('Environment variable that holds the bearer token. The token itself never goes in this file.'),
+  rateLimit: z
+    .number()
+    .min(0)
+    .optional()
+    .describe('Requests per second for this store (default: top-level rateLimit).'),
+  streams: StreamsInput.optional(),
+});
+
+export const SyncConfigInput = z.strictObject({
+  $schema: z.string().optional(),
+  warehouse: z.string().min(1).describe('Path of the DuckDB warehouse file.'),
+  parquetDir: z.string().min(1).optional().describe('Folder for Parquet exports.'),
+  exportAfterSync: z
+    .boolean()
+    .default(false)
+    .describe('Export Parquet to parquetDir after every successful sync.'),
+  rateLimit: z
+    .number()
+    .min(0)
+    .default(4)
+    .describe('Requests per second per store; the platform publishes 4. 0 = no limit.'),
+  maxRetries: z
+    .int()
+    .min(0)
+    .max(20)
+    .default(5)
+    .describe('Retries of a failed request (5xx, timeout, reset) before the stream fails.'),
+  timeoutSeconds: z
+    .number()
+    .positive()
+    .default(30)
+    .describe('Connect, headers and body timeout of one request.'),
+  freshnessHours: z
+    .number()
+    .positive()
+    .default(36)
+    .describe('status flags a stream whose last success is older than this.'),
+  streams: StreamsInput.optional(),
+  stores: z.array(StoreInput).min(1, { message: 'expected at least one store' }),
+});
+
+export type SyncConfigInput = z.input<typeof SyncConfigInput>;
+
+export interface StoreConfig {
+  name: string;
+  baseUrl: string;
+  tokenEnv: string;
+  rateLimit: number;
+  streams: Record<StreamName, StreamOptions>;
+}
+
+export interface SyncConfig {
+  warehouse: string;
+  parquetDir: string | null;
+  exportAfterSync: boolean;
+  maxRetries: number;
+  timeoutSeconds: number;
+  freshnessHours: number;
+  stores: StoreConfig[];
+}
+
+/** Defaults per stream; the extraction engine's own defaults are the source, mirrored here for config display. */
+export const BASE_STREAM_OPTIONS: StreamOptions = {
+  enabled: true,
+  startDate: null,
+  lookbackDays: 2,
+  windowDays: 30,
+  fullRefreshDays: null,
+  concurrency: 2,
+  maxRefreshPerRun: 200,
+};
+const STREAM_DEFAULTS: Partial<Record<StreamName, Partial<StreamOptions>>> = {
+  subscriptions: { fullRefreshDays: 7 },
+};
+
+/** Turns zod issues into one line each: `stores[0].tokenEnv: expected the NAME of an environment variable`. */
+export function describeIssues(error: z.ZodError): string[] {
+  return error.issues.map((issue) => {
+    const where = issue.path.reduce<string>(
+      (acc, part) =>
+        typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part),
+      '',
+    );
+    return `${where || '(top level)'}: ${issue.message}`;
+  });
+}
+
+function refuseLiteralTokens(raw: unknown, source: string): void {
+  const stores = (raw as { stores?: unknown[] })?.stores;
+  if (!Array.isArray(stores)) return;
+  stores.forEach((store, index) => {
+    if (store && typeof store === 'object' && ('token' in store || 'accessToken' in store)) {
+      throw new StoreSyncError(
+        ERROR_CODES.CONFIG_INVALID,
+        `${source}: stores[${index}] contains a literal token. Tokens never go in the config file: put the token in an environment variable and name that variable in stores[${index}].tokenEnv.`,
+        { details: { field: `stores[${index}].token` } },
+      );
+    }
+  });
+}
+
+/** Validates a parsed config object; `source` names it in messages. Relative paths resolve against `baseDir`. */
+export function parseConfig(raw: unknown, source: string, baseDir: string): SyncConfig {
+  refuseLiteralTokens(raw, source);
+  const result = SyncConfigInput.safeParse(raw);
+  if (!result.success) {
+    throw new StoreSyncError(
+      ERROR_CODES.CONFIG_INVALID,
+      `${source} is invalid:\n  ${describeIssues(result.error).join('\n  ')}`,
+    );
+  }
+  const input = result.data;
+  const names = new Set<string>();
+  for (const store of input.stores) {
+    if (names.has(store.name)) {
+      throw new StoreSyncError(
+        ERROR_CODES.CONFIG_INVALID,
+        `${source}: two stores are named "${store.name}"; names must be unique.`,
+      );
+    }
+    names.add(store.name);
+  }
+  return {
+    warehouse: path.resolve(baseDir, input.warehouse),
+    parquetDir: input.parquetDir ? path.resolve(baseDir, input.parquetDir) : null,
+    exportAfterSync: input.exportAfterSync,
+    maxRetries: input.maxRetries,
+    timeoutSeconds: input.timeoutSeconds,
+    freshnessHours: input.freshnessHours,
+    stores: input.stores.map((store) => ({
+      name: store.name,
+      baseUrl: store.baseUrl.endsWith('/') ? store.baseUrl : `${store.baseUrl}/`,
+      tokenEnv: store.tokenEnv,
+      rateLimit: store.rateLimit ?? input.rateLimit,
+      streams: Object.fromEntries(
+        STREAM_NAMES.map((name) => [
+          name,
+          {
+            ...BASE_STREAM_OPTIONS,
+            ...STREAM_DEFAULTS[name],
+            ...input.streams?.[name],
+            ...store.streams?.[name],
+          },
+        ]),
+      ) as Record<StreamName, StreamOptions>,
+    })),
+  };
+}
+
+export async function loadConfig(file: string): Promise<SyncConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new StoreSyncError(
+      ERROR_CODES.CONFIG_INVALID,
+      `cannot read the config file ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'it does not exist (pass --config, or --base-url/--token-env/--warehouse for a one-off job)' : (error as Error).message}`,
+      { cause: error },
+    );
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new StoreSyncError(
+      ERROR_CODES.CONFIG_INVALID,
+      `${file} is not valid JSON: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  return parseConfig(raw, file, path.dirname(path.resolve(file)));
+}
+
+/** Reads a store's token from its environment variable, or explains which variable to set. */
+export function readToken(
+  store: Pick<StoreConfig, 'name' | 'tokenEnv'>,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  const token = env[store.tokenEnv];
+  if (!token) {
+    throw new StoreSyncError(
+      ERROR_CODES.TOKEN_MISSING,
+      `the token of store "${store.name}" is missing: set the environment variable ${store.tokenEnv} to the store's API access token.`,
+    );
+  }
+  return token;
+}
+
+/** The JSON Schema published for editors (written to schemas/sync.config.schema.json by `npm run schemas`). */
+export function configJsonSchema(): unknown {
+  return z.toJSONSchema(SyncConfigInput, { io: 'input', target: 'draft-2020-12' });
+}
