@@ -1,0 +1,127 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Argv } from 'yargs';
+import {
+  BASE_STREAM_OPTIONS,
+  loadConfig,
+  parseConfig,
+  type StoreConfig,
+  type SyncConfig,
+} from '../config.js';
+import { STREAM_NAMES, type StreamName } from '../contracts.js';
+import { ERROR_CODES, StoreSyncError } from '../errors.js';
+import { createLogger, type Logger } from '../log.js';
+
+/**
+ * What every command shares: where the job comes from (a config file, or flags for a one-off job),
+ * which store, and the logger. Flags describe a single store so scripts need no file (DESIGN.md §5).
+ */
+
+export interface JobArgs {
+  config?: string;
+  'base-url'?: string;
+  'token-env'?: string;
+  warehouse?: string;
+  store?: string;
+  'parquet-dir'?: string;
+  'log-format'?: 'human' | 'json';
+  verbose?: boolean;
+}
+
+export const DEFAULT_CONFIG_FILE = 'sync.config.json';
+
+export function withJobOptions<T>(yargs: Argv<T>): Argv<T & JobArgs> {
+  return yargs
+    .option('config', {
+      type: 'string',
+      description: `Config file (default ./${DEFAULT_CONFIG_FILE} when present)`,
+    })
+    .option('base-url', {
+      type: 'string',
+      description: 'API base URL of a single store (no config file needed)',
+    })
+    .option('token-env', { type: 'string', description: "Environment variable holding that store's token" })
+    .option('warehouse', { type: 'string', description: 'DuckDB warehouse file' })
+    .option('store', {
+      type: 'string',
+      description: 'Store name (from the config; "default" for a one-off job)',
+    })
+    .option('parquet-dir', { type: 'string', description: 'Parquet folder' })
+    .group(['config', 'base-url', 'token-env', 'warehouse', 'store', 'parquet-dir'], 'Job:') as Argv<
+    T & JobArgs
+  >;
+}
+
+function usage(message: string): StoreSyncError {
+  return new StoreSyncError(ERROR_CODES.USAGE, message);
+}
+
+/** The job as a config, from --config / ./sync.config.json, or from flags. `needsApi` requires a base URL. */
+export async function resolveJob(args: JobArgs, options: { needsApi: boolean }): Promise<SyncConfig> {
+  const fromFlags =
+    args.config === undefined && (args['base-url'] !== undefined || args.warehouse !== undefined);
+  if (fromFlags || (args.config === undefined && !existsSync(DEFAULT_CONFIG_FILE))) {
+    if (!args.warehouse) {
+      throw usage(
+        `no job described: pass --config FILE (or create ./${DEFAULT_CONFIG_FILE}), or --warehouse PATH${options.needsApi ? ' with --base-url URL and --token-env VAR' : ''} for a one-off job.`,
+      );
+    }
+    if (options.needsApi && !args['base-url'])
+      throw usage('--base-url is required with --warehouse when there is no config file.');
+    if (options.needsApi && !args['token-env']) {
+      throw usage(
+        '--token-env is required: name the environment variable that holds the token (the token itself is never a flag).',
+      );
+    }
+    const raw = {
+      warehouse: args.warehouse,
+      ...(args['parquet-dir'] ? { parquetDir: args['parquet-dir'] } : {}),
+      stores: [
+        {
+          name: args.store ?? 'default',
+          baseUrl: args['base-url'] ?? 'http://127.0.0.1/unused/',
+          tokenEnv: args['token-env'] ?? 'STORE_SYNC_TOKEN',
+        },
+      ],
+    };
+    return parseConfig(raw, 'the command-line flags', process.cwd());
+  }
+  const config = await loadConfig(args.config ?? DEFAULT_CONFIG_FILE);
+  if (args.warehouse) config.warehouse = path.resolve(args.warehouse);
+  if (args['parquet-dir']) config.parquetDir = path.resolve(args['parquet-dir']);
+  return config;
+}
+
+/** The stores a command works on: all, or the one named by --store. */
+export function selectStores(config: SyncConfig, name: string | undefined): StoreConfig[] {
+  if (name === undefined) return config.stores;
+  const store = config.stores.find((s) => s.name === name);
+  if (!store) {
+    throw usage(
+      `unknown store "${name}": the config has ${config.stores.map((s) => `"${s.name}"`).join(', ')}.`,
+    );
+  }
+  return [store];
+}
+
+/** Parses --streams a,b and refuses names that are not streams. */
+export function parseStreamList(value: string | string[] | undefined): StreamName[] | null {
+  if (value === undefined) return null;
+  const names = (Array.isArray(value) ? value : [value])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
+  const unknown = names.filter((n) => !(STREAM_NAMES as readonly string[]).includes(n));
+  if (unknown.length > 0) {
+    throw usage(
+      `unknown stream${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}: the streams are ${STREAM_NAMES.join(', ')}.`,
+    );
+  }
+  return names as StreamName[];
+}
+
+export function cliLogger(args: JobArgs): Logger {
+  return createLogger({ format: args['log-format'] ?? 'human', level: args.verbose ? 'debug' : 'info' });
+}
+
+export { BASE_STREAM_OPTIONS };
