@@ -1,0 +1,77 @@
+import type { FormData } from 'undici';
+import type { z } from 'zod';
+import type * as S from '../../schemas/index.js';
+
+/**
+ * Compile-time shapes of the 20 operations in schemas/operations.ts. The runtime table there says how to
+ * send and parse each one; this map says what a caller passes and gets back, so `client.call('createOrder',
+ * { body })` is checked against the request schema and returns a typed Order.
+ */
+
+interface Shape<Params extends string, Body, Response> {
+  params: Params;
+  body: Body;
+  response: Response;
+}
+
+/** A list operation's page: `results` are validated items. */
+export interface ListPage<T> {
+  next: string | null;
+  previous?: string | null | undefined;
+  results: T[];
+}
+
+type In<T extends z.ZodType> = z.input<T>;
+
+export interface OperationShapes {
+  createOrder: Shape<never, In<typeof S.OrderCreate2024Request>, S.Order2024>;
+  createOrder2023: Shape<never, In<typeof S.OrderCreate2023Request>, S.Order2023>;
+  updateOrder: Shape<'number', In<typeof S.OrderPatchRequest>, S.Order2024>;
+  markOrderPaid: Shape<'number', In<typeof S.MarkAsPaidRequest>, S.Order2023>;
+  createOrderFulfillment: Shape<'number', In<typeof S.OrderFulfillmentCreateRequest>, S.Fulfillment>;
+  getFulfillmentEvent: Shape<'number' | 'fulfillmentId' | 'eventId', undefined, S.FulfillmentEvent>;
+  createCart: Shape<never, In<typeof S.CartCreateRequest>, S.Cart>;
+  updateCart: Shape<'id', In<typeof S.CartUpdateRequest>, S.Cart>;
+  listProducts: Shape<never, undefined, ListPage<S.Product>>;
+  updateVariant: Shape<'id', In<typeof S.VariantUpdateRequest>, S.Variant>;
+  listSubscriptions: Shape<never, undefined, ListPage<S.Subscription>>;
+  getFulfillmentOrder: Shape<'id', undefined, S.FulfillmentOrder>;
+  listAssignedFulfillmentOrders: Shape<never, undefined, ListPage<S.FulfillmentOrder>>;
+  moveFulfillmentOrder: Shape<'id', In<typeof S.FulfillmentOrderMoveRequest>, S.FulfillmentOrderMove>;
+  closeFulfillmentOrder: Shape<'id', In<typeof S.FulfillmentOrderCloseRequest>, S.FulfillmentOrder>;
+  fulfillFulfillmentOrder: Shape<'id', In<typeof S.FulfillmentOrderFulfillRequest>, S.Fulfillment>;
+  listLocations: Shape<never, undefined, ListPage<S.Location>>;
+  createLocation: Shape<never, In<typeof S.LocationCreateRequest>, S.Location>;
+  listMetadata: Shape<never, undefined, ListPage<S.MetadataDefinition>>;
+  attachTicketFiles: Shape<never, FormData, S.Ticket>;
+}
+
+export type ListOperationId =
+  | 'listProducts'
+  | 'listSubscriptions'
+  | 'listAssignedFulfillmentOrders'
+  | 'listLocations'
+  | 'listMetadata';
+
+/** Query values as callers give them; arrays are sent comma-separated, as the API accepts. */
+export type QueryParams = Record<string, string | number | boolean | readonly string[] | null | undefined>;
+
+/** Counts one stream's own requests while several streams share a client. */
+export interface RequestMeter {
+  requests: number;
+  retries: number;
+}
+
+type ParamsInput<P extends string> = [P] extends [never]
+  ? { params?: undefined }
+  : { params: Record<P, string | number> };
+type BodyInput<B> = [B] extends [undefined] ? { body?: undefined } : { body: B };
+
+export type CallInput<K extends keyof OperationShapes> = ParamsInput<OperationShapes[K]['params']> &
+  BodyInput<OperationShapes[K]['body']> & {
+    query?: QueryParams;
+    signal?: AbortSignal;
+    meter?: RequestMeter;
+  };
+
+export type CallResult<K extends keyof OperationShapes> = OperationShapes[K]['response'];

@@ -1,0 +1,86 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * Client-side pacing, one instance per store shared by all its streams (DESIGN.md §4.3).
+ *
+ * Requests are spread evenly (one every 1/rps seconds) rather than released in bursts: a server that
+ * counts requests per second then never sees more than the limit, so a full sync gets no 429 at all.
+ * A 429 pauses every caller until its Retry-After has passed, halves the rate, and the rate climbs
+ * back to the target linearly over `recoveryMs`, so a server that is busier than it advertises is
+ * not hammered again straight away.
+ */
+
+export interface PacerOptions {
+  /** Requests per second; 0 or less disables pacing (429s are still honoured). */
+  rps: number;
+  /** How long the rate takes to climb back to `rps` after a 429. */
+  recoveryMs?: number;
+  /** The rate never drops below this after repeated 429s. */
+  minRps?: number;
+  now?: () => number;
+}
+
+export interface PacerStats {
+  rateLimited: number;
+  pausedMs: number;
+}
+
+export class RequestPacer {
+  readonly targetRps: number;
+  private readonly recoveryMs: number;
+  private readonly minRps: number;
+  private readonly now: () => number;
+  private nextSlot = 0;
+  private pausedUntil = 0;
+  private penaltyRps = 0;
+  private penaltyAt: number | null = null;
+  /** Bumped by every 429 so callers holding a slot planned before it plan again. */
+  private generation = 0;
+  readonly stats: PacerStats = { rateLimited: 0, pausedMs: 0 };
+
+  constructor(options: PacerOptions) {
+    this.targetRps = Math.max(options.rps, 0);
+    this.recoveryMs = options.recoveryMs ?? 30_000;
+    this.minRps = Math.min(options.minRps ?? 0.25, this.targetRps || Number.POSITIVE_INFINITY);
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The rate in force at `at`: the target, or a reduced rate recovering from the last 429. */
+  currentRps(at = this.now()): number {
+    const target = this.targetRps > 0 ? this.targetRps : Number.POSITIVE_INFINITY;
+    if (this.penaltyAt === null || this.targetRps <= 0) return target;
+    const since = Math.max(0, at - Math.max(this.penaltyAt, this.pausedUntil));
+    return Math.min(target, this.penaltyRps + (since / this.recoveryMs) * target);
+  }
+
+  /** Resolves when the caller may send its request. */
+  async acquire(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      const generation = this.generation;
+      const now = this.now();
+      const start = Math.max(now, this.nextSlot, this.pausedUntil);
+      const rps = this.currentRps(start);
+      if (Number.isFinite(rps)) this.nextSlot = start + 1000 / rps;
+      if (start > now) await sleep(start - now, undefined, signal ? { signal } : undefined);
+      // A 429 that arrived while we waited moved the schedule: plan again behind the pause.
+      if (generation === this.generation) return;
+    }
+  }
+
+  /** Records a 429: nobody sends before `retryAfterMs` has passed, and the rate is halved. */
+  onRateLimited(retryAfterMs: number): void {
+    const now = this.now();
+    this.stats.rateLimited++;
+    const until = now + Math.max(0, retryAfterMs);
+    if (until > this.pausedUntil) {
+      this.stats.pausedMs += until - Math.max(now, this.pausedUntil);
+      this.pausedUntil = until;
+    }
+    if (this.targetRps > 0) {
+      this.penaltyRps = Math.max(this.minRps, this.currentRps(now) / 2);
+      this.penaltyAt = now;
+    }
+    this.nextSlot = this.pausedUntil;
+    this.generation++;
+  }
+}

@@ -1,0 +1,203 @@
+import pLimit from 'p-limit';
+import type { PageCommit, StreamOptions, StreamState, SyncMode } from '../contracts.js';
+import { asStoreSyncError } from '../errors.js';
+import { type Logger, silentLogger } from '../log.js';
+import type { ApiClient } from './client.js';
+import { checkWindow, type DateWindow, dayOf, maxDay } from './dates.js';
+import type { RequestMeter } from './operations.js';
+import type { ExtractedPage, PassKind, StreamContext, StreamDefinition } from './streams/types.js';
+
+/**
+ * The stream driver. It plans a pass (or resumes the one saved in `state.pass`), reads its slices with
+ * `options.concurrency` chains at once under the store's single limiter, and hands every page to `commit`
+ * together with the whole state that follows it, one commit at a time, so the warehouse can save rows and
+ * cursor in one transaction. A final commit closes the pass: only an incremental pass moves the watermark.
+ */
+
+export interface StreamProgress {
+  stream: string;
+  pages: number;
+  records: number;
+  rejections: number;
+  requests: number;
+  slicesDone: number;
+  slicesTotal: number;
+}
+
+export interface RunStreamArgs {
+  stream: StreamDefinition;
+  client: ApiClient;
+  /** The saved state (not modified: the summary carries the new one). */
+  state: StreamState;
+  mode: SyncMode;
+  /** The explicit window of a backfill (inclusive days). */
+  window?: DateWindow | undefined;
+  options: StreamOptions;
+  /** The run's clock reading: plans windows up to this day and dates the pass. */
+  now: Date;
+  commit: (page: PageCommit) => Promise<void>;
+  logger?: Logger;
+  onProgress?: (progress: StreamProgress) => void;
+  store?: string;
+  runId?: string;
+  signal?: AbortSignal;
+}
+
+export interface StreamSummary {
+  stream: string;
+  mode: SyncMode;
+  passId: string;
+  /** Whether a pass saved by an earlier, interrupted run was finished. */
+  resumed: boolean;
+  pages: number;
+  records: number;
+  rejections: number;
+  requests: number;
+  retries: number;
+  /** The state after the final commit. */
+  state: StreamState;
+}
+
+const windowKey = (window: DateWindow | undefined) => (window ? `${window.from}..${window.to}` : '-');
+
+function passKind(passId: string): PassKind {
+  return passId.startsWith('full/') ? 'full' : 'windows';
+}
+
+/** A saved pass is finished only by a run of the same mode (and, for backfills, the same window). */
+function canResume(pass: StreamState['pass'], mode: SyncMode, window: DateWindow | undefined): boolean {
+  return pass !== null && pass.mode === mode && pass.id.split('/')[2] === windowKey(window);
+}
+
+/** Runs `task`s one after another in call order: commits never overlap. */
+function serial(): <T>(task: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (task) => {
+    const run = tail.then(task);
+    tail = run.catch(() => {});
+    return run;
+  };
+}
+
+export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
+  const { stream, mode, options, now } = args;
+  const window = args.window ? checkWindow(args.window) : undefined;
+  const logger = (args.logger ?? silentLogger).child({ stream: stream.name });
+  const state: StreamState = structuredClone(args.state);
+  const resumed = canResume(state.pass, mode, window);
+  if (!resumed) {
+    if (state.pass) logger.info('stream.pass_discarded', { passId: state.pass.id, mode });
+    const plan = stream.plan({ mode, state, options, now, window });
+    const startedAt = now.toISOString();
+    state.pass = {
+      id: `${plan.kind}/${mode}/${windowKey(window)}/${startedAt}`,
+      mode,
+      startedAt,
+      slices: Object.fromEntries(
+        plan.slices.map((s) => [s.id, { nextUrl: null, done: false, params: s.params }]),
+      ),
+    };
+  }
+  const pass = state.pass!;
+  const slices = Object.entries(pass.slices);
+  logger.info(resumed ? 'stream.resume' : 'stream.start', { mode, passId: pass.id, slices: slices.length });
+
+  const meter: RequestMeter = { requests: 0, retries: 0 };
+  const counts = { pages: 0, records: 0, rejections: 0 };
+  const controller = new AbortController();
+  const stopOuter = () => controller.abort(args.signal?.reason);
+  args.signal?.addEventListener('abort', stopOuter, { once: true });
+  const ctx: StreamContext = {
+    client: args.client,
+    state,
+    options,
+    now,
+    passStartedAt: pass.startedAt,
+    logger,
+    meter,
+    signal: controller.signal,
+  };
+  const store = args.store ?? 'default';
+  const runId = args.runId ?? `run-${now.toISOString()}`;
+  const send = (page: Omit<PageCommit, 'store' | 'stream' | 'entity' | 'runId' | 'state'>) =>
+    args.commit({
+      store,
+      stream: stream.name,
+      entity: stream.entity,
+      runId,
+      ...page,
+      state: structuredClone(state),
+    });
+  const inTurn = serial();
+
+  const commitPage = (page: ExtractedPage, sliceId?: string) =>
+    inTurn(async () => {
+      if (sliceId !== undefined) {
+        const slice = pass.slices[sliceId]!;
+        slice.nextUrl = page.next;
+        slice.done = page.next === null;
+      }
+      page.applyState?.(state);
+      stream.afterPage?.(page.records, state, ctx);
+      await send({ records: page.records, rejections: page.rejections });
+      counts.pages++;
+      counts.records += page.records.length;
+      counts.rejections += page.rejections.length;
+      args.onProgress?.({
+        stream: stream.name,
+        ...counts,
+        requests: meter.requests,
+        slicesDone: slices.filter(([, s]) => s.done).length,
+        slicesTotal: slices.length,
+      });
+    });
+
+  try {
+    let failure: unknown = null;
+    const limit = pLimit(Math.max(1, Math.floor(options.concurrency)));
+    await Promise.all(
+      slices
+        .filter(([, slice]) => !slice.done)
+        .map(([id, slice]) =>
+          limit(async () => {
+            if (failure !== null || controller.signal.aborted) return;
+            try {
+              for await (const page of stream.readSlice(ctx, slice)) await commitPage(page, id);
+            } catch (error) {
+              // The first failure stops the other chains; what they committed stays for a resume.
+              failure ??= error;
+              controller.abort();
+            }
+          }),
+        ),
+    );
+    if (failure !== null) throw failure;
+    if (args.signal?.aborted) throw args.signal.reason;
+    if (stream.finish) for await (const page of stream.finish(ctx)) await commitPage(page);
+
+    const kind = passKind(pass.id);
+    state.pass = null;
+    if (mode === 'incremental') {
+      const reached = dayOf(new Date(pass.startedAt));
+      state.watermark = state.watermark ? maxDay(state.watermark, reached) : reached;
+    }
+    if (kind === 'full') state.lastFullScanAt = pass.startedAt;
+    await inTurn(() =>
+      send({
+        records: [],
+        rejections: [],
+        ...(kind === 'full' && stream.softDeletes
+          ? { completedFullScan: { passStartedAt: pass.startedAt } }
+          : {}),
+      }),
+    );
+  } catch (error) {
+    const failure = asStoreSyncError(error);
+    logger.error('stream.failed', { code: failure.code, message: failure.message, ...counts });
+    throw failure;
+  } finally {
+    args.signal?.removeEventListener('abort', stopOuter);
+  }
+  logger.info('stream.done', { ...counts, requests: meter.requests, retries: meter.retries });
+  return { stream: stream.name, mode, passId: pass.id, resumed, ...counts, ...meter, state };
+}

@@ -1,0 +1,50 @@
+import { OPERATIONS } from '../../../schemas/index.js';
+import { readListSlice } from './list-slice.js';
+import type { PassPlan, PlanInput, StreamDefinition } from './types.js';
+import { fullScanDue, incrementalFrom, todayOf, windowSlices } from './windows.js';
+
+/**
+ * Subscriptions (spec 2.8, 4.4). A nightly run reads only what can have changed since the watermark:
+ *   - created:  `date_from`/`date_to` windows from watermark − lookback to today;
+ *   - canceled: `cancel_date_from` the same day;
+ *   - recovered: `recoveries_date_from` the same day;
+ *   - past_due/retrying: these statuses move on their own (retries, dunning), so they are re-read by status.
+ * Anything else that changes without a date filter to find it is reconciled by the periodic full scan
+ * (`fullRefreshDays`), which also soft-deletes subscriptions that disappeared.
+ */
+
+const operation = OPERATIONS.listSubscriptions;
+
+function plan({ mode, state, options, now, window }: PlanInput): PassPlan {
+  const full: PassPlan = { kind: 'full', slices: [{ id: 'all', params: {} }] };
+  if (mode === 'full_refresh') return full;
+  if (mode === 'backfill') {
+    if (!window) return full;
+    return { kind: 'windows', slices: windowSlices('created', window, options, 'date_from', 'date_to') };
+  }
+  const from = incrementalFrom(state, options);
+  if (from === null || fullScanDue(state, options, now)) return full;
+  const today = todayOf(now);
+  return {
+    kind: 'windows',
+    slices: [
+      ...windowSlices('created', { from, to: today }, options, 'date_from', 'date_to'),
+      { id: `canceled:${from}..`, params: { cancel_date_from: from } },
+      { id: `recovered:${from}..`, params: { recoveries_date_from: from } },
+      { id: 'status:past_due,retrying', params: { status: 'past_due,retrying' } },
+    ],
+  };
+}
+
+export const subscriptionsStream: StreamDefinition = {
+  name: 'subscriptions',
+  entity: 'subscription',
+  primaryKey: ['id'],
+  operation: 'listSubscriptions',
+  schema: operation.response,
+  scopes: operation.scopes,
+  cursor: 'watermark day: date_from, cancel_date_from and recoveries_date_from from watermark − lookback',
+  softDeletes: true,
+  plan,
+  readSlice: (ctx, slice) => readListSlice(ctx, subscriptionsStream, slice),
+};

@@ -1,0 +1,91 @@
+import type { z } from 'zod';
+import type { Scope } from '../../../schemas/index.js';
+import type {
+  EntityKind,
+  Rejection,
+  SliceState,
+  StreamName,
+  StreamOptions,
+  StreamState,
+  SyncMode,
+} from '../../contracts.js';
+import type { Logger } from '../../log.js';
+import type { ApiClient } from '../client.js';
+import type { DateWindow } from '../dates.js';
+import type { ListOperationId, RequestMeter } from '../operations.js';
+
+/**
+ * What a stream declares (as in Airbyte's CDK): name, key, cursor, how a pass is cut into slices, and how
+ * a slice is read as pages of validated records. Streams never checkpoint: the driver (run-stream.ts)
+ * saves each page with the state that follows it.
+ */
+
+export type { StreamName } from '../../contracts.js';
+
+export interface SlicePlan {
+  id: string;
+  params: Record<string, string | string[]>;
+}
+
+/** `full`: the slices together read every record (a full scan); `windows`: a date-bounded part. */
+export type PassKind = 'full' | 'windows';
+
+export interface PassPlan {
+  kind: PassKind;
+  slices: SlicePlan[];
+}
+
+export interface PlanInput {
+  mode: SyncMode;
+  state: StreamState;
+  options: StreamOptions;
+  now: Date;
+  /** Explicit window of a backfill. */
+  window?: DateWindow | undefined;
+}
+
+export interface StreamContext {
+  client: ApiClient;
+  /** The live state; only the driver's commit section changes it. */
+  state: StreamState;
+  options: StreamOptions;
+  now: Date;
+  /** When the current pass started (ISO): records seen since then are fresh. */
+  passStartedAt: string;
+  logger: Logger;
+  meter: RequestMeter;
+  signal: AbortSignal;
+}
+
+export interface ExtractedPage {
+  records: Record<string, unknown>[];
+  rejections: Rejection[];
+  /** The slice's next page URL, or null when the slice is complete. */
+  next: string | null;
+  /** Bookkeeping applied to the state in the same commit as the page (e.g. forget records that are gone). */
+  applyState?: (state: StreamState) => void;
+}
+
+export interface StreamDefinition {
+  name: StreamName;
+  entity: EntityKind;
+  primaryKey: readonly string[];
+  /** The list operation that reads it (its scopes are what the probe checks). */
+  operation: ListOperationId;
+  schema: z.ZodType;
+  /** Any one of these scopes lets the token read the stream. */
+  scopes: readonly Scope[];
+  /** What the incremental cursor is, in words (for docs and `status`). */
+  cursor: string;
+  /** Whether a completed full scan soft-deletes rows it did not see. */
+  softDeletes: boolean;
+  plan(input: PlanInput): PassPlan;
+  readSlice(
+    ctx: StreamContext,
+    slice: SliceState & { params: SlicePlan['params'] },
+  ): AsyncGenerator<ExtractedPage>;
+  /** Bookkeeping after each page of records, inside the commit section. */
+  afterPage?(records: readonly Record<string, unknown>[], state: StreamState, ctx: StreamContext): void;
+  /** A last phase after every slice is done (fulfillment-order refresh); must be resumable from the state. */
+  finish?(ctx: StreamContext): AsyncGenerator<ExtractedPage>;
+}
