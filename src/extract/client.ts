@@ -219,7 +219,7 @@ export class ApiClient {
         } else if (retryable && failures < this.retryPolicy.maxRetries) {
           delay = backoffDelay(failures, this.retryPolicy);
           failures++;
-        } else if (error.transient) {
+        } else if (retryable) {
           throw this.#exhausted(error, ctx, failures + limited + 1);
         } else {
           throw error;

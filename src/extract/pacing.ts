@@ -70,6 +70,7 @@ export class RequestPacer {
   /** Records a 429: nobody sends before `retryAfterMs` has passed, and the rate is halved. */
   onRateLimited(retryAfterMs: number): void {
     const now = this.now();
+    const rateBefore = this.currentRps(now);
     this.stats.rateLimited++;
     const until = now + Math.max(0, retryAfterMs);
     if (until > this.pausedUntil) {
@@ -77,7 +78,7 @@ export class RequestPacer {
       this.pausedUntil = until;
     }
     if (this.targetRps > 0) {
-      this.penaltyRps = Math.max(this.minRps, this.currentRps(now) / 2);
+      this.penaltyRps = Math.max(this.minRps, rateBefore / 2);
       this.penaltyAt = now;
     }
     this.nextSlot = this.pausedUntil;

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { emptyStreamState } from '../../src/contracts.js';
+import { ERROR_CODES, StoreSyncError } from '../../src/errors.js';
+import { ApiClient } from '../../src/extract/client.js';
+import { defaultStreamOptions, runStream, STREAMS } from '../../src/extract/index.js';
+import { followCursor } from '../../src/extract/pagination.js';
+import { captureLogger, MemoryWarehouse, sendJson, startServer, type TestServer } from './helpers.js';
+
+const TOKEN = 'pagination-test-token-77ab';
+const servers: TestServer[] = [];
+const clients: ApiClient[] = [];
+const { logger, lines } = captureLogger();
+const errorTexts: string[] = [];
+const NOW = new Date('2026-01-01T12:00:00Z');
+
+async function serve(handler: Parameters<typeof startServer>[0]): Promise<TestServer> {
+  const server = await startServer(handler);
+  servers.push(server);
+  return server;
+}
+
+function client(server: TestServer): ApiClient {
+  const api = new ApiClient({ baseUrl: `${server.origin}/api/`, token: TOKEN, rateLimit: 0, logger });
+  clients.push(api);
+  return api;
+}
+
+/** A location list of `total` records served `size` at a time, with cursor = last id. */
+function locationPages(total: number, size: number, origin: () => string) {
+  return (url: URL) => {
+    const after = Number(url.searchParams.get('cursor') ?? 0);
+    const results = [];
+    for (let id = after + 1; id <= Math.min(total, after + size); id++) results.push({ id, name: `L${id}` });
+    const last = after + results.length;
+    return { next: last < total ? `${origin()}/api/locations/?cursor=${last}` : null, previous: null, results };
+  };
+}
+
+after(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await Promise.all(servers.map((s) => s.close()));
+  for (const text of [...lines, ...errorTexts]) assert.ok(!text.includes(TOKEN), `token leaked: ${text}`);
+});
+
+describe('cursor chains', () => {
+  it('refuses a next link to another origin: the other server receives no request at all', async () => {
+    const foreign = await serve((_req, res) => sendJson(res, 200, { next: null, results: [] }));
+    const server = await serve((_req, res) =>
+      sendJson(res, 200, { next: `${foreign.origin}/api/locations/?cursor=2`, results: [{ id: 1 }] }),
+    );
+    const warehouse = new MemoryWarehouse();
+    const error = await runStream({
+      stream: STREAMS.locations,
+      client: client(server),
+      state: emptyStreamState(),
+      mode: 'incremental',
+      options: defaultStreamOptions('locations'),
+      now: NOW,
+      commit: warehouse.commit,
+      logger,
+    }).catch((e: unknown) => e);
+    assert.ok(error instanceof StoreSyncError);
+    errorTexts.push(error.message);
+    assert.equal(error.code, ERROR_CODES.FOREIGN_ORIGIN);
+    assert.match(error.message, /refusing to send the token/);
+    assert.equal(foreign.hits.length, 0);
+    assert.equal(server.hits.length, 1);
+    assert.equal(warehouse.commits.length, 0, 'nothing is committed past a refused link');
+  });
+
+  it('stops with cursor_loop when a next link repeats a page of the chain', async () => {
+    const server = await serve((req, res) => {
+      const cursor = new URL(req.url!, 'http://x').searchParams.get('cursor');
+      // a → b → a → …
+      const next = cursor === 'b' ? 'a' : 'b';
+      sendJson(res, 200, { next: `http://127.0.0.1:${req.socket.localPort}/api/locations/?cursor=${next}`, results: [] });
+    });
+    const api = client(server);
+    const pages: unknown[] = [];
+    const error = await (async () => {
+      for await (const page of followCursor({ client: api, operation: 'listLocations', startUrl: api.operationUrl('listLocations').href }))
+        pages.push(page);
+    })().catch((e: unknown) => e);
+    assert.ok(error instanceof StoreSyncError);
+    assert.equal(error.code, ERROR_CODES.CURSOR_LOOP);
+    assert.ok(pages.length <= 3);
+    assert.ok(server.hits.length <= 3);
+  });
+
+  it('stops when next points at the page itself', async () => {
+    const server = await serve((req, res) =>
+      sendJson(res, 200, { next: `http://127.0.0.1:${req.socket.localPort}${req.url}`, results: [{ id: 1 }] }),
+    );
+    const api = client(server);
+    const error = await (async () => {
+      for await (const _ of followCursor({ client: api, operation: 'listLocations', startUrl: `${server.origin}/api/locations/?cursor=x` }));
+    })().catch((e: unknown) => e);
+    assert.ok(error instanceof StoreSyncError && error.code === ERROR_CODES.CURSOR_LOOP);
+    assert.equal(server.hits.length, 1);
+  });
+
+  it('resumes a killed full scan from the saved next link and ends with every record once', async () => {
+    let origin = '';
+    const pages = locationPages(23, 5, () => origin);
+    const server = await serve((req, res) => sendJson(res, 200, pages(new URL(req.url!, origin))));
+    origin = server.origin;
+    const api = client(server);
+    const warehouse = new MemoryWarehouse();
+    warehouse.failAfter = 2;
+    const args = {
+      stream: STREAMS.locations,
+      client: api,
+      mode: 'incremental' as const,
+      options: defaultStreamOptions('locations'),
+      now: NOW,
+      commit: warehouse.commit,
+      logger,
+    };
+    await assert.rejects(runStream({ ...args, state: emptyStreamState() }), /simulated kill/);
+    assert.equal(warehouse.rows.size, 10);
+    const saved = warehouse.state!;
+    assert.equal(saved.pass?.slices['all']?.nextUrl, `${origin}/api/locations/?cursor=10`);
+    const hitsBefore = server.hits.length;
+    warehouse.failAfter = Number.POSITIVE_INFINITY;
+    const summary = await runStream({ ...args, state: saved });
+    assert.equal(summary.resumed, true);
+    assert.deepEqual(warehouse.keys(), Array.from({ length: 23 }, (_, i) => i + 1));
+    assert.equal(server.hits[hitsBefore]?.url, '/api/locations/?cursor=10', 'the resumed run starts at the saved page');
+    assert.equal(summary.requests, 3);
+    const final = warehouse.commits.at(-1)!;
+    assert.deepEqual(final.completedFullScan, { passStartedAt: NOW.toISOString() });
+    assert.equal(final.state.pass, null);
+    assert.equal(final.state.lastFullScanAt, NOW.toISOString());
+  });
+});
