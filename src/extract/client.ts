@@ -217,7 +217,7 @@ export class ApiClient {
           limited++;
           delay = 0; // the pacer already holds every caller until Retry-After has passed
         } else if (retryable && failures < this.retryPolicy.maxRetries) {
-          delay = backoffDelay(failures, this.retryPolicy);
+          delay = Math.max(backoffDelay(failures, this.retryPolicy), Number(error.details.retryAfterMs ?? 0));
           failures++;
         } else if (retryable) {
           throw this.#exhausted(error, ctx, failures + limited + 1);
@@ -300,7 +300,13 @@ export class ApiClient {
         const wait = parseRetryAfter(response.headers['retry-after']) ?? this.retryPolicy.defaultRetryAfterMs;
         this.pacer.onRateLimited(Math.min(wait, this.retryPolicy.maxRetryAfterMs));
       }
-      if (status < 200 || status >= 300) throw errorForStatus(status, text, ctx);
+      if (status < 200 || status >= 300) {
+        const error = errorForStatus(status, text, ctx);
+        // A 503 may say when to come back; the backoff then waits at least that long.
+        const retryAfter = status >= 500 ? parseRetryAfter(response.headers['retry-after']) : null;
+        if (retryAfter !== null) error.details.retryAfterMs = Math.min(retryAfter, this.retryPolicy.maxRetryAfterMs);
+        throw error;
+      }
       return this.#json(text, String(response.headers['content-type'] ?? ''), ctx, pageExpected);
     });
   }

@@ -62,7 +62,10 @@ describe('ApiClient', () => {
     const api = client(server);
     const locations = await api.call('listLocations', {});
     assert.equal(locations.results[0]?.name, 'Main');
-    await api.listPage('listSubscriptions', api.operationUrl('listSubscriptions', {}, { status: ['past_due', 'retrying'] }).href);
+    await api.listPage(
+      'listSubscriptions',
+      api.operationUrl('listSubscriptions', {}, { status: ['past_due', 'retrying'] }).href,
+    );
     const order = await api.call('createOrder', { body: { lines: [{ product_id: 3, quantity: 1 }] } });
     assert.equal(order.number, '1001');
     const [first, second, third] = server.hits;
@@ -76,14 +79,25 @@ describe('ApiClient', () => {
   });
 
   it('refuses plain http except to loopback, and credentials in the URL', () => {
-    for (const bad of ['http://shop.example.com/api/', 'http://10.0.0.1/', 'ftp://127.0.0.1/', 'https://u:p@shop.example.com/']) {
+    for (const bad of [
+      'http://shop.example.com/api/',
+      'http://10.0.0.1/',
+      'ftp://127.0.0.1/',
+      'https://u:p@shop.example.com/',
+    ]) {
       assert.throws(
         () => new ApiClient({ baseUrl: bad, token: TOKEN }),
         (e: unknown) => e instanceof StoreSyncError && e.code === ERROR_CODES.UNSAFE_URL,
         bad,
       );
     }
-    for (const good of ['https://shop.example.com/api', 'http://127.0.0.1:9/', 'http://127.9.8.7/', 'http://[::1]:8080/', 'http://localhost/']) {
+    for (const good of [
+      'https://shop.example.com/api',
+      'http://127.0.0.1:9/',
+      'http://127.9.8.7/',
+      'http://[::1]:8080/',
+      'http://localhost/',
+    ]) {
       const api = new ApiClient({ baseUrl: good, token: TOKEN });
       clients.push(api);
       assert.ok(api.baseUrl.pathname.endsWith('/'), good);
@@ -150,7 +164,9 @@ describe('ApiClient', () => {
 
   it('does not resend a POST after a server error (it may have been applied), but does after a 429', async () => {
     const server = await serve((_req, res, hit) =>
-      hit === 1 ? sendJson(res, 429, {}, { 'retry-after': '0' }) : sendJson(res, 502, { error: 'bad gateway' }),
+      hit === 1
+        ? sendJson(res, 429, {}, { 'retry-after': '0' })
+        : sendJson(res, 502, { error: 'bad gateway' }),
     );
     const api = client(server);
     const error = await failure(() => api.call('createCart', { body: { lines: [] } }));
@@ -160,7 +176,9 @@ describe('ApiClient', () => {
 
   it('honours Retry-After on a 429 and then slows the limiter', async () => {
     const server = await serve((_req, res, hit) =>
-      hit === 1 ? sendJson(res, 429, { detail: 'slow down' }, { 'retry-after': '1' }) : sendJson(res, 200, page),
+      hit === 1
+        ? sendJson(res, 429, { detail: 'slow down' }, { 'retry-after': '1' })
+        : sendJson(res, 200, page),
     );
     const api = client(server, { rateLimit: 50 });
     await api.call('listLocations', {});

@@ -39,16 +39,28 @@ export async function startServer(handler: Handler): Promise<TestServer> {
   };
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
 /** Every line any logger wrote, to assert that no secret ever appears. */
 export function captureLogger(): { logger: Logger; lines: string[] } {
   const lines: string[] = [];
-  return { logger: createLogger({ format: 'json', level: 'debug', write: (line) => lines.push(line) }), lines };
+  return {
+    logger: createLogger({ format: 'json', level: 'debug', write: (line) => lines.push(line) }),
+    lines,
+  };
 }
 
 /** The warehouse side of a test: records by key, rejections, the last saved state, every commit. */

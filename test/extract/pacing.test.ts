@@ -25,9 +25,11 @@ describe('RequestPacer', () => {
     const api = new ApiClient({ baseUrl: `${server.origin}/`, token: 'pacing-token', rateLimit: 10 });
     try {
       // Three callers at once, as three slices would: they share the one limiter.
-      await Promise.all([0, 1, 2].map(async () => {
-        for (let i = 0; i < 6; i++) await api.call('listLocations', {});
-      }));
+      await Promise.all(
+        [0, 1, 2].map(async () => {
+          for (let i = 0; i < 6; i++) await api.call('listLocations', {});
+        }),
+      );
       assert.equal(server.hits.length, 18);
       assert.equal(limited, 0);
       assert.equal(api.stats.rateLimited, 0);
@@ -77,10 +79,25 @@ describe('retry timing', () => {
 
   it('backs off exponentially with jitter, capped', () => {
     const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 1_000 };
-    assert.equal(backoffDelay(0, policy, () => 0), 50);
-    assert.equal(backoffDelay(0, policy, () => 1), 100);
-    assert.equal(backoffDelay(3, policy, () => 1), 800);
-    assert.equal(backoffDelay(10, policy, () => 1), 1_000);
-    assert.equal(backoffDelay(10, policy, () => 0), 500);
+    assert.equal(
+      backoffDelay(0, policy, () => 0),
+      50,
+    );
+    assert.equal(
+      backoffDelay(0, policy, () => 1),
+      100,
+    );
+    assert.equal(
+      backoffDelay(3, policy, () => 1),
+      800,
+    );
+    assert.equal(
+      backoffDelay(10, policy, () => 1),
+      1_000,
+    );
+    assert.equal(
+      backoffDelay(10, policy, () => 0),
+      500,
+    );
   });
 });

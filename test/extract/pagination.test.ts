@@ -33,7 +33,11 @@ function locationPages(total: number, size: number, origin: () => string) {
     const results = [];
     for (let id = after + 1; id <= Math.min(total, after + size); id++) results.push({ id, name: `L${id}` });
     const last = after + results.length;
-    return { next: last < total ? `${origin()}/api/locations/?cursor=${last}` : null, previous: null, results };
+    return {
+      next: last < total ? `${origin()}/api/locations/?cursor=${last}` : null,
+      previous: null,
+      results,
+    };
   };
 }
 
@@ -74,12 +78,19 @@ describe('cursor chains', () => {
       const cursor = new URL(req.url!, 'http://x').searchParams.get('cursor');
       // a → b → a → …
       const next = cursor === 'b' ? 'a' : 'b';
-      sendJson(res, 200, { next: `http://127.0.0.1:${req.socket.localPort}/api/locations/?cursor=${next}`, results: [] });
+      sendJson(res, 200, {
+        next: `http://127.0.0.1:${req.socket.localPort}/api/locations/?cursor=${next}`,
+        results: [],
+      });
     });
     const api = client(server);
     const pages: unknown[] = [];
     const error = await (async () => {
-      for await (const page of followCursor({ client: api, operation: 'listLocations', startUrl: api.operationUrl('listLocations').href }))
+      for await (const page of followCursor({
+        client: api,
+        operation: 'listLocations',
+        startUrl: api.operationUrl('listLocations').href,
+      }))
         pages.push(page);
     })().catch((e: unknown) => e);
     assert.ok(error instanceof StoreSyncError);
@@ -90,11 +101,18 @@ describe('cursor chains', () => {
 
   it('stops when next points at the page itself', async () => {
     const server = await serve((req, res) =>
-      sendJson(res, 200, { next: `http://127.0.0.1:${req.socket.localPort}${req.url}`, results: [{ id: 1 }] }),
+      sendJson(res, 200, {
+        next: `http://127.0.0.1:${req.socket.localPort}${req.url}`,
+        results: [{ id: 1 }],
+      }),
     );
     const api = client(server);
     const error = await (async () => {
-      for await (const _ of followCursor({ client: api, operation: 'listLocations', startUrl: `${server.origin}/api/locations/?cursor=x` }));
+      for await (const _ of followCursor({
+        client: api,
+        operation: 'listLocations',
+        startUrl: `${server.origin}/api/locations/?cursor=x`,
+      }));
     })().catch((e: unknown) => e);
     assert.ok(error instanceof StoreSyncError && error.code === ERROR_CODES.CURSOR_LOOP);
     assert.equal(server.hits.length, 1);
@@ -125,8 +143,15 @@ describe('cursor chains', () => {
     warehouse.failAfter = Number.POSITIVE_INFINITY;
     const summary = await runStream({ ...args, state: saved });
     assert.equal(summary.resumed, true);
-    assert.deepEqual(warehouse.keys(), Array.from({ length: 23 }, (_, i) => i + 1));
-    assert.equal(server.hits[hitsBefore]?.url, '/api/locations/?cursor=10', 'the resumed run starts at the saved page');
+    assert.deepEqual(
+      warehouse.keys(),
+      Array.from({ length: 23 }, (_, i) => i + 1),
+    );
+    assert.equal(
+      server.hits[hitsBefore]?.url,
+      '/api/locations/?cursor=10',
+      'the resumed run starts at the saved page',
+    );
     assert.equal(summary.requests, 3);
     const final = warehouse.commits.at(-1)!;
     assert.deepEqual(final.completedFullScan, { passStartedAt: NOW.toISOString() });
