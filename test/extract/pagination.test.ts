@@ -158,4 +158,40 @@ describe('cursor chains', () => {
     assert.equal(final.state.pass, null);
     assert.equal(final.state.lastFullScanAt, NOW.toISOString());
   });
+
+  it('hands a record that fails its schema on as a rejection with reason and raw JSON, and keeps the rest', async () => {
+    const bad = { id: 2, name: 'Broken', accept_return: 'yes', address: { country: 7 } };
+    const server = await serve((_req, res) =>
+      sendJson(res, 200, {
+        next: null,
+        results: [{ id: 1, name: 'Fine' }, bad, { id: 3, extra_field: [1, 2] }],
+      }),
+    );
+    const warehouse = new MemoryWarehouse();
+    const summary = await runStream({
+      stream: STREAMS.locations,
+      client: client(server),
+      state: emptyStreamState(),
+      mode: 'incremental',
+      options: defaultStreamOptions('locations'),
+      now: NOW,
+      commit: warehouse.commit,
+      logger,
+    });
+    assert.equal(summary.records, 2);
+    assert.equal(summary.rejections, 1);
+    assert.deepEqual(warehouse.keys(), [1, 3]);
+    assert.deepEqual(
+      warehouse.rows.get('3'),
+      { id: 3, extra_field: [1, 2] },
+      'records are kept exactly as received',
+    );
+    const [rejection] = warehouse.rejections;
+    assert.equal(rejection?.stream, 'locations');
+    assert.equal(rejection?.key, '2');
+    assert.deepEqual(rejection?.raw, bad);
+    assert.match(rejection?.reason ?? '', /accept_return: .*boolean/i);
+    assert.match(rejection?.reason ?? '', /address\.country/);
+    assert.equal(rejection?.source, '/api/locations/');
+  });
 });

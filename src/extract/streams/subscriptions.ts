@@ -8,7 +8,12 @@ import { fullScanDue, incrementalFrom, todayOf, windowSlices } from './windows.j
  *   - created:  `date_from`/`date_to` windows from watermark − lookback to today;
  *   - canceled: `cancel_date_from` the same day;
  *   - recovered: `recoveries_date_from` the same day;
- *   - past_due/retrying: these statuses move on their own (retries, dunning), so they are re-read by status.
+ *   - failing: past_due/retrying move on their own, at their payment retries, so they are re-read by status.
+ *     Each retry (and each new failure) sets `next_renewal_date` to the next attempt, so a failing subscription
+ *     that changed since the last run has its next attempt on or after the window start: the re-read is
+ *     narrowed by `next_renewal_date_from`, leaving out failing ones whose retry is overdue and that have
+ *     therefore not moved. Without that bound a nightly run would cost every failing subscription, a share of
+ *     the store rather than of the day's changes.
  * Anything else that changes without a date filter to find it is reconciled by the periodic full scan
  * (`fullRefreshDays`), which also soft-deletes subscriptions that disappeared.
  */
@@ -31,7 +36,10 @@ function plan({ mode, state, options, now, window }: PlanInput): PassPlan {
       ...windowSlices('created', { from, to: today }, options, 'date_from', 'date_to'),
       { id: `canceled:${from}..`, params: { cancel_date_from: from } },
       { id: `recovered:${from}..`, params: { recoveries_date_from: from } },
-      { id: 'status:past_due,retrying', params: { status: 'past_due,retrying' } },
+      {
+        id: `failing:${from}..`,
+        params: { status: 'past_due,retrying', next_renewal_date_from: from },
+      },
     ],
   };
 }

@@ -1,0 +1,252 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { emptyStreamState, type StreamName } from '../../src/contracts.js';
+import { type ApiClient, defaultStreamOptions, runStream, STREAMS } from '../../src/extract/index.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { captureLogger, MemoryWarehouse } from './helpers.js';
+import {
+  ALL_STREAMS,
+  SANDBOX_TOKEN,
+  type SyncResult,
+  sandboxClient,
+  syncStreams,
+  truth,
+} from './sandbox-helpers.js';
+
+const SCALE = 120;
+const { logger, lines } = captureLogger();
+const sandboxes: Sandbox[] = [];
+const clients: ApiClient[] = [];
+
+/** The seeded history ends on 2026-01-01; the test's clock starts a few hours later. */
+let clockMs = Date.parse('2026-01-01T08:00:00Z');
+const clock = () => new Date(clockMs);
+
+async function sandbox(pageSize: number): Promise<Sandbox> {
+  const s = await startSandbox({ seed: 7, scale: SCALE, pageSize, rateLimit: 0, clock });
+  sandboxes.push(s);
+  return s;
+}
+
+function client(s: Sandbox): ApiClient {
+  const c = sandboxClient(s, logger);
+  clients.push(c);
+  return c;
+}
+
+/** Every stream's extracted rows equal the sandbox's records: same keys, same JSON. */
+function assertEqualsTruth(s: Sandbox, result: SyncResult, streams: StreamName[] = ALL_STREAMS): void {
+  for (const name of streams) {
+    assert.equal(result.errors[name], undefined, `${name} failed: ${String(result.errors[name])}`);
+    const expected = truth(s, name);
+    const rows = result.warehouses[name].rows;
+    assert.ok(expected.size > 0, `${name} has records in the sandbox`);
+    assert.equal(rows.size, expected.size, `${name}: count`);
+    assert.deepEqual([...rows.keys()].sort(), [...expected.keys()].sort(), `${name}: key set`);
+    for (const [key, record] of expected) assert.deepEqual(rows.get(key), record, `${name} ${key}: content`);
+    assert.equal(result.warehouses[name].rejections.length, 0, `${name}: no rejections`);
+  }
+}
+
+after(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await Promise.all(sandboxes.map((s) => s.close()));
+  assert.ok(lines.length > 0);
+  for (const line of lines) assert.ok(!line.includes(SANDBOX_TOKEN), `token leaked: ${line}`);
+});
+
+describe('full extraction equals the sandbox', () => {
+  for (const pageSize of [1, 7, 100]) {
+    it(`every stream at page size ${pageSize}`, async () => {
+      const s = await sandbox(pageSize);
+      const result = await syncStreams({ client: client(s), now: clock(), logger });
+      assertEqualsTruth(s, result);
+      const subscriptions = result.summaries.subscriptions!;
+      assert.equal(subscriptions.pages, Math.max(1, Math.ceil(SCALE / pageSize)));
+      // A first run is a full scan: it completes with the soft-delete marker and the watermark.
+      const last = result.warehouses.products.commits.at(-1)!;
+      assert.deepEqual(last.completedFullScan, { passStartedAt: clock().toISOString() });
+      assert.equal(last.state.watermark, '2026-01-01');
+      assert.equal(result.warehouses.fulfillment_orders.commits.at(-1)!.completedFullScan, undefined);
+    });
+  }
+
+  it('by date windows from a start date, several chains at once, equals it too', async () => {
+    const s = await sandbox(7);
+    const options = { startDate: '2023-12-01', windowDays: 60, concurrency: 3, fullRefreshDays: null };
+    const result = await syncStreams({ client: client(s), now: clock(), logger, options });
+    assertEqualsTruth(s, result);
+    const planned = Object.keys(result.warehouses.subscriptions.commits[0]!.state.pass!.slices);
+    assert.ok(planned.length >= 13, `windows + canceled + recovered + failing slices, got ${planned.length}`);
+    assert.ok(planned.includes('created:2023-12-01..2024-01-29'));
+    assert.equal(result.summaries.subscriptions!.state.lastFullScanAt, null, 'windows are not a full scan');
+  });
+});
+
+describe('incremental runs', () => {
+  it('converge on the truth after creates, cancels, recoveries, failures, moves and removals', async () => {
+    const s = await sandbox(7);
+    const api = client(s);
+    const first = await syncStreams({ client: api, now: clock(), logger });
+    assertEqualsTruth(s, first);
+
+    clockMs = Date.parse('2026-01-02T09:30:00Z');
+    const summary = s.store.mutate({
+      createSubscriptions: 6,
+      cancelSubscriptions: 5,
+      recoverSubscriptions: 4,
+      failSubscriptions: 4,
+      createProducts: 2,
+      removeProducts: 2,
+      updateProducts: 3,
+      createFulfillmentOrders: 3,
+      moveFulfillmentOrders: 2,
+      closeFulfillmentOrders: 2,
+      createLocations: 1,
+      removeLocations: 1,
+      seed: 3,
+    });
+    assert.ok((summary.changed['fulfillment_orders'] ?? []).length >= 3, 'moves and closes happened');
+    s.resetStats();
+    const second = await syncStreams({ client: api, now: clock(), logger, previous: first });
+    assertEqualsTruth(s, second);
+
+    const subscriptions = second.summaries.subscriptions!;
+    assert.match(
+      subscriptions.passId,
+      /^windows\//,
+      'a nightly subscriptions run reads windows, not everything',
+    );
+    assert.equal(subscriptions.state.watermark, '2026-01-02');
+    const byRoute = s.stats().byRoute;
+    assert.ok((byRoute['GET /fulfillment-orders/{id}/'] ?? 0) > 0, 'open fulfillment orders were refreshed');
+    s.resetStats();
+    clockMs = Date.parse('2026-01-03T09:30:00Z');
+    await syncStreams({ client: api, now: clock(), logger, previous: second, streams: ['subscriptions'] });
+    assert.ok(
+      (s.stats().byRoute['GET /subscriptions/'] ?? 0) < Math.ceil(SCALE / 7),
+      'cheaper than a full scan',
+    );
+  });
+
+  it('resumes a pass killed mid-way and ends with every record once, without re-reading committed pages', async () => {
+    const s = await sandbox(5);
+    const api = client(s);
+    const warehouse = new MemoryWarehouse();
+    warehouse.failAfter = 9;
+    const args = {
+      stream: STREAMS.subscriptions,
+      client: api,
+      mode: 'incremental' as const,
+      options: {
+        ...defaultStreamOptions('subscriptions'),
+        startDate: '2023-12-01',
+        windowDays: 120,
+        concurrency: 3,
+      },
+      now: clock(),
+      commit: warehouse.commit,
+      logger,
+    };
+    const killed = await runStream({
+      ...args,
+      options: { ...args.options, fullRefreshDays: null },
+      state: emptyStreamState(),
+    }).catch((e: unknown) => e);
+    assert.match(String(killed), /simulated kill/);
+    const saved = warehouse.state!;
+    assert.ok(
+      Object.values(saved.pass!.slices).some((slice) => slice.nextUrl !== null && !slice.done),
+      'saved mid-slice',
+    );
+    warehouse.failAfter = Number.POSITIVE_INFINITY;
+    const resumed = await runStream({
+      ...args,
+      options: { ...args.options, fullRefreshDays: null },
+      state: saved,
+    });
+    assert.equal(resumed.resumed, true);
+    const expected = truth(s, 'subscriptions');
+    assert.deepEqual(
+      warehouse.keys(),
+      [...expected.keys()].map(Number).sort((a, b) => a - b),
+    );
+    const uninterrupted = new MemoryWarehouse();
+    const fresh = await runStream({
+      ...args,
+      options: { ...args.options, fullRefreshDays: null },
+      state: emptyStreamState(),
+      commit: uninterrupted.commit,
+    });
+    // The resumed run fetched only what was not committed (plus at most one prefetched page per chain).
+    assert.ok(resumed.requests + 9 <= fresh.requests + 3, `${resumed.requests} + 9 vs ${fresh.requests}`);
+  });
+
+  it('backfill and full refresh never move the watermark; a full refresh records its scan', async () => {
+    const s = await sandbox(50);
+    const api = client(s);
+    const state = {
+      ...emptyStreamState(),
+      watermark: '2025-12-31',
+      lastFullScanAt: '2025-12-30T00:00:00.000Z',
+    };
+    const base = {
+      stream: STREAMS.subscriptions,
+      client: api,
+      options: defaultStreamOptions('subscriptions'),
+      now: clock(),
+      logger,
+    };
+    const backfill = new MemoryWarehouse();
+    const b = await runStream({
+      ...base,
+      state,
+      mode: 'backfill',
+      window: { from: '2025-06-01', to: '2025-08-31' },
+      commit: backfill.commit,
+    });
+    assert.equal(b.state.watermark, '2025-12-31');
+    assert.equal(b.state.lastFullScanAt, state.lastFullScanAt);
+    assert.deepEqual(Object.keys(backfill.commits[0]!.state.pass!.slices), [
+      'created:2025-06-01..2025-06-30',
+      'created:2025-07-01..2025-07-30',
+      'created:2025-07-31..2025-08-29',
+      'created:2025-08-30..2025-08-31',
+    ]);
+    for (const record of backfill.rows.values()) {
+      const day = String(record['date_created']).slice(0, 10);
+      assert.ok(day >= '2025-06-01' && day <= '2025-08-31', day);
+    }
+    const full = new MemoryWarehouse();
+    const f = await runStream({ ...base, state, mode: 'full_refresh', commit: full.commit });
+    assert.equal(f.state.watermark, '2025-12-31');
+    assert.equal(f.state.lastFullScanAt, clock().toISOString());
+    assert.equal(full.rows.size, SCALE);
+    assert.deepEqual(full.commits.at(-1)!.completedFullScan, { passStartedAt: clock().toISOString() });
+  });
+
+  it('runs the periodic full scan when the last one is older than fullRefreshDays', async () => {
+    const s = await sandbox(100);
+    const api = client(s);
+    const now = new Date('2026-01-01T12:00:00Z');
+    const stale = {
+      ...emptyStreamState(),
+      watermark: '2025-12-31',
+      lastFullScanAt: '2025-12-25T11:00:00.000Z',
+    };
+    const options = defaultStreamOptions('subscriptions');
+    const run = (state: typeof stale) =>
+      runStream({
+        stream: STREAMS.subscriptions,
+        client: api,
+        state,
+        mode: 'incremental',
+        options,
+        now,
+        logger,
+        commit: async () => {},
+      });
+    assert.match((await run(stale)).passId, /^full\//);
+    assert.match((await run({ ...stale, lastFullScanAt: '2025-12-25T13:00:00.000Z' })).passId, /^windows\//);
+  });
+});
