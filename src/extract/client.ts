@@ -304,7 +304,8 @@ export class ApiClient {
         const error = errorForStatus(status, text, ctx);
         // A 503 may say when to come back; the backoff then waits at least that long.
         const retryAfter = status >= 500 ? parseRetryAfter(response.headers['retry-after']) : null;
-        if (retryAfter !== null) error.details.retryAfterMs = Math.min(retryAfter, this.retryPolicy.maxRetryAfterMs);
+        if (retryAfter !== null)
+          error.details.retryAfterMs = Math.min(retryAfter, this.retryPolicy.maxRetryAfterMs);
         throw error;
       }
       return this.#json(text, String(response.headers['content-type'] ?? ''), ctx, pageExpected);

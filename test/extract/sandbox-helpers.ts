@@ -74,7 +74,8 @@ export async function syncStreams(args: {
   };
   await Promise.all(
     streams.map(async (name) => {
-      const warehouse = (result.warehouses[name] ??= new MemoryWarehouse());
+      result.warehouses[name] ??= new MemoryWarehouse();
+      const warehouse = result.warehouses[name];
       const state: StreamState = warehouse.state ?? emptyStreamState();
       try {
         result.summaries[name] = await runStream({
