@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { STREAM_NAMES, type StreamName, type StreamOptions } from './contracts.js';
 import { ERROR_CODES, StoreSyncError } from './errors.js';
+import { defaultStreamOptions } from './extract/options.js';
 
 /**
  * sync.config.json: validated with zod, published as JSON Schema (schemas/sync.config.schema.json) for editors.
@@ -121,20 +122,6 @@ export interface SyncConfig {
   stores: StoreConfig[];
 }
 
-/** Defaults per stream; the extraction engine's own defaults are the source, mirrored here for config display. */
-export const BASE_STREAM_OPTIONS: StreamOptions = {
-  enabled: true,
-  startDate: null,
-  lookbackDays: 2,
-  windowDays: 30,
-  fullRefreshDays: null,
-  concurrency: 2,
-  maxRefreshPerRun: 200,
-};
-const STREAM_DEFAULTS: Partial<Record<StreamName, Partial<StreamOptions>>> = {
-  subscriptions: { fullRefreshDays: 7 },
-};
-
 /** Turns zod issues into one line each: `stores[0].tokenEnv: expected the NAME of an environment variable`. */
 export function describeIssues(error: z.ZodError): string[] {
   return error.issues.map((issue) => {
@@ -198,8 +185,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
         STREAM_NAMES.map((name) => [
           name,
           {
-            ...BASE_STREAM_OPTIONS,
-            ...STREAM_DEFAULTS[name],
+            ...defaultStreamOptions(name),
             ...input.streams?.[name],
             ...store.streams?.[name],
           },

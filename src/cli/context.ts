@@ -1,13 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import {
-  BASE_STREAM_OPTIONS,
-  loadConfig,
-  parseConfig,
-  type StoreConfig,
-  type SyncConfig,
-} from '../config.js';
+import { loadConfig, parseConfig, type StoreConfig, type SyncConfig } from '../config.js';
 import { STREAM_NAMES, type StreamName } from '../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
@@ -123,5 +117,3 @@ export function parseStreamList(value: string | string[] | undefined): StreamNam
 export function cliLogger(args: JobArgs): Logger {
   return createLogger({ format: args['log-format'] ?? 'human', level: args.verbose ? 'debug' : 'info' });
 }
-
-export { BASE_STREAM_OPTIONS };
