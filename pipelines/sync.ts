@@ -1,0 +1,208 @@
+import pLimit from 'p-limit';
+import type { StoreConfig, SyncConfig } from '../src/config.js';
+import { readToken } from '../src/config.js';
+import type { PageCommit, StreamName, SyncMode } from '../src/contracts.js';
+import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../src/errors.js';
+import {
+  ApiClient,
+  type DateWindow,
+  probeStreamAccess,
+  runStream,
+  STREAMS,
+  type StreamProgress,
+} from '../src/extract/index.js';
+import { openWarehouse, type Warehouse } from '../src/load/index.js';
+import type { Logger } from '../src/log.js';
+import { exportParquet } from './export.js';
+
+/**
+ * The sync pipeline for one store: extract every selected stream under the store's single rate limit and
+ * commit each page with its cursor through the warehouse, one transaction at a time. A stream that fails
+ * is recorded and the others go on (DESIGN.md §4.3); the run's outcome decides the exit code.
+ */
+
+export type RunOutcome = 'succeeded' | 'completed_with_rejections' | 'partial' | 'failed';
+
+export interface StreamResult {
+  stream: StreamName;
+  status: 'ok' | 'failed' | 'skipped';
+  resumed: boolean;
+  pages: number;
+  records: number;
+  rejections: number;
+  requests: number;
+  retries: number;
+  message?: string;
+}
+
+export interface SyncResult {
+  store: string;
+  runId: string;
+  mode: SyncMode;
+  outcome: RunOutcome;
+  streams: StreamResult[];
+  requests: number;
+  retries: number;
+  rateLimited: number;
+  seconds: number;
+}
+
+export interface SyncJob {
+  config: SyncConfig;
+  store: StoreConfig;
+  /** null: every enabled stream. */
+  streams: StreamName[] | null;
+  mode: SyncMode;
+  window?: DateWindow;
+  logger: Logger;
+  now?: () => Date;
+  /** Defaults to the store's environment variable. */
+  token?: string;
+  onProgress?: (progress: StreamProgress) => void;
+  signal?: AbortSignal;
+  /** Set by the demo and tests: a warehouse already open for writing. */
+  warehouse?: Warehouse;
+}
+
+const emptyResult = (stream: StreamName, status: StreamResult['status'], message?: string): StreamResult => ({
+  stream,
+  status,
+  resumed: false,
+  pages: 0,
+  records: 0,
+  rejections: 0,
+  requests: 0,
+  retries: 0,
+  ...(message ? { message } : {}),
+});
+
+export function outcomeOf(streams: StreamResult[]): RunOutcome {
+  if (streams.length > 0 && streams.every((s) => s.status === 'failed')) return 'failed';
+  if (streams.some((s) => s.status !== 'ok')) return 'partial';
+  if (streams.some((s) => s.rejections > 0)) return 'completed_with_rejections';
+  return 'succeeded';
+}
+
+function selectedStreams(job: SyncJob): StreamName[] {
+  if (job.streams) return job.streams;
+  return (Object.keys(STREAMS) as StreamName[]).filter((name) => job.store.streams[name].enabled);
+}
+
+export async function runSync(job: SyncJob): Promise<SyncResult> {
+  const started = Date.now();
+  const clock = job.now ?? (() => new Date());
+  // The token is read before anything is opened, so a missing variable changes nothing.
+  const token = job.token ?? readToken(job.store);
+  const names = selectedStreams(job);
+  if (names.length === 0) {
+    throw new StoreSyncError(ERROR_CODES.USAGE, `store "${job.store.name}" has no enabled stream to sync.`);
+  }
+  const client = new ApiClient({
+    baseUrl: job.store.baseUrl,
+    token,
+    rateLimit: job.store.rateLimit,
+    retry: { maxRetries: job.config.maxRetries },
+    timeouts: {
+      connectMs: job.config.timeoutSeconds * 1000,
+      headersMs: job.config.timeoutSeconds * 1000,
+      bodyMs: job.config.timeoutSeconds * 1000,
+    },
+    logger: job.logger,
+  });
+  const warehouse = job.warehouse ?? (await openWarehouse(job.config.warehouse, { logger: job.logger }));
+  const runId = await warehouse.startRun({
+    store: job.store.name,
+    command: 'sync',
+    mode: job.mode,
+    streams: names,
+  });
+  const logger = job.logger.child({ runId, store: job.store.name });
+  const results: StreamResult[] = [];
+  let runError: StoreSyncError | null = null;
+  try {
+    logger.info('sync.start', { mode: job.mode, streams: names.join(','), ...(job.window ?? {}) });
+    const access = await probeStreamAccess(
+      client,
+      names.map((name) => STREAMS[name]),
+      job.signal ? { signal: job.signal } : {},
+    );
+    for (const denied of access.denied) {
+      logger.warn('stream.skipped', { stream: denied.stream, message: denied.message });
+      results.push(emptyResult(denied.stream, 'skipped', denied.message));
+    }
+    // One DuckDB connection writes: commits from concurrent streams take turns.
+    const oneCommitAtATime = pLimit(1);
+    const commit = (page: PageCommit) =>
+      oneCommitAtATime(() => warehouse.commitPage(page)).then(() => undefined);
+    await Promise.all(
+      access.readable.map(async (stream) => {
+        try {
+          const summary = await runStream({
+            stream,
+            client,
+            state: await warehouse.readState(job.store.name, stream.name),
+            mode: job.mode,
+            window: job.window,
+            options: job.store.streams[stream.name],
+            now: clock(),
+            commit,
+            logger,
+            store: job.store.name,
+            runId,
+            ...(job.onProgress ? { onProgress: job.onProgress } : {}),
+            ...(job.signal ? { signal: job.signal } : {}),
+          });
+          results.push({ ...emptyResult(stream.name, 'ok'), ...summary, stream: stream.name, status: 'ok' });
+          logger.info('stream.done', {
+            stream: stream.name,
+            pages: summary.pages,
+            records: summary.records,
+            rejections: summary.rejections,
+            requests: summary.requests,
+          });
+        } catch (error) {
+          const failure = asStoreSyncError(error);
+          // Problems of the whole job (warehouse, credentials) end the run; a stream's own failure does not.
+          if (failure.code === ERROR_CODES.WAREHOUSE || failure.code === ERROR_CODES.HTTP_UNAUTHORIZED)
+            throw failure;
+          results.push(emptyResult(stream.name, 'failed', failure.message));
+        }
+      }),
+    );
+    if (job.config.exportAfterSync && job.config.parquetDir && outcomeOf(results) !== 'failed') {
+      await exportParquet(warehouse, job.config.parquetDir, {});
+      logger.info('export.done', { dir: job.config.parquetDir });
+    }
+  } catch (error) {
+    runError = asStoreSyncError(error);
+  } finally {
+    await client.close();
+  }
+  const outcome = runError ? 'failed' : outcomeOf(results);
+  const order = (name: StreamName) => names.indexOf(name);
+  results.sort((a, b) => order(a.stream) - order(b.stream));
+  try {
+    await warehouse.finishRun(runId, {
+      outcome,
+      counts: Object.fromEntries(results.map((r) => [r.stream, r])),
+      requests: client.stats.requests,
+      retries: client.stats.retries,
+      ...(runError ? { error: runError.message } : {}),
+    });
+  } finally {
+    if (!job.warehouse) await warehouse.close();
+  }
+  if (runError) throw runError;
+  logger.info('sync.done', { outcome, requests: client.stats.requests, retries: client.stats.retries });
+  return {
+    store: job.store.name,
+    runId,
+    mode: job.mode,
+    outcome,
+    streams: results,
+    requests: client.stats.requests,
+    retries: client.stats.retries,
+    rateLimited: client.stats.rateLimited,
+    seconds: (Date.now() - started) / 1000,
+  };
+}

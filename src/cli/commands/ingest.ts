@@ -1,0 +1,62 @@
+import type { CommandModule } from 'yargs';
+import { ingestPaths } from '../../../pipelines/ingest.js';
+import { openWarehouse } from '../../load/index.js';
+import { cliLogger, type JobArgs, resolveJob, selectStores, withJobOptions } from '../context.js';
+import { exitCodeForOutcome } from '../exit-codes.js';
+
+interface IngestArgs extends JobArgs {
+  inputs: string[];
+}
+
+export const ingestCommand: CommandModule<object, IngestArgs> = {
+  command: 'ingest <inputs..>',
+  describe:
+    'Load captured API documents (orders, fulfillments, carts, tickets …) from files, folders or - for stdin',
+  builder: (yargs) =>
+    withJobOptions(yargs)
+      .positional('inputs', {
+        type: 'string',
+        array: true,
+        demandOption: true,
+        description: 'JSON, JSON array, NDJSON or .gz files, folders (read recursively), or - for stdin',
+      })
+      .example(
+        '$0 ingest captured/ --warehouse w.duckdb',
+        'Ingest every document under captured/ (again: only new files)',
+      )
+      .example('zcat orders.ndjson.gz | $0 ingest - --warehouse w.duckdb', 'Ingest from stdin') as never,
+  handler: async (args) => {
+    const config = await resolveJob(args, { needsApi: false });
+    const [store] = selectStores(config, args.store);
+    const logger = cliLogger(args);
+    const warehouse = await openWarehouse(config.warehouse, { logger });
+    try {
+      const runId = await warehouse.startRun({
+        store: store!.name,
+        command: 'ingest',
+        mode: 'incremental',
+        streams: ['documents'],
+      });
+      let summary: Awaited<ReturnType<typeof ingestPaths>> | undefined;
+      let failure: unknown;
+      try {
+        summary = await ingestPaths(warehouse, args.inputs, { store: store!.name, runId, logger });
+      } catch (error) {
+        failure = error;
+      }
+      const rejections = summary?.rejections ?? 0;
+      await warehouse.finishRun(runId, {
+        outcome: failure ? 'failed' : rejections > 0 ? 'completed_with_rejections' : 'succeeded',
+        counts: summary ? { documents: summary } : {},
+        requests: 0,
+        retries: 0,
+        ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
+      });
+      if (failure) throw failure;
+      process.stdout.write(`${JSON.stringify(summary)}\n`);
+      process.exitCode = exitCodeForOutcome({ failedStreams: 0, rejections });
+    } finally {
+      await warehouse.close();
+    }
+  },
+};

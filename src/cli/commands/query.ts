@@ -1,0 +1,36 @@
+import type { CommandModule } from 'yargs';
+import { runReadOnlyQuery } from '../../load/index.js';
+import { type JobArgs, resolveJob, withJobOptions } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import { type OutputFormat, renderRows } from '../output.js';
+
+interface QueryArgs extends JobArgs {
+  sql: string;
+  format: OutputFormat;
+}
+
+export const queryCommand: CommandModule<object, QueryArgs> = {
+  command: 'query <sql>',
+  describe: 'Run a read-only SQL query against the warehouse (safe while a sync is writing)',
+  builder: (yargs) =>
+    withJobOptions(yargs)
+      .positional('sql', { type: 'string', demandOption: true, description: 'The SQL to run, in quotes' })
+      .option('format', {
+        choices: ['table', 'csv', 'json'] as const,
+        default: 'table' as OutputFormat,
+        description: 'Output: aligned table, CSV or JSON rows',
+      })
+      .example('$0 query "select count(*) from orders"', 'Count the orders')
+      .example('$0 query "from subscriptions limit 5" --format json', 'Rows as JSON') as never,
+  handler: async (args) => {
+    const config = await resolveJob(args, { needsApi: false });
+    const result = await runReadOnlyQuery(config.warehouse, args.sql);
+    const text = renderRows(
+      args.format,
+      result.columns.map((c) => c.name),
+      result.rows,
+    );
+    process.stdout.write(`${text}\n`);
+    process.exitCode = EXIT.OK;
+  },
+};

@@ -1,0 +1,51 @@
+import cliProgress from 'cli-progress';
+import type { StreamProgress } from '../extract/index.js';
+
+/**
+ * Progress bars per stream on a terminal (stderr), nothing anywhere else: a cron log or a pipe gets the
+ * log lines only. The bar's total is the stream's slices, the only total known in advance.
+ */
+export interface ProgressDisplay {
+  update(progress: StreamProgress): void;
+  stop(): void;
+}
+
+export function createProgressDisplay(enabled: boolean): ProgressDisplay {
+  if (!enabled) return { update: () => {}, stop: () => {} };
+  const started = Date.now();
+  const multi = new cliProgress.MultiBar(
+    {
+      stream: process.stderr,
+      hideCursor: true,
+      clearOnComplete: false,
+      format:
+        '{stream} [{bar}] {value}/{total} slices | {pages} pages | {records} records | {rps} req/s | retries {retries} | ETA {eta_formatted}',
+      barsize: 20,
+      etaBuffer: 20,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const bars = new Map<string, cliProgress.SingleBar>();
+  return {
+    update(progress) {
+      const seconds = Math.max(0.001, (Date.now() - started) / 1000);
+      const payload = {
+        stream: progress.stream.padEnd(20),
+        pages: progress.pages,
+        records: progress.records,
+        rps: (progress.requests / seconds).toFixed(1),
+        retries: (progress as StreamProgress & { retries?: number }).retries ?? 0,
+      };
+      let bar = bars.get(progress.stream);
+      if (!bar) {
+        bar = multi.create(Math.max(1, progress.slicesTotal), 0, payload);
+        bars.set(progress.stream, bar);
+      }
+      bar.setTotal(Math.max(1, progress.slicesTotal));
+      bar.update(progress.slicesDone, payload);
+    },
+    stop() {
+      multi.stop();
+    },
+  };
+}
