@@ -40,13 +40,18 @@ async function admin(origin: string, method: 'GET' | 'POST', path: string, body?
 
 export async function spawnSandbox(args: string[]): Promise<SandboxProcess> {
   const child: ChildProcess = spawn(process.execPath, [CLI, 'sandbox', '--port', '0', ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // Its banner would clutter the report; it is shown only if the sandbox fails to start.
+  let banner = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    banner += chunk.toString();
   });
   const lines = createInterface({ input: child.stdout! });
   const [first] = (await Promise.race([
     once(lines, 'line'),
     once(child, 'exit').then(() => {
-      throw new Error('the sandbox process exited before printing its base URL');
+      throw new Error(`the sandbox process exited before printing its base URL:\n${banner}`);
     }),
   ])) as [string];
   const baseUrl = first.trim();

@@ -141,7 +141,9 @@ describe('cursor chains', () => {
     assert.equal(saved.pass?.slices['all']?.nextUrl, `${origin}/api/locations/?cursor=10`);
     const hitsBefore = server.hits.length;
     warehouse.failAfter = Number.POSITIVE_INFINITY;
-    const summary = await runStream({ ...args, state: saved });
+    const progress: number[] = [];
+    const summary = await runStream({ ...args, state: saved, onProgress: (p) => progress.push(p.pages) });
+    assert.deepEqual(progress, [1, 2, 3], 'progress is reported after every committed page');
     assert.equal(summary.resumed, true);
     assert.deepEqual(
       warehouse.keys(),
