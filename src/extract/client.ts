@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { type FormData, Pool } from 'undici';
 import type { z } from 'zod';
@@ -11,10 +10,10 @@ import {
 } from '../../schemas/index.js';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { type Logger, registerSecret, silentLogger } from '../log.js';
-import { bodyExcerpt, errorForStatus, errorForTransport, type RequestContext } from './http-errors.js';
+import { bodyExcerpt, errorForStatus, type RequestContext } from './http-errors.js';
 import type { CallInput, CallResult, ListOperationId, QueryParams, RequestMeter } from './operations.js';
 import { RequestPacer } from './pacing.js';
-import { backoffDelay, DEFAULT_RETRY_POLICY, parseRetryAfter, type RetryPolicy } from './retry.js';
+import { DEFAULT_RETRY_POLICY, parseRetryAfter, type RetryPolicy, withRetries } from './retry.js';
 import { checkSameOrigin, parseBaseUrl, printablePath } from './url-safety.js';
 import { issuesText } from './validate.js';
 
@@ -75,9 +74,8 @@ function isFormData(value: unknown): value is FormData {
   );
 }
 
+/** Methods that may be sent twice with the same effect; others are resent only when provably not applied. */
 const IDEMPOTENT = new Set(['GET', 'PUT']);
-/** Failures that prove the request never reached the server, so even a POST may be sent again. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT']);
 
 export class ApiClient {
   readonly baseUrl: URL;
@@ -203,27 +201,12 @@ export class ApiClient {
       scopes: spec.scopes,
     };
     const payload = body === undefined ? undefined : isFormData(body) ? body : JSON.stringify(body);
-    let failures = 0;
-    let limited = 0;
-    for (;;) {
-      try {
-        return await this.#attempt(spec, payload, ctx, options, pageExpected);
-      } catch (caught) {
-        const error = errorForTransport(caught, ctx);
-        if (options.signal?.aborted) throw error;
-        const retryable = error.transient && (IDEMPOTENT.has(spec.method) || this.#notSent(error));
-        let delay: number;
-        if (error.code === ERROR_CODES.HTTP_RATE_LIMITED && limited < this.retryPolicy.maxRateLimitRetries) {
-          limited++;
-          delay = 0; // the pacer already holds every caller until Retry-After has passed
-        } else if (retryable && failures < this.retryPolicy.maxRetries) {
-          delay = Math.max(backoffDelay(failures, this.retryPolicy), Number(error.details.retryAfterMs ?? 0));
-          failures++;
-        } else if (retryable) {
-          throw this.#exhausted(error, ctx, failures + limited + 1);
-        } else {
-          throw error;
-        }
+    return withRetries(() => this.#attempt(spec, payload, ctx, options, pageExpected), {
+      policy: this.retryPolicy,
+      ctx,
+      idempotent: IDEMPOTENT.has(spec.method),
+      signal: options.signal,
+      onRetry: (error, attempt, delayMs) => {
         this.stats.retries++;
         if (options.meter) options.meter.retries++;
         this.#logger.warn('http.retry', {
@@ -231,34 +214,11 @@ export class ApiClient {
           path: ctx.path,
           code: error.code,
           status: error.details.status,
-          attempt: failures + limited,
-          delayMs: Math.round(delay),
+          attempt,
+          delayMs: Math.round(delayMs),
         });
-        if (delay > 0) await sleep(delay, undefined, options.signal ? { signal: options.signal } : undefined);
-      }
-    }
-  }
-
-  #notSent(error: StoreSyncError): boolean {
-    return error.code === ERROR_CODES.HTTP_RATE_LIMITED || NOT_SENT.has(String(error.details.cause));
-  }
-
-  #exhausted(last: StoreSyncError, ctx: RequestContext, attempts: number): StoreSyncError {
-    return new StoreSyncError(
-      ERROR_CODES.RETRIES_EXHAUSTED,
-      `${ctx.method} ${ctx.path} failed after ${attempts} attempts; last error (${last.code}): ${last.message}`,
-      {
-        cause: last,
-        details: {
-          method: ctx.method,
-          path: ctx.path,
-          status: last.details.status,
-          bodyExcerpt: last.details.bodyExcerpt,
-          lastCode: last.code,
-          attempts,
-        },
       },
-    );
+    });
   }
 
   #attempt(

@@ -1,3 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ERROR_CODES, StoreSyncError } from '../errors.js';
+import { errorForTransport, type RequestContext } from './http-errors.js';
+
 /**
  * How long to wait before trying a failed request again. Backoff is exponential with jitter so that
  * several streams failing at the same moment do not retry in lockstep against a struggling server.
@@ -47,4 +51,68 @@ export function parseRetryAfter(
   const at = Date.parse(text);
   if (Number.isNaN(at)) return null;
   return Math.max(0, at - nowMs);
+}
+
+/** Failures that prove the request never reached the server, so even a POST may be sent again. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT']);
+
+export interface RetryOptions {
+  policy: RetryPolicy;
+  ctx: RequestContext;
+  /** Whether sending the request twice is harmless (GET, PUT); others are resent only when not applied. */
+  idempotent: boolean;
+  signal?: AbortSignal | undefined;
+  onRetry: (error: StoreSyncError, attempt: number, delayMs: number) => void;
+}
+
+/**
+ * Runs `attempt` until it succeeds, fails terminally, or uses up the policy. 429s have their own, larger
+ * bound and no backoff here: the pacer already holds every caller until Retry-After has passed.
+ */
+export async function withRetries<T>(attempt: () => Promise<T>, options: RetryOptions): Promise<T> {
+  const { policy, ctx, signal } = options;
+  let failures = 0;
+  let limited = 0;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (caught) {
+      const error = errorForTransport(caught, ctx);
+      if (signal?.aborted) throw error;
+      const rateLimited = error.code === ERROR_CODES.HTTP_RATE_LIMITED;
+      const notSent = rateLimited || NOT_SENT.has(String(error.details.cause));
+      const retryable = error.transient && (options.idempotent || notSent);
+      let delay = 0;
+      if (rateLimited && limited < policy.maxRateLimitRetries) {
+        limited++;
+      } else if (retryable && !rateLimited && failures < policy.maxRetries) {
+        delay = Math.max(backoffDelay(failures, policy), Number(error.details.retryAfterMs ?? 0));
+        failures++;
+      } else if (retryable) {
+        throw exhausted(error, ctx, failures + limited + 1);
+      } else {
+        throw error;
+      }
+      options.onRetry(error, failures + limited, delay);
+      if (delay > 0) await sleep(delay, undefined, signal ? { signal } : undefined);
+    }
+  }
+}
+
+function exhausted(last: StoreSyncError, ctx: RequestContext, attempts: number): StoreSyncError {
+  return new StoreSyncError(
+    ERROR_CODES.RETRIES_EXHAUSTED,
+    `${ctx.method} ${ctx.path} failed after ${attempts} attempts; last error (${last.code}): ${last.message}`,
+    {
+      cause: last,
+      details: {
+        method: ctx.method,
+        path: ctx.path,
+        status: last.details.status,
+        bodyExcerpt: last.details.bodyExcerpt,
+        lastCode: last.code,
+        attempts,
+      },
+    },
+  );
 }
