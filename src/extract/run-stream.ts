@@ -198,6 +198,6 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
   } finally {
     args.signal?.removeEventListener('abort', stopOuter);
   }
-  logger.info('stream.done', { ...counts, requests: meter.requests, retries: meter.retries });
+  logger.debug('stream.done', { ...counts, requests: meter.requests, retries: meter.retries });
   return { stream: stream.name, mode, passId: pass.id, resumed, ...counts, ...meter, state };
 }
