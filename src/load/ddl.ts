@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { dataTables, stagingColumns, type TableDef, tableDef, tableDefinitions } from '../normalize/index.js';
+import { stagingSqlType } from './chunks.js';
+import { ident, literal, stagingTable } from './sql.js';
+
+/**
+ * Schema from the registry: tables, columns, the `COMMENT ON` data dictionary and the staging tables.
+ * Migrations are additive and idempotent (new tables, new columns); they run only when the registry's
+ * fingerprint differs from the one recorded in `_schema`, so opening an up-to-date warehouse writes nothing.
+ */
+
+const SCHEMA_TABLE = '_schema';
+
+export function createTableSql(def: TableDef): string {
+  const columns = def.columns.map(
+    (c) => `  ${ident(c.name)} ${c.type}${def.key.includes(c.name) ? ' NOT NULL' : ''}`,
+  );
+  return `CREATE TABLE IF NOT EXISTS ${ident(def.name)} (\n${columns.join(',\n')}\n)`;
+}
+
+export function commentSql(def: TableDef): string[] {
+  const keyNote = ` Key: ${def.key.join(', ')}.`;
+  return [
+    `COMMENT ON TABLE ${ident(def.name)} IS ${literal(def.comment + keyNote)}`,
+    ...def.columns.map(
+      (c) => `COMMENT ON COLUMN ${ident(def.name)}.${ident(c.name)} IS ${literal(c.comment)}`,
+    ),
+  ];
+}
+
+function migrationSql(): string[] {
+  const statements: string[] = [];
+  for (const def of tableDefinitions) {
+    statements.push(createTableSql(def));
+    for (const c of def.columns) {
+      statements.push(`ALTER TABLE ${ident(def.name)} ADD COLUMN IF NOT EXISTS ${ident(c.name)} ${c.type}`);
+    }
+    statements.push(...commentSql(def));
+  }
+  return statements;
+}
+
+export function schemaFingerprint(): string {
+  return createHash('sha256').update(migrationSql().join(';\n')).digest('hex').slice(0, 16);
+}
+
+/** Creates or upgrades the schema; a no-op when the recorded fingerprint matches. */
+export async function migrate(connection: DuckDBConnection): Promise<void> {
+  await connection.run(createTableSql(tableDef(SCHEMA_TABLE)));
+  const fingerprint = schemaFingerprint();
+  const current = await connection.runAndReadAll(
+    `SELECT fingerprint FROM ${SCHEMA_TABLE} ORDER BY applied_at DESC LIMIT 1`,
+  );
+  if (current.getRows()[0]?.[0] === fingerprint) return;
+  await connection.run('BEGIN');
+  try {
+    await connection.run(migrationSql().join(';\n'));
+    await connection.run(`INSERT INTO ${SCHEMA_TABLE} VALUES (${literal(fingerprint)}, now())`);
+    await connection.run('COMMIT');
+  } catch (error) {
+    await connection.run('ROLLBACK');
+    throw error;
+  }
+}
+
+/** Per-connection staging tables: `_unit` plus the sourced columns, numbers already in their target types. */
+export async function createStagingTables(connection: DuckDBConnection): Promise<void> {
+  const statements = dataTables().map((def) => {
+    const columns = stagingColumns(def).map((c) => `${ident(c.name)} ${stagingSqlType(c.type)}`);
+    return `CREATE OR REPLACE TEMP TABLE ${ident(`stg_${def.name}`)} (${columns.join(', ')})`;
+  });
+  await connection.run(statements.join(';\n'));
+}
+
+export { stagingTable };

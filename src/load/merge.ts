@@ -1,0 +1,103 @@
+import { ownedBy, sourcedColumns, type TableDef, tableDef } from '../normalize/index.js';
+import { ident, stagingTable } from './sql.js';
+
+/**
+ * Merge SQL, generated per unit table (a table whose rows are replaced as a whole with the tables they
+ * own: an order with its lines, taxes, refunds …). The rule, in docs/warehouse.md:
+ *
+ *   newest wins by (version, arrival): the staged or stored row with the greatest version wins, a missing
+ *   version ranks below any present one, and among equals the later arrival wins.
+ *
+ * So a re-delivered document replaces the stored one with identical content (only `_synced_at`/`_run_id`
+ * move), an older one changes nothing, and because the rule is a maximum, the result does not depend on
+ * how documents were batched, which is what lets rebuild and a resumed run reproduce the same tables.
+ */
+
+export interface RowMeta {
+  /** SQL literals. */
+  store: string;
+  syncedAt: string;
+  runId: string;
+}
+
+const winners = (def: TableDef) => `temp.main.${ident(`win_${def.name}`)}`;
+
+function insertSql(def: TableDef, unitDef: TableDef, meta: RowMeta): string {
+  const columns = sourcedColumns(def);
+  const values = columns.map((c) => {
+    const v = `s.${ident(c.name)}`;
+    if (c.type === 'VARCHAR[]' || c.type === 'BIGINT[]') return `CAST(${v} AS JSON)::${c.type}`;
+    if (c.type === 'JSON') return `CAST(${v} AS JSON)`;
+    return v;
+  });
+  const names = ['_store', ...columns.map((c) => c.name), '_synced_at', '_run_id'].map(ident);
+  return (
+    `INSERT INTO ${ident(def.name)} (${names.join(', ')}) ` +
+    `SELECT ${meta.store}, ${values.join(', ')}, ${meta.syncedAt}, ${meta.runId} ` +
+    `FROM ${stagingTable(def.name)} s SEMI JOIN ${winners(unitDef)} w ON s._unit = w._unit`
+  );
+}
+
+/**
+ * Statements that pick the winners of a unit table's staged rows and drop those older than what is
+ * stored. Run first; then `replaceSql` (which needs to know whether anything stored was displaced).
+ */
+export function pickWinnersSql(unitTable: string, meta: RowMeta): string {
+  const def = tableDef(unitTable);
+  const key = ident(def.unit!.key);
+  const version = def.unit!.version ?? 'NULL::TIMESTAMPTZ';
+  const statements = [
+    `CREATE OR REPLACE TEMP TABLE ${ident(`win_${def.name}`)} AS ` +
+      `SELECT _unit, ${key} AS k, ${version} AS v FROM ${stagingTable(def.name)} ` +
+      `QUALIFY row_number() OVER (PARTITION BY ${key} ORDER BY ${version} DESC NULLS LAST, _unit DESC) = 1`,
+  ];
+  if (def.unit!.version) {
+    statements.push(
+      `DELETE FROM ${winners(def)} USING ${ident(def.name)} t ` +
+        `WHERE t._store = ${meta.store} AND t.${key} = ${winners(def)}.k ` +
+        `AND (${version}) IS NOT NULL AND (${winners(def)}.v IS NULL OR ${winners(def)}.v < (${version}))`,
+    );
+  }
+  // Last statement: its changed-row count tells whether any stored unit is being replaced.
+  statements.push(
+    `DELETE FROM ${ident(def.name)} USING ${winners(def)} w WHERE ${ident(def.name)}._store = ${meta.store} ` +
+      `AND ${ident(def.name)}.${key} = w.k`,
+  );
+  return statements.join(';\n');
+}
+
+/** Deletes the owned rows of displaced units (when there were any) and inserts every winner's rows. */
+export function replaceSql(
+  unitTable: string,
+  meta: RowMeta,
+  displaced: boolean,
+  stagedTables: Set<string>,
+): string {
+  const def = tableDef(unitTable);
+  const owned = ownedBy(unitTable);
+  const statements: string[] = [];
+  if (displaced) {
+    for (const child of owned) {
+      const column = ident(child.owner!.column);
+      statements.push(
+        `DELETE FROM ${ident(child.name)} USING ${winners(def)} w ` +
+          `WHERE ${ident(child.name)}._store = ${meta.store} AND ${ident(child.name)}.${column} = w.k`,
+      );
+    }
+  }
+  statements.push(insertSql(def, def, meta));
+  for (const child of owned) if (stagedTables.has(child.name)) statements.push(insertSql(child, def, meta));
+  return statements.join(';\n');
+}
+
+/** Soft deletes of a completed full scan over the given tables (DESIGN §4, contracts.ts). */
+export function fullScanSql(tables: TableDef[], store: string, passStartedAt: string): string {
+  return tables
+    .flatMap((t) => [
+      `UPDATE ${ident(t.name)} SET _deleted_at = ${passStartedAt} ` +
+        `WHERE _store = ${store} AND _synced_at < ${passStartedAt} AND _deleted_at IS NULL`,
+      `UPDATE ${ident(t.name)} SET _deleted_at = NULL ` +
+        `WHERE _store = ${store} AND _synced_at >= ${passStartedAt} AND _deleted_at IS NOT NULL`,
+    ])
+    .join(';\n');
+}

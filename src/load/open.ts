@@ -1,0 +1,100 @@
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { ERROR_CODES, StoreSyncError } from '../errors.js';
+
+/**
+ * Opening the DuckDB file with the one-writer rule (DESIGN §4.6). DuckDB's own file lock does the
+ * enforcing across processes; this module turns its IO error into our message, and refuses a second
+ * writer inside the same process (which the OS lock does not see).
+ */
+
+export interface OpenOptions {
+  readOnly?: boolean;
+  /** DuckDB memory_limit, e.g. '1GB' (DuckDB's default is 80% of RAM). */
+  memoryLimit?: string;
+  threads?: number;
+}
+
+const writersInProcess = new Set<string>();
+
+function checkFolder(file: string, readOnly: boolean): void {
+  const folder = path.dirname(file);
+  if (!existsSync(folder) || !statSync(folder).isDirectory())
+    throw new StoreSyncError(
+      ERROR_CODES.WAREHOUSE_PATH,
+      `warehouse folder ${folder} does not exist: create it or choose another --warehouse path`,
+      { details: { field: 'warehouse' } },
+    );
+  if (readOnly) {
+    if (!existsSync(file))
+      throw new StoreSyncError(
+        ERROR_CODES.WAREHOUSE_PATH,
+        `warehouse ${file} does not exist yet: run a sync or an ingest first`,
+        { details: { field: 'warehouse' } },
+      );
+    return;
+  }
+  try {
+    accessSync(folder, constants.W_OK);
+  } catch (cause) {
+    throw new StoreSyncError(
+      ERROR_CODES.WAREHOUSE_PATH,
+      `warehouse folder ${folder} is not writable by this user`,
+      { cause, details: { field: 'warehouse' } },
+    );
+  }
+}
+
+function lockHolder(error: unknown): string | null {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!/Conflicting lock|Could not set lock/i.test(message)) return null;
+  return /PID (\d+)/i.exec(message)?.[1] ?? 'unknown';
+}
+
+export async function openInstance(
+  file: string,
+  options: OpenOptions,
+): Promise<{ instance: DuckDBInstance; release: () => void }> {
+  const absolute = path.resolve(file);
+  const readOnly = options.readOnly ?? false;
+  checkFolder(absolute, readOnly);
+  if (!readOnly && writersInProcess.has(absolute))
+    throw new StoreSyncError(
+      ERROR_CODES.WAREHOUSE_LOCKED,
+      `another store-sync writer (pid ${process.pid}, this process) is writing to ${absolute}; close it first`,
+    );
+  const config: Record<string, string> = { access_mode: readOnly ? 'READ_ONLY' : 'READ_WRITE' };
+  if (options.memoryLimit) config.memory_limit = options.memoryLimit;
+  if (options.threads) config.threads = String(options.threads);
+  let instance: DuckDBInstance;
+  try {
+    instance = await DuckDBInstance.create(absolute, config);
+  } catch (cause) {
+    const pid = lockHolder(cause);
+    if (pid !== null && readOnly)
+      throw new StoreSyncError(
+        ERROR_CODES.WAREHOUSE_LOCKED,
+        `cannot read ${absolute} while another store-sync process (pid ${pid}) is writing to it: DuckDB admits readers only when no process holds the file for writing; retry when that run finishes`,
+        { cause },
+      );
+    if (pid !== null)
+      throw new StoreSyncError(
+        ERROR_CODES.WAREHOUSE_LOCKED,
+        `another store-sync process (pid ${pid}) is writing to ${absolute}; wait for it to finish (or stop it) and run again`,
+        { cause },
+      );
+    throw new StoreSyncError(
+      ERROR_CODES.WAREHOUSE,
+      `cannot open warehouse ${absolute}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+  }
+  if (!readOnly) writersInProcess.add(absolute);
+  return {
+    instance,
+    release: () => {
+      if (!readOnly) writersInProcess.delete(absolute);
+    },
+  };
+}

@@ -1,0 +1,199 @@
+import { type ColumnDef, type ColumnType, MONEY, type Source } from './types.js';
+
+/** Small builders for the registry: each spec object's fields are written once and reused where it nests. */
+
+export const col = (name: string, type: ColumnType, comment: string, source: Source = name): ColumnDef => ({
+  name,
+  type,
+  comment,
+  source,
+});
+
+export const text = (name: string, comment: string, source?: Source) => col(name, 'VARCHAR', comment, source);
+export const id = (name: string, comment: string, source?: Source) => col(name, 'BIGINT', comment, source);
+export const int = id;
+export const money = (name: string, comment: string, source?: Source) => col(name, MONEY, comment, source);
+export const ts = (name: string, comment: string, source?: Source) =>
+  col(name, 'TIMESTAMPTZ', comment, source);
+export const bool = (name: string, comment: string, source?: Source) => col(name, 'BOOLEAN', comment, source);
+export const dbl = (name: string, comment: string, source?: Source) => col(name, 'DOUBLE', comment, source);
+export const json = (name: string, comment: string, source?: Source) => col(name, 'JSON', comment, source);
+
+/** The row's position in its source array. */
+export const index = (comment = 'Position of the item in its source array (0-based).') =>
+  col('index', 'BIGINT', comment, '#');
+
+/** Bookkeeping columns carry no source: the loader fills them. */
+export const meta = (name: string, type: ColumnType, comment: string): ColumnDef => ({ name, type, comment });
+
+function prefixSource(source: Source | undefined, field: string): Source | undefined {
+  if (source === undefined) return undefined;
+  const one = (s: string) =>
+    s
+      .split('|')
+      .map((alt) => `${field}.${alt}`)
+      .join('|');
+  if (typeof source === 'string') return one(source);
+  const out: Record<string, string> = {};
+  for (const [shape, s] of Object.entries(source)) if (s !== undefined) out[shape] = one(s);
+  return out;
+}
+
+/** Flattens a nested single object into prefixed columns (`billing_address.country` → `billing_country`). */
+export function flatten(prefix: string, field: string, label: string, fields: ColumnDef[]): ColumnDef[] {
+  return fields.map((f) => ({
+    name: `${prefix}${f.name}`,
+    type: f.type,
+    comment: `${label}: ${f.comment.charAt(0).toLowerCase()}${f.comment.slice(1)}`,
+    source: prefixSource(f.source, field),
+  }));
+}
+
+/** Restricts columns to one order shape: the other shape leaves them NULL. */
+export function onlyShape(shape: string, fields: ColumnDef[]): ColumnDef[] {
+  return fields.map((f) => ({
+    ...f,
+    source: typeof f.source === 'string' ? { [shape]: f.source } : f.source,
+  }));
+}
+
+// Spec 2.1 shared objects.
+
+export const locationAddressFields = (): ColumnDef[] => [
+  text('country', 'Country.'),
+  text('line1', 'Address line 1.'),
+  text('line2', 'Address line 2.'),
+  text('line3', 'Address line 3.'),
+  text('line4', 'Address line 4 (city).'),
+  text('phone_number', 'Phone number.'),
+  text('postcode', 'Postcode.'),
+  text('state', 'State or region.'),
+];
+
+export const billingAddressFields = (): ColumnDef[] => [
+  ...locationAddressFields(),
+  text('first_name', 'First name.'),
+  text('last_name', 'Last name.'),
+  id('id', 'Address id.'),
+];
+
+export const shippingAddressFields = (): ColumnDef[] => [
+  ...billingAddressFields(),
+  text('notes', 'Delivery notes.'),
+];
+
+export const userFields = (): ColumnDef[] => [
+  id('id', 'Customer id.'),
+  text('email', 'Email address.'),
+  text('first_name', 'First name.'),
+  text('last_name', 'Last name.'),
+  text('phone_number', 'Phone number.'),
+  bool('accepts_marketing', 'Whether the customer accepts marketing.'),
+  text('language', 'Preferred language.'),
+  text('ip', 'IP address the customer used.'),
+  text('user_agent', 'Browser user agent the customer used.'),
+];
+
+export const attributionFields = (): ColumnDef[] => [
+  text('utm_source', 'UTM source.'),
+  text('utm_medium', 'UTM medium.'),
+  text('utm_campaign', 'UTM campaign.'),
+  text('utm_content', 'UTM content.'),
+  text('utm_term', 'UTM term.'),
+  text('funnel', 'Funnel.'),
+  text('affiliate', 'Affiliate.'),
+  text('subaffiliate1', 'Sub-affiliate 1.'),
+  text('subaffiliate2', 'Sub-affiliate 2.'),
+  text('subaffiliate3', 'Sub-affiliate 3.'),
+  text('subaffiliate4', 'Sub-affiliate 4.'),
+  text('subaffiliate5', 'Sub-affiliate 5.'),
+  text('gclid', 'Google click id.'),
+  json('metadata', 'Free-form attribution metadata.'),
+  ...flatten('agent_', 'agent', 'Agent', [
+    id('id', 'Agent id.'),
+    text('email', 'Agent email.'),
+    text('first_name', 'Agent first name.'),
+    text('last_name', 'Agent last name.'),
+  ]),
+];
+
+/** Tax line on lines, fulfillment line items and shipping (2.1); order-level ones add `id`, drop `tax_id`. */
+export const taxLineFields = (withTaxId = true): ColumnDef[] => [
+  money('amount', 'Tax amount.'),
+  text('currency', 'Currency of the amount.'),
+  dbl('rate', 'Tax rate (0.19 = 19%).'),
+  text('tax_title', 'Name of the tax.'),
+  text('source', 'Where the tax was computed.'),
+  ...(withTaxId ? [id('tax_id', 'Id of the tax.')] : []),
+  ...flatten('report_', 'report_values', 'In the reporting currency', [
+    money('amount', 'Tax amount.'),
+    text('currency', 'Reporting currency.'),
+  ]),
+];
+
+export const voucherDiscountFields = (): ColumnDef[] => [
+  money('amount', 'Discount amount.'),
+  text('name', 'Discount name.'),
+  text('description', 'Discount description.'),
+  ...flatten('voucher_', 'voucher', 'Voucher', [
+    text('code', 'Voucher code.'),
+    text('name', 'Voucher name.'),
+    ts('start_datetime', 'Start of validity.'),
+    ts('end_datetime', 'End of validity.'),
+  ]),
+];
+
+export const transactionFields = (): ColumnDef[] => [
+  id('id', 'Transaction id.'),
+  id('parent_id', 'Id of the transaction this one follows (e.g. the sale a refund reverses).'),
+  text('type', 'Transaction type (open enum).'),
+  text('status', 'Transaction status (open enum).'),
+  money('amount', 'Amount.'),
+  text('currency', 'Currency.'),
+  ts('date_created', 'When the transaction was created.'),
+  text('payment_method', 'Payment method.'),
+  text('auth_code', 'Authorization code.'),
+  text('external_id', 'Id at the payment provider.'),
+  text('network_transaction_id', 'Card network transaction id.'),
+  int('response_code', 'Gateway response code.'),
+  text('statement_descriptor', 'Text on the customer statement.'),
+  bool('is_disputed', 'Whether the transaction is disputed.'),
+  bool('is_external', 'Whether it was processed outside the platform.'),
+  bool('is_initial_retry', 'Whether it is the first retry of a failed payment.'),
+  bool('is_test', 'Whether it is a test transaction.'),
+  json('payment_details', 'Payment details as received (free-form object).'),
+  ...flatten('gateway_', 'payment_details.gateway', 'Payment gateway', [
+    id('id', 'Gateway id.'),
+    text('name', 'Gateway name.'),
+    text('type', 'Gateway type.'),
+  ]),
+  text('bankcard_first_six', 'First six digits of the card.', 'payment_details.bankcard_first_six'),
+  text('bankcard_last_four', 'Last four digits of the card.', 'payment_details.bankcard_last_four'),
+  ...flatten('report_', 'report_values', 'In the reporting currency', [
+    money('amount', 'Amount.'),
+    text('currency', 'Reporting currency.'),
+  ]),
+];
+
+/** The product object embedded in 2023-02-10 order lines and in subscription lines. */
+export const embeddedProductFields = (): ColumnDef[] =>
+  flatten('product_', 'product', 'Embedded product', [
+    id('id', 'Product id.'),
+    text('title', 'Product title.'),
+    text('upc', 'Universal product code.'),
+    text('url', 'Product page URL.'),
+    json('categories', 'Categories as received (the catalogue tables hold them normalized).'),
+    json('images', 'Images as received (the catalogue tables hold them normalized).'),
+  ]);
+
+/** The stockrecord embedded in 2023-02-10 order lines and subscription lines (`partner_sku` becomes `sku`). */
+export const embeddedStockrecordFields = (): ColumnDef[] =>
+  flatten('stockrecord_', 'stockrecord', 'Embedded stockrecord', [
+    id('id', 'Stockrecord id.'),
+    money('price', 'Price.'),
+    text('price_currency', 'Currency of the price.'),
+    money('price_retail', 'Retail price.'),
+    int('num_in_stock', 'Units in stock.'),
+    int('num_allocated', 'Units allocated.'),
+    int('low_stock_threshold', 'Low-stock threshold.'),
+  ]);

@@ -1,0 +1,109 @@
+import type { EntityKind } from '../contracts.js';
+import { API_2023, API_2024 } from './types.js';
+
+/**
+ * Document detection for `store-sync ingest` (rules in docs/ingest.md): what a JSON document is, which order
+ * shape it has, and which records it holds. Documents carry no type tag, so the rules look for fields
+ * only one resource has; an envelope `{api_version, data}` is unwrapped first and its version trusted.
+ */
+
+export interface DetectedRecord {
+  entity: EntityKind;
+  /** The order shape; null when the document does not show it (and it then does not matter). */
+  apiVersion: string | null;
+  record: Record<string, unknown>;
+}
+
+export type Detection = { records: DetectedRecord[] } | { error: string };
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const has = (o: Record<string, unknown>, ...keys: string[]) => keys.some((k) => o[k] !== undefined);
+
+/** The order shape a document shows by its own fields, or null when it shows none (2.2). */
+export function detectOrderShape(order: Record<string, unknown>): string | null {
+  const lines = Array.isArray(order.lines) ? order.lines.filter(isObject) : [];
+  for (const line of lines) {
+    if (has(line, 'product', 'stockrecord', 'price_currency', 'price_excl_tax_excl_discounts'))
+      return API_2023;
+    if (has(line, 'product_id', 'sku', 'current_quantity', 'variant_id')) return API_2024;
+  }
+  const fulfillments = Array.isArray(order.fulfillments) ? order.fulfillments.filter(isObject) : [];
+  for (const f of fulfillments) {
+    if (has(f, 'carrier', 'lines', 'reference', 'date_created')) return API_2023;
+    if (has(f, 'line_items', 'tracking_carrier', 'origin_address', 'created_at')) return API_2024;
+  }
+  if (has(order, 'total_outstanding', 'total_discount', 'original_total_discount')) return API_2024;
+  return null;
+}
+
+/** What kind of resource a bare document is, by the fields only that resource has. */
+export function detectEntity(doc: Record<string, unknown>): EntityKind | 'fulfillment_order_move' | null {
+  if (has(doc, 'moved_fulfillment_order') && has(doc, 'original_fulfillment_order'))
+    return 'fulfillment_order_move';
+  if (
+    typeof doc.number === 'string' &&
+    has(doc, 'lines', 'date_placed', 'order_status_url', 'total_incl_tax')
+  )
+    return 'order';
+  if (has(doc, 'fulfillment') && has(doc, 'happened_at', 'estimated_delivery_at', 'order'))
+    return 'fulfillment_event';
+  if (
+    has(
+      doc,
+      'assigned_location',
+      'request_status',
+      'fulfillment_holds',
+      'merchant_requests',
+      'supported_actions',
+    )
+  )
+    return 'fulfillment_order';
+  if (has(doc, 'tracking_code', 'tracking_carrier', 'origin_address', 'delivery_status', 'last_event_date'))
+    return 'fulfillment';
+  if (has(doc, 'checkout_url', 'abandoned')) return 'cart';
+  if (has(doc, 'comments', 'requester', 'ticket_type', 'subject')) return 'ticket';
+  return null;
+}
+
+export function detectDocument(value: unknown): Detection {
+  let doc = value;
+  let envelopeVersion: string | null = null;
+  if (isObject(doc) && 'data' in doc && typeof doc.api_version === 'string') {
+    envelopeVersion = doc.api_version;
+    doc = doc.data;
+  }
+  if (Array.isArray(doc)) {
+    const records: DetectedRecord[] = [];
+    for (const [i, item] of doc.entries()) {
+      const inner = detectDocument(envelopeVersion ? { api_version: envelopeVersion, data: item } : item);
+      if ('error' in inner) return { error: `data[${i}]: ${inner.error}` };
+      records.push(...inner.records);
+    }
+    return { records };
+  }
+  if (!isObject(doc))
+    return { error: 'expected a JSON object (a document or an envelope {api_version, data})' };
+  const entity = detectEntity(doc);
+  if (entity === null)
+    return {
+      error:
+        'unrecognised document: expected an order, fulfillment, fulfillment event, cart, fulfillment order, ' +
+        'fulfillment-order move result or ticket (see docs/ingest.md for the detection rules)',
+    };
+  if (entity === 'fulfillment_order_move') {
+    const moved = doc.moved_fulfillment_order;
+    const original = doc.original_fulfillment_order;
+    if (!isObject(moved) || !isObject(original))
+      return { error: 'move result: both fulfillment orders must be objects' };
+    return {
+      records: [
+        { entity: 'fulfillment_order', apiVersion: envelopeVersion ?? API_2024, record: original },
+        { entity: 'fulfillment_order', apiVersion: envelopeVersion ?? API_2024, record: moved },
+      ],
+    };
+  }
+  const apiVersion =
+    entity === 'order' ? (envelopeVersion ?? detectOrderShape(doc)) : (envelopeVersion ?? API_2024);
+  return { records: [{ entity, apiVersion, record: doc }] };
+}

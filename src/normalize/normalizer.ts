@@ -1,0 +1,181 @@
+import type { EntityKind } from '../contracts.js';
+import { ColumnError, compileRowWriter, type RowWriter, type WalkContext } from './compile.js';
+import { type PlanNode, plans, planTables } from './plans.js';
+import { TableRows } from './rows.js';
+import { dataTables, sourcedColumns, tableDef } from './tables/index.js';
+import type { ColumnDef, TableDef } from './types.js';
+
+/**
+ * Record → rows. A record is walked along its entity's plan; every row goes into the columnar buffer of
+ * its table, whose first column `_unit` numbers the unit (merge root) it belongs to. A value that cannot
+ * be stored exactly rejects the whole record and takes back every row it wrote.
+ */
+
+export const UNIT_COLUMN: ColumnDef = {
+  name: '_unit',
+  type: 'BIGINT',
+  comment: 'Unit (merge root) of the row.',
+};
+
+/** Staging columns of a data table: `_unit`, then every sourced column in registry order. */
+export const stagingColumns = (def: TableDef): ColumnDef[] => [UNIT_COLUMN, ...sourcedColumns(def)];
+
+export class NormalizeError extends Error {
+  constructor(
+    readonly reason: string,
+    readonly key: string | null,
+  ) {
+    super(reason);
+  }
+}
+
+interface CompiledNode {
+  node: PlanNode;
+  rows: TableRows;
+  write: RowWriter;
+  keyIndex: number;
+  keyName: string;
+  children: CompiledNode[];
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export class Normalizer {
+  readonly tables = new Map<string, TableRows>();
+  /** Units numbered so far; staging rows carry the number in `_unit`. */
+  units = 0;
+  private readonly compiled = new Map<string, CompiledNode>();
+  private readonly touched = new Map<EntityKind, TableRows[]>();
+
+  constructor() {
+    for (const def of dataTables()) this.tables.set(def.name, new TableRows(def.name, stagingColumns(def)));
+  }
+
+  /** Rows of one record, or a NormalizeError (and no rows) when a value cannot be stored exactly. */
+  normalize(record: Record<string, unknown>, entity: EntityKind, apiVersion: string | null): void {
+    const root = this.compile(entity, apiVersion);
+    const touched = this.touchedTables(entity);
+    const marks = touched.map((t) => t.length);
+    const units = this.units;
+    const ctx: WalkContext = { doc: record, unitRoot: record, apiVersion, fields: [], indexes: [] };
+    try {
+      this.walk(root, record, null, ctx, 0, 0);
+    } catch (error) {
+      touched.forEach((t, i) => {
+        t.truncate(marks[i]!);
+      });
+      this.units = units;
+      throw error;
+    }
+  }
+
+  clear(): void {
+    for (const rows of this.tables.values()) rows.clear();
+    this.units = 0;
+  }
+
+  private walk(
+    c: CompiledNode,
+    item: Record<string, unknown>,
+    parent: Record<string, unknown> | null,
+    ctx: WalkContext,
+    index: number,
+    unit: number,
+  ): void {
+    const savedRoot = ctx.unitRoot;
+    if (c.node.unit) {
+      unit = ++this.units;
+      ctx.unitRoot = item;
+    }
+    const rows = c.rows;
+    const row = rows.addRow();
+    rows.setInt64(0, row, unit);
+    try {
+      c.write(item, parent, ctx, index, rows, row);
+    } catch (error) {
+      if (error instanceof ColumnError) throw this.reject(ctx, error.path, error.value, error.expected);
+      throw error;
+    }
+    if (c.node.unit && !rows.valid[c.keyIndex]![row]) {
+      if (!c.node.optionalKey) throw this.reject(ctx, c.keyName, undefined, 'a key value (it is missing)');
+      rows.truncate(row);
+      this.units--;
+      ctx.unitRoot = savedRoot;
+      return;
+    }
+    for (const child of c.children) {
+      const field = child.node.field!;
+      const value = item[field];
+      if (value === undefined || value === null) continue;
+      if (child.node.single) {
+        if (!isObject(value)) throw this.reject(ctx, field, value, 'an object');
+        this.walk(child, value, item, ctx, 0, unit);
+        continue;
+      }
+      if (!Array.isArray(value)) throw this.reject(ctx, field, value, 'an array');
+      ctx.fields.push(field);
+      ctx.indexes.push(0);
+      for (let i = 0; i < value.length; i++) {
+        const element = value[i];
+        ctx.indexes[ctx.indexes.length - 1] = i;
+        if (!isObject(element)) throw this.reject(ctx, '', element, 'an object');
+        this.walk(child, element, item, ctx, i, unit);
+      }
+      ctx.fields.pop();
+      ctx.indexes.pop();
+    }
+    ctx.unitRoot = savedRoot;
+  }
+
+  private reject(ctx: WalkContext, field: string, value: unknown, expected: string): NormalizeError {
+    const trail = ctx.fields.map((f, i) => `${f}[${ctx.indexes[i]}]`);
+    if (field) trail.push(field);
+    const path = trail.join('.') || '(record)';
+    const got = value === undefined ? '' : ` got ${truncate(JSON.stringify(value))},`;
+    const doc = ctx.doc;
+    const key =
+      typeof doc.number === 'string' ? doc.number : typeof doc.id === 'number' ? String(doc.id) : null;
+    return new NormalizeError(`${path}:${got} expected ${expected}`, key);
+  }
+
+  private touchedTables(entity: EntityKind): TableRows[] {
+    let list = this.touched.get(entity);
+    if (!list) {
+      list = planTables(entity).map((name) => this.tables.get(name)!);
+      this.touched.set(entity, list);
+    }
+    return list;
+  }
+
+  private compile(entity: EntityKind, shape: string | null): CompiledNode {
+    const cacheKey = `${entity}|${shape}`;
+    let compiled = this.compiled.get(cacheKey);
+    if (!compiled) {
+      compiled = this.compileNode(plans[entity], shape);
+      this.compiled.set(cacheKey, compiled);
+    }
+    return compiled;
+  }
+
+  private compileNode(node: PlanNode, shape: string | null): CompiledNode {
+    const def = tableDef(node.table);
+    const rows = this.tables.get(node.table)!;
+    const write = compileRowWriter(rows.columns, rows.kinds, shape, node.sources);
+    const keyName = def.unit?.key ?? '';
+    const keyIndex = def.unit ? rows.columns.findIndex((c) => c.name === keyName) : -1;
+    return {
+      node,
+      rows,
+      write,
+      keyIndex,
+      keyName,
+      children: (node.children ?? []).map((n) => this.compileNode(n, shape)),
+    };
+  }
+}
+
+function truncate(text: string | undefined): string {
+  if (text === undefined) return 'undefined';
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

@@ -1,0 +1,152 @@
+import type { EntityKind } from '../contracts.js';
+import type { Source } from './types.js';
+
+/**
+ * Which tables an entity's record fills, as a tree that follows the record's arrays. A node marked `unit`
+ * is merged on its own key (newest wins) with the tables it owns; the others are owned rows replaced with
+ * their unit. Column sources come from the table registry; a node only overrides what differs in context.
+ */
+
+export interface PlanNode {
+  table: string;
+  /** Array field (or, with `single`, object field) of the parent item holding this node's items. */
+  field?: string;
+  single?: boolean;
+  unit?: boolean;
+  /** A unit whose key is missing is skipped instead of rejecting the document (users without an id). */
+  optionalKey?: boolean;
+  sources?: Record<string, Source>;
+  children?: PlanNode[];
+}
+
+const taxLines = (table: string): PlanNode => ({ table, field: 'tax_lines' });
+
+const fulfillmentChildren: PlanNode[] = [
+  {
+    table: 'fulfillment_line_items',
+    field: 'line_items',
+    children: [taxLines('fulfillment_line_item_tax_lines')],
+  },
+];
+
+const customer = (seenAt: string, seenIn: string, key: string): PlanNode => ({
+  table: 'customers',
+  field: 'user',
+  single: true,
+  unit: true,
+  optionalKey: true,
+  sources: { seen_at: seenAt, seen_in: `=${seenIn}`, seen_in_key: key },
+});
+
+const order: PlanNode = {
+  table: 'orders',
+  unit: true,
+  children: [
+    { table: 'order_lines', field: 'lines', children: [taxLines('order_line_tax_lines')] },
+    { table: 'order_tax_lines', field: 'tax_lines' },
+    { table: 'order_shipping_tax_lines', field: 'shipping_tax_lines' },
+    { table: 'order_discounts', field: 'voucher_discounts' },
+    { table: 'order_discounts', field: 'offer_discounts', sources: { kind: '=offer' } },
+    { table: 'order_transactions', field: 'transactions' },
+    {
+      table: 'order_refunds',
+      field: 'refunds',
+      children: [
+        { table: 'order_refund_lines', field: 'refund_line_items' },
+        { table: 'order_refund_adjustments', field: 'adjustments' },
+        { table: 'order_refund_transactions', field: 'transactions' },
+      ],
+    },
+    { table: 'order_subscriptions', field: 'subscriptions' },
+    { table: 'fulfillments', field: 'fulfillments', unit: true, children: fulfillmentChildren },
+    customer('$$.updated_at|$$.date_placed|$$.created_at', 'order', '$$.number'),
+  ],
+};
+
+const fulfillmentOrder: PlanNode = {
+  table: 'fulfillment_orders',
+  unit: true,
+  children: [
+    {
+      table: 'fulfillment_order_line_items',
+      field: 'line_items',
+      children: [taxLines('fulfillment_order_line_item_tax_lines')],
+    },
+    { table: 'fulfillment_order_holds', field: 'fulfillment_holds' },
+    { table: 'fulfillment_order_merchant_requests', field: 'merchant_requests' },
+  ],
+};
+
+const product: PlanNode = {
+  table: 'products',
+  unit: true,
+  children: [
+    { table: 'product_categories', field: 'categories' },
+    { table: 'product_images', field: 'images' },
+    { table: 'product_variant_attributes', field: 'variant_attributes' },
+    {
+      table: 'variants',
+      field: 'variants',
+      children: [
+        { table: 'variant_prices', field: 'prices' },
+        { table: 'variant_stockrecords', field: 'stockrecords' },
+        { table: 'variant_attribute_values', field: 'variant_attribute_values' },
+      ],
+    },
+  ],
+};
+
+/** One plan per entity kind: the root node is the record itself. */
+export const plans: Record<EntityKind, PlanNode> = {
+  order,
+  fulfillment: { table: 'fulfillments', unit: true, children: fulfillmentChildren },
+  fulfillment_event: { table: 'fulfillment_events', unit: true },
+  cart: {
+    table: 'carts',
+    unit: true,
+    children: [
+      { table: 'cart_lines', field: 'lines' },
+      { table: 'cart_discounts', field: 'voucher_discounts' },
+      customer('$$.created_at', 'cart', '$$.id'),
+    ],
+  },
+  fulfillment_order: fulfillmentOrder,
+  ticket: {
+    table: 'tickets',
+    unit: true,
+    children: [
+      {
+        table: 'ticket_comments',
+        field: 'comments',
+        children: [{ table: 'ticket_attachments', field: 'attachments' }],
+      },
+    ],
+  },
+  product,
+  subscription: {
+    table: 'subscriptions',
+    unit: true,
+    children: [
+      { table: 'subscription_lines', field: 'lines' },
+      { table: 'subscription_orders', field: 'orders' },
+      customer('$$.date_created', 'subscription', '$$.id'),
+    ],
+  },
+  location: { table: 'locations', unit: true },
+  metadata_definition: {
+    table: 'metadata_definitions',
+    unit: true,
+    children: [{ table: 'metadata_definition_validations', field: 'validations' }],
+  },
+};
+
+/** Tables an entity's records can write, in plan order without duplicates. */
+export function planTables(entity: EntityKind): string[] {
+  const out: string[] = [];
+  const walk = (node: PlanNode) => {
+    if (!out.includes(node.table)) out.push(node.table);
+    for (const child of node.children ?? []) walk(child);
+  };
+  walk(plans[entity]);
+  return out;
+}

@@ -1,0 +1,133 @@
+import { meta } from '../columns.js';
+import type { TableDef } from '../types.js';
+
+/** Bookkeeping tables (DESIGN §3): runs, saved state, rejections, the raw landing and the file ledger. */
+
+const store = () => meta('_store', 'VARCHAR', 'Configured name of the store.');
+const syncedAt = (what = 'written') => meta('_synced_at', 'TIMESTAMPTZ', `When the row was ${what}.`);
+const runId = () => meta('_run_id', 'VARCHAR', 'Run that wrote the row (see _sync_runs).');
+
+const syncRuns: TableDef = {
+  name: '_sync_runs',
+  comment: 'One row per run of a command that writes the warehouse.',
+  key: ['_run_id'],
+  entity: 'bookkeeping',
+  columns: [
+    runId(),
+    store(),
+    meta('command', 'VARCHAR', 'Command: sync, backfill, ingest, rebuild, demo …'),
+    meta('mode', 'VARCHAR', 'incremental, full_refresh or backfill (null for commands without a mode).'),
+    meta('streams', 'VARCHAR[]', 'Streams the run covered.'),
+    meta('started_at', 'TIMESTAMPTZ', 'When the run started.'),
+    meta('finished_at', 'TIMESTAMPTZ', 'When it finished (null while running or after a crash).'),
+    meta('outcome', 'VARCHAR', 'ok, completed_with_rejections, partial or failed (null while running).'),
+    meta('counts', 'JSON', 'Rows and rejections per stream or table.'),
+    meta('requests', 'BIGINT', 'API requests sent.'),
+    meta('retries', 'BIGINT', 'Requests retried.'),
+    meta('error', 'VARCHAR', 'Why the run failed, when it did.'),
+  ],
+};
+
+const syncState: TableDef = {
+  name: '_sync_state',
+  comment: 'Saved progress per store and stream: cursors of the pass in progress and watermarks.',
+  key: ['_store', 'stream'],
+  entity: 'bookkeeping',
+  columns: [
+    store(),
+    meta('stream', 'VARCHAR', 'Stream name.'),
+    meta('state', 'JSON', 'The whole stream state (slices with their next page, watermark, pass).'),
+    meta('watermark', 'VARCHAR', 'Last day (YYYY-MM-DD) fully covered by incremental windows.'),
+    meta('last_full_scan_at', 'TIMESTAMPTZ', 'When the last full scan completed.'),
+    meta('pass_started_at', 'TIMESTAMPTZ', 'Start of the pass in progress (null when none).'),
+    meta('cursor_in_progress', 'VARCHAR', 'Next page of the first unfinished slice of the pass in progress.'),
+    meta('last_success_at', 'TIMESTAMPTZ', 'When a pass of this stream last completed.'),
+    syncedAt('saved'),
+    runId(),
+  ],
+};
+
+const rejectedRecords: TableDef = {
+  name: '_rejected_records',
+  comment: 'Records that failed validation or normalization, with the reason and the payload as received.',
+  key: ['_store', 'raw_seq', 'stream', 'reason'],
+  entity: 'bookkeeping',
+  columns: [
+    store(),
+    meta('stream', 'VARCHAR', 'Stream, or `documents` for ingested files.'),
+    meta(
+      'stage',
+      'VARCHAR',
+      'extract (API validation), parse (malformed JSON) or normalize (value not representable).',
+    ),
+    meta('key', 'VARCHAR', 'Key of the record when one could be read.'),
+    meta('reason', 'VARCHAR', 'What was wrong: field path, value, and what was expected.'),
+    meta('source', 'VARCHAR', 'Where it came from: URL path, or file:line for ingested documents.'),
+    meta('payload', 'VARCHAR', 'The record or line as received.'),
+    meta('raw_seq', 'BIGINT', 'Position in _raw_records of the document, when it was landed.'),
+    syncedAt('rejected'),
+    runId(),
+  ],
+};
+
+const rawRecords: TableDef = {
+  name: '_raw_records',
+  comment:
+    'Raw landing: every record and document as received, in arrival order, so `store-sync rebuild` ' +
+    're-derives every table without calling the API.',
+  key: ['seq'],
+  entity: 'bookkeeping',
+  columns: [
+    meta('seq', 'BIGINT', 'Arrival order across the whole warehouse.'),
+    store(),
+    meta('stream', 'VARCHAR', 'Stream, or `documents` for ingested files.'),
+    meta('entity', 'VARCHAR', 'Entity of API records (null for documents: detected on load).'),
+    meta('kind', 'VARCHAR', 'record, document, or full_scan_complete (a marker replayed by rebuild).'),
+    meta('source', 'VARCHAR', 'URL path, or file:line.'),
+    meta('payload', 'VARCHAR', 'The JSON text as received.'),
+    syncedAt('received'),
+    runId(),
+  ],
+};
+
+const ingestedFiles: TableDef = {
+  name: '_ingested_files',
+  comment: 'Ledger of ingested files: a file with the same path, size and content hash is not read again.',
+  key: ['_store', 'path'],
+  entity: 'bookkeeping',
+  columns: [
+    store(),
+    meta('path', 'VARCHAR', 'Absolute path of the file.'),
+    meta('size', 'BIGINT', 'Size in bytes.'),
+    meta('mtime', 'TIMESTAMPTZ', 'Modification time when read.'),
+    meta('sha256', 'VARCHAR', 'SHA-256 of the content (null until the file is complete).'),
+    meta('status', 'VARCHAR', 'partial (a run stopped inside it) or complete.'),
+    meta('byte_offset', 'BIGINT', 'Bytes of (decompressed) content consumed so far.'),
+    meta('line', 'BIGINT', 'Lines consumed so far.'),
+    meta('documents', 'BIGINT', 'Documents read so far.'),
+    meta('rejected', 'BIGINT', 'Documents and lines rejected so far.'),
+    syncedAt('saved'),
+    runId(),
+  ],
+};
+
+const schema: TableDef = {
+  name: '_schema',
+  comment:
+    'Fingerprint of the table registry each schema migration applied (opening an up-to-date warehouse writes nothing).',
+  key: ['fingerprint'],
+  entity: 'bookkeeping',
+  columns: [
+    meta('fingerprint', 'VARCHAR', 'Hash of the DDL and comments generated from the registry.'),
+    meta('applied_at', 'TIMESTAMPTZ', 'When the migration ran.'),
+  ],
+};
+
+export const bookkeepingTables: TableDef[] = [
+  syncRuns,
+  syncState,
+  rejectedRecords,
+  rawRecords,
+  ingestedFiles,
+  schema,
+];

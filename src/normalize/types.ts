@@ -1,0 +1,72 @@
+import type { EntityKind } from '../contracts.js';
+
+/**
+ * The table registry's vocabulary. One `TableDef` per warehouse table is the single source of the DDL,
+ * the `COMMENT ON` data dictionary, the staging (Appender) column order, docs/warehouse.md and the rows
+ * normalize produces, so a table is described in exactly one place.
+ */
+
+export const MONEY = 'DECIMAL(18,3)';
+/** The spec's request pattern `^-?\d{0,10}(?:\.\d{0,2})?$` (variant unit_cost, subscription shipping_price). */
+export const MONEY_2 = 'DECIMAL(12,2)';
+
+export type ColumnType =
+  | 'BIGINT'
+  | 'DOUBLE'
+  | 'BOOLEAN'
+  | 'VARCHAR'
+  | 'TIMESTAMPTZ'
+  | 'DATE'
+  | 'JSON'
+  | 'VARCHAR[]'
+  | 'BIGINT[]'
+  | typeof MONEY
+  | typeof MONEY_2;
+
+export const API_2023 = '2023-02-10';
+export const API_2024 = '2024-04-01';
+
+/**
+ * Where a column's value comes from, relative to the item the row is made of:
+ * - `a.b`          field `b` of object field `a` of the item;
+ * - `$.a`          field of the unit the row belongs to (the order a line belongs to, or the fulfillment a
+ *                  fulfillment line item belongs to, even inside an order document);
+ * - `$$.a`         field of the whole document (the order document a fulfillment or a customer came in);
+ * - `^.a`          field of the parent item (e.g. the line a tax line belongs to);
+ * - `#`            the item's position in its array (0-based);
+ * - `=text`        a constant;
+ * - `@api_version` the detected order shape;
+ * - `x|y`          the first of several sources that is present.
+ * An object picks a source per order shape (`default` covers the other shape and unknown shapes);
+ * a shape without an entry leaves the column NULL, never borrowing another shape's field.
+ */
+export type Source = string | { [API_2023]?: string; [API_2024]?: string; default?: string };
+
+export interface ColumnDef {
+  name: string;
+  type: ColumnType;
+  comment: string;
+  /** Omitted for bookkeeping columns that normalize does not fill. */
+  source?: Source;
+}
+
+export interface TableDef {
+  name: string;
+  comment: string;
+  /** Primary key, `_store` first. Enforced by the load's merge rather than by a DuckDB constraint. */
+  key: string[];
+  /** The table's family, for docs and for soft deletes: the entity whose full scans cover it. */
+  entity: EntityKind | 'customer' | 'bookkeeping';
+  /** The table whose rows own these (a replaced parent takes its children with it). */
+  parent?: string;
+  /**
+   * Set on tables whose rows are merged as units (documents, API records, customers): `key` names the unit's
+   * key column and `version` is the SQL over the table's columns that orders two versions (newest wins).
+   */
+  unit?: { key: string; version?: string };
+  /** For tables owned by a unit: the column that holds the owning unit's key, and that unit's table. */
+  owner?: { table: string; column: string };
+  /** Fed by full scans: carries `_deleted_at`. */
+  fullScan?: boolean;
+  columns: ColumnDef[];
+}

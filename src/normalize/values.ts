@@ -1,0 +1,208 @@
+import type { ColumnType } from './types.js';
+
+/**
+ * Value conversion with exactness: a value either becomes exactly what the column holds or is refused
+ * with a reason; nothing is rounded, truncated or coerced. Numbers that DuckDB stores as 64-bit integers
+ * (BIGINT, DECIMAL as a scaled integer, TIMESTAMPTZ as microseconds) come out as a JS number while they
+ * are safe integers and as a bigint beyond that, so the loader can write them without allocating.
+ */
+
+export class ValueError extends Error {
+  constructor(readonly expected: string) {
+    super(expected);
+  }
+}
+
+export type Int64 = number | bigint;
+
+const TWO_53 = 2 ** 53;
+
+export function toBigint(value: unknown): Int64 {
+  if (typeof value === 'number' && Number.isInteger(value)) {
+    if (Math.abs(value) < TWO_53) return value;
+    throw new ValueError('an integer within ±2^53 (JSON numbers beyond it cannot be read exactly)');
+  }
+  throw new ValueError('an integer');
+}
+
+export function toDouble(value: unknown): number {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  throw new ValueError('a number');
+}
+
+export function toBoolean(value: unknown): boolean {
+  if (typeof value === 'boolean') return value;
+  throw new ValueError('true or false');
+}
+
+export function toText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  throw new ValueError('a string');
+}
+
+export function toJsonText(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+export function toTextList(value: unknown): string {
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return JSON.stringify(value);
+  throw new ValueError('an array of strings');
+}
+
+export function toBigintList(value: unknown): string {
+  if (Array.isArray(value) && value.every((v) => typeof v === 'number' && Number.isSafeInteger(v)))
+    return JSON.stringify(value);
+  throw new ValueError('an array of integers');
+}
+
+const decimalMessages = new Map<string, string>();
+
+function decimalError(precision: number, scale: number): ValueError {
+  const key = `${precision},${scale}`;
+  let message = decimalMessages.get(key);
+  if (!message) {
+    message = `decimal text that fits DECIMAL(${key}) exactly (at most ${precision - scale} integer digits and ${scale} decimals; never rounded)`;
+    decimalMessages.set(key, message);
+  }
+  return new ValueError(message);
+}
+
+/**
+ * Decimal text ("12.50", "-0.5", ".5", "1.") as the scaled integer of DECIMAL(precision, scale).
+ * Trailing zeros beyond the scale are exact and accepted ("1.230" into 2 decimals); any other digit there,
+ * or too many integer digits, is refused.
+ */
+export function toDecimal(value: unknown, precision: number, scale: number): Int64 {
+  if (typeof value !== 'string')
+    throw new ValueError(`decimal text (a string), fitting DECIMAL(${precision},${scale})`);
+  const n = value.length;
+  let i = 0;
+  let negative = false;
+  if (n > 0 && value.charCodeAt(0) === 45) {
+    negative = true;
+    i = 1;
+  }
+  let digits = 0;
+  let intDigits = 0;
+  let acc = 0;
+  for (; i < n; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 46) break;
+    if (c < 48 || c > 57) throw decimalError(precision, scale);
+    digits++;
+    if (intDigits === 0 && c === 48) continue;
+    intDigits++;
+    acc = acc * 10 + (c - 48);
+  }
+  let fraction = 0;
+  if (i < n) {
+    for (i++; i < n; i++) {
+      const c = value.charCodeAt(i);
+      if (c < 48 || c > 57) throw decimalError(precision, scale);
+      digits++;
+      if (fraction < scale) {
+        acc = acc * 10 + (c - 48);
+        fraction++;
+      } else if (c !== 48) throw decimalError(precision, scale);
+    }
+  }
+  if (digits === 0 || intDigits > precision - scale) throw decimalError(precision, scale);
+  for (; fraction < scale; fraction++) acc *= 10;
+  // Up to 15 significant digits the float accumulation is exact; beyond, redo it in bigint.
+  if (intDigits + scale <= 15) return negative && acc !== 0 ? -acc : acc;
+  const [whole = '', decimals = ''] = value.replace('-', '').split('.');
+  const big = BigInt((whole || '0') + decimals.slice(0, scale).padEnd(scale, '0'));
+  return negative ? -big : big;
+}
+
+const TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:(Z)|([+-])(\d{2}):?(\d{2}))$/i;
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+function daysFromCivil(y: number, m: number, d: number): number {
+  const yy = m <= 2 ? y - 1 : y;
+  const era = Math.floor(yy / 400);
+  const yoe = yy - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+const timestampCache = new Map<string, Int64>();
+
+/** ISO 8601 date-time with a zone → microseconds since the epoch (UTC). */
+export function toTimestamp(value: unknown): Int64 {
+  if (typeof value !== 'string') throw new ValueError('an ISO 8601 date-time string with a zone');
+  const cached = timestampCache.get(value);
+  if (cached !== undefined) return cached;
+  const m = TIMESTAMP.exec(value);
+  if (!m) throw new ValueError('an ISO 8601 date-time with a zone, e.g. 2024-05-01T10:00:00Z');
+  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as number[] as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  const leap = month === 2 && (year % 4 !== 0 || (year % 100 === 0 && year % 400 !== 0));
+  if (
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > (leap ? 28 : DAYS_IN_MONTH[month - 1]!) ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
+  )
+    throw new ValueError('a real calendar date-time (month, day, hour, minute or second out of range)');
+  const fraction = m[7] ?? '';
+  if (/[1-9]/.test(fraction.slice(6)))
+    throw new ValueError('a date-time with at most microsecond precision (TIMESTAMPTZ would truncate it)');
+  const micros = Number(fraction.slice(0, 6).padEnd(6, '0'));
+  let offsetMinutes = 0;
+  if (!m[8] && m[9]) {
+    const oh = Number(m[10]);
+    const om = Number(m[11]);
+    if (oh > 23 || om > 59) throw new ValueError('a zone offset between -23:59 and +23:59');
+    offsetMinutes = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const seconds =
+    daysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60;
+  const total = seconds * 1e6 + micros;
+  const result: Int64 = Math.abs(total) < TWO_53 ? total : BigInt(seconds) * 1_000_000n + BigInt(micros);
+  if (timestampCache.size > 50_000) timestampCache.clear();
+  timestampCache.set(value, result);
+  return result;
+}
+
+/** The converter for a column type. The result goes straight into the column's staging buffer. */
+export function converterFor(type: ColumnType): (value: unknown) => Int64 | string | boolean | number {
+  switch (type) {
+    case 'BIGINT':
+      return toBigint;
+    case 'DOUBLE':
+      return toDouble;
+    case 'BOOLEAN':
+      return toBoolean;
+    case 'VARCHAR':
+    case 'DATE':
+      return toText;
+    case 'TIMESTAMPTZ':
+      return toTimestamp;
+    case 'JSON':
+      return toJsonText;
+    case 'VARCHAR[]':
+      return toTextList;
+    case 'BIGINT[]':
+      return toBigintList;
+    default: {
+      const m = /^DECIMAL\((\d+),(\d+)\)$/.exec(type);
+      if (!m) throw new Error(`no converter for column type ${type}`);
+      const precision = Number(m[1]);
+      const scale = Number(m[2]);
+      return (value) => toDecimal(value, precision, scale);
+    }
+  }
+}

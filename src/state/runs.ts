@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { literal } from '../load/sql.js';
+
+/** `_sync_runs`: one row a run, inserted when it starts and completed when it finishes. */
+
+export interface RunStart {
+  store: string;
+  command: string;
+  mode: string | null;
+  streams: string[];
+}
+
+export interface RunFinish {
+  outcome: 'ok' | 'completed_with_rejections' | 'partial' | 'failed' | string;
+  counts: Record<string, unknown>;
+  requests: number;
+  retries: number;
+  error?: string | null;
+}
+
+/** Sortable and readable: 20240501T100000Z-a1b2c3. */
+export function newRunId(now = new Date()): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+export function startRunSql(runId: string, run: RunStart): string {
+  const streams = `[${run.streams.map(literal).join(', ')}]::VARCHAR[]`;
+  return (
+    'INSERT INTO _sync_runs (_run_id, _store, command, mode, streams, started_at) VALUES ' +
+    `(${literal(runId)}, ${literal(run.store)}, ${literal(run.command)}, ${literal(run.mode)}, ${streams}, now())`
+  );
+}
+
+export function finishRunSql(runId: string, finish: RunFinish): string {
+  return (
+    `UPDATE _sync_runs SET finished_at = now(), outcome = ${literal(finish.outcome)}, ` +
+    `counts = ${literal(JSON.stringify(finish.counts))}::JSON, requests = ${Math.trunc(finish.requests)}, ` +
+    `retries = ${Math.trunc(finish.retries)}, error = ${literal(finish.error ?? null)} WHERE _run_id = ${literal(runId)}`
+  );
+}
