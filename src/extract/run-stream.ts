@@ -109,6 +109,7 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
   args.signal?.addEventListener('abort', stopOuter, { once: true });
   const ctx: StreamContext = {
     client: args.client,
+    mode,
     state,
     options,
     now,

@@ -217,6 +217,35 @@ describe('incremental runs', () => {
       const day = String(record['date_created']).slice(0, 10);
       assert.ok(day >= '2025-06-01' && day <= '2025-08-31', day);
     }
+    // A fulfillment-order backfill reads its windows and leaves the refresh of open ones to nightly runs.
+    const fos = new MemoryWarehouse();
+    const foBase = {
+      ...base,
+      stream: STREAMS.fulfillment_orders,
+      options: defaultStreamOptions('fulfillment_orders'),
+    };
+    const seen = await runStream({
+      ...foBase,
+      state: emptyStreamState(),
+      mode: 'incremental',
+      commit: fos.commit,
+    });
+    assert.ok(
+      Object.keys(seen.state.extra['openFulfillmentOrders'] as object).length > 0,
+      'open ones remembered',
+    );
+    s.resetStats();
+    await runStream({
+      ...foBase,
+      now: new Date(clock().getTime() + 86_400_000),
+      state: seen.state,
+      mode: 'backfill',
+      window: { from: '2025-12-01', to: '2025-12-31' },
+      commit: fos.commit,
+    });
+    assert.equal(s.stats().byRoute['GET /fulfillment-orders/{id}/'] ?? 0, 0);
+    assert.ok((s.stats().byRoute['GET /assigned-fulfillment-orders/'] ?? 0) > 0);
+
     const full = new MemoryWarehouse();
     const f = await runStream({ ...base, state, mode: 'full_refresh', commit: full.commit });
     assert.equal(f.state.watermark, '2025-12-31');

@@ -73,6 +73,8 @@ async function fetchOne(ctx: StreamContext, id: string): Promise<Outcome> {
 }
 
 async function* refreshOpen(ctx: StreamContext): AsyncGenerator<ExtractedPage> {
+  // A backfill loads a date range; keeping known records fresh is the nightly run's job.
+  if (ctx.mode === 'backfill') return;
   const due = Object.entries(openFulfillmentOrders(ctx.state))
     .filter(([, seenAt]) => seenAt < ctx.passStartedAt)
     .sort(([idA, a], [idB, b]) => (a < b ? -1 : a > b ? 1 : Number(idA) - Number(idB)))

@@ -46,6 +46,7 @@ export interface PlanInput {
 
 export interface StreamContext {
   client: ApiClient;
+  mode: SyncMode;
   /** The live state; only the driver's commit section changes it. */
   state: StreamState;
   options: StreamOptions;
