@@ -1,0 +1,150 @@
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { parseConfig } from '../src/config.js';
+import { ApiClient } from '../src/extract/index.js';
+import { openWarehouse, type Warehouse } from '../src/load/index.js';
+import type { Logger } from '../src/log.js';
+import { DEFAULT_TOKEN, startSandbox } from '../src/sandbox/index.js';
+import { captureDemoDocuments } from './demo-documents.js';
+import { exportParquet } from './export.js';
+import { ingestPaths } from './ingest.js';
+import { runSync, type SyncResult } from './sync.js';
+
+/**
+ * `store-sync demo` (what `npm start` runs): a seeded sandbox store on a free loopback port, orders created
+ * through the API in both versions and captured as documents, every stream synced, the documents ingested,
+ * Parquet exported, and a few analyst answers printed. Everything lands under data/demo/, replaced on each run.
+ */
+
+export const DEMO_SEED = 20240401;
+/** The sandbox is local, so the demo paces at 50 requests a second; a real store is paced at its 4. */
+export const DEMO_RATE = 50;
+
+export interface DemoOptions {
+  dir: string;
+  logger: Logger;
+}
+
+export interface DemoQuery {
+  title: string;
+  sql: string;
+}
+
+export const DEMO_QUERIES: DemoQuery[] = [
+  {
+    title: 'Revenue by month and currency (orders from captured documents)',
+    sql: `SELECT strftime(date_placed, '%Y-%m') AS month, currency, count(*) AS orders, sum(total_incl_tax) AS revenue
+FROM orders GROUP BY ALL ORDER BY month DESC, currency LIMIT 8`,
+  },
+  {
+    title: 'Subscriptions by status',
+    sql: `SELECT status, count(*) AS subscriptions, sum(total) AS monthly_value
+FROM subscriptions WHERE _deleted_at IS NULL GROUP BY ALL ORDER BY subscriptions DESC`,
+  },
+  {
+    title: 'Top products by units ordered',
+    sql: `SELECT product_title, sum(quantity) AS units, count(DISTINCT order_number) AS orders
+FROM order_lines GROUP BY ALL ORDER BY units DESC, product_title LIMIT 5`,
+  },
+  {
+    title: 'Fulfillment backlog by location',
+    sql: `SELECT assigned_location_name AS location, count(*) AS open_fulfillment_orders
+FROM fulfillment_orders WHERE status NOT IN ('closed', 'incomplete', 'cancelled', 'fulfilled') AND _deleted_at IS NULL
+GROUP BY ALL ORDER BY open_fulfillment_orders DESC`,
+  },
+];
+
+async function rows(warehouse: Warehouse, sql: string): Promise<{ columns: string[]; rows: unknown[][] }> {
+  return warehouse.exclusive(async () => {
+    const reader = await warehouse.connection.runAndReadAll(sql);
+    return { columns: reader.columnNames(), rows: reader.getRowsJS() as unknown[][] };
+  });
+}
+
+export interface DemoResult {
+  sync: SyncResult;
+  documents: number;
+  warehouse: string;
+  parquetDir: string;
+  tables: { table: string; rows: number }[];
+  answers: { title: string; columns: string[]; rows: unknown[][] }[];
+}
+
+export async function runDemo(options: DemoOptions): Promise<DemoResult> {
+  const { dir, logger } = options;
+  // Replace the previous demo completely, so two runs give the same warehouse.
+  await rm(dir, { recursive: true, force: true });
+  const inbox = path.join(dir, 'inbox');
+  const warehousePath = path.join(dir, 'warehouse.duckdb');
+  const parquetDir = path.join(dir, 'parquet');
+
+  const sandbox = await startSandbox({ seed: DEMO_SEED, scale: 'small', rateLimit: DEMO_RATE });
+  logger.info('demo.sandbox', { baseUrl: sandbox.baseUrl, seed: DEMO_SEED });
+  try {
+    const client = new ApiClient({
+      baseUrl: sandbox.baseUrl,
+      token: DEFAULT_TOKEN,
+      rateLimit: DEMO_RATE,
+      logger,
+    });
+    let documents: number;
+    try {
+      documents = (await captureDemoDocuments(client, inbox, new Date(), logger)).documents;
+    } finally {
+      await client.close();
+    }
+    const config = parseConfig(
+      {
+        warehouse: warehousePath,
+        parquetDir,
+        rateLimit: DEMO_RATE,
+        stores: [{ name: 'demo', baseUrl: sandbox.baseUrl, tokenEnv: 'STORE_SYNC_DEMO_TOKEN' }],
+      },
+      'the demo',
+      process.cwd(),
+    );
+    const warehouse = await openWarehouse(warehousePath, { logger });
+    try {
+      const sync = await runSync({
+        config,
+        store: config.stores[0]!,
+        streams: null,
+        mode: 'incremental',
+        logger,
+        token: DEFAULT_TOKEN,
+        warehouse,
+      });
+      const runId = await warehouse.startRun({
+        store: 'demo',
+        command: 'ingest',
+        mode: null,
+        streams: ['documents'],
+      });
+      const ingest = await ingestPaths(warehouse, [inbox], { store: 'demo', runId, logger });
+      await warehouse.finishRun(runId, {
+        outcome: ingest.rejections > 0 ? 'completed_with_rejections' : 'ok',
+        counts: { documents: ingest.documents, rows: ingest.rows, rejections: ingest.rejections },
+        requests: 0,
+        retries: 0,
+      });
+      await exportParquet(warehouse, parquetDir, {});
+      const tableList = await rows(
+        warehouse,
+        `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT internal AND table_name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY table_name`,
+      );
+      const tables: { table: string; rows: number }[] = [];
+      for (const [name] of tableList.rows) {
+        const count = await rows(warehouse, `SELECT count(*) FROM "${String(name)}"`);
+        tables.push({ table: String(name), rows: Number(count.rows[0]?.[0] ?? 0) });
+      }
+      const answers = [];
+      for (const query of DEMO_QUERIES)
+        answers.push({ title: query.title, ...(await rows(warehouse, query.sql)) });
+      return { sync, documents, warehouse: warehousePath, parquetDir, tables, answers };
+    } finally {
+      await warehouse.close();
+    }
+  } finally {
+    await sandbox.close();
+  }
+}

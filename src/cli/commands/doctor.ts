@@ -1,0 +1,206 @@
+import { access, constants } from 'node:fs/promises';
+import path from 'node:path';
+import type { CommandModule } from 'yargs';
+import { readToken, type StoreConfig, type SyncConfig } from '../../config.js';
+import { asStoreSyncError } from '../../errors.js';
+import { ApiClient, parseBaseUrl, probeStreamAccess, STREAMS } from '../../extract/index.js';
+import { openWarehouse, tableDefinitions } from '../../load/index.js';
+import { type JobArgs, resolveJob, selectStores, withJobOptions } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+
+/**
+ * `store-sync doctor`: a checklist of everything a sync needs, each failure with the fix. It reads only:
+ * one cheap request per stream, and the warehouse opened read-only.
+ */
+
+interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  fix?: string;
+}
+
+async function storeChecks(store: StoreConfig): Promise<Check[]> {
+  const checks: Check[] = [];
+  const label = `store ${store.name}`;
+  try {
+    const url = parseBaseUrl(store.baseUrl);
+    checks.push({
+      name: `${label}: base URL`,
+      ok: true,
+      detail: `${url.origin}${url.pathname} (${url.protocol === 'https:' ? 'TLS' : 'loopback, plain http allowed'})`,
+    });
+  } catch (error) {
+    checks.push({
+      name: `${label}: base URL`,
+      ok: false,
+      detail: asStoreSyncError(error).message,
+      fix: 'use https, or http only to 127.0.0.1/localhost',
+    });
+    return checks;
+  }
+  let token: string;
+  try {
+    token = readToken(store);
+    checks.push({ name: `${label}: token`, ok: true, detail: `read from $${store.tokenEnv}` });
+  } catch (error) {
+    checks.push({
+      name: `${label}: token`,
+      ok: false,
+      detail: asStoreSyncError(error).message,
+      fix: `export ${store.tokenEnv}=<the store's API access token>`,
+    });
+    return checks;
+  }
+  const client = new ApiClient({
+    baseUrl: store.baseUrl,
+    token,
+    rateLimit: store.rateLimit,
+    retry: { maxRetries: 1 },
+    timeouts: { connectMs: 5000, headersMs: 10_000, bodyMs: 10_000 },
+  });
+  try {
+    const enabled = Object.values(STREAMS).filter((s) => store.streams[s.name].enabled);
+    const result = await probeStreamAccess(client, enabled);
+    checks.push({
+      name: `${label}: reachable and token accepted`,
+      ok: true,
+      detail: `${client.stats.requests} requests answered`,
+    });
+    for (const stream of result.readable)
+      checks.push({
+        name: `${label}: stream ${stream.name}`,
+        ok: true,
+        detail: `scope ${stream.scopes.join(' or ')} granted`,
+      });
+    for (const denied of result.denied) {
+      checks.push({
+        name: `${label}: stream ${denied.stream}`,
+        ok: false,
+        detail: 'the token lacks the scope',
+        fix: `grant ${denied.scopes.join(' or ')} to the token, or disable the stream in the config`,
+      });
+    }
+  } catch (error) {
+    const failure = asStoreSyncError(error);
+    const fix =
+      failure.code === 'http_unauthorized'
+        ? `the token in $${store.tokenEnv} is wrong or expired: create a new one in the store's API access settings`
+        : failure.code === 'network' || failure.code === 'timeout' || failure.code === 'retries_exhausted'
+          ? `check that ${store.baseUrl} is the store's API root and reachable from this machine`
+          : undefined;
+    checks.push({
+      name: `${label}: reachable and token accepted`,
+      ok: false,
+      detail: failure.message,
+      ...(fix ? { fix } : {}),
+    });
+  } finally {
+    await client.close();
+  }
+  return checks;
+}
+
+async function warehouseChecks(config: SyncConfig): Promise<Check[]> {
+  const folder = path.dirname(config.warehouse);
+  try {
+    await access(folder, constants.W_OK);
+  } catch {
+    return [
+      {
+        name: 'warehouse folder',
+        ok: false,
+        detail: `${folder} does not exist or is not writable`,
+        fix: `mkdir -p ${folder}, or point "warehouse" elsewhere`,
+      },
+    ];
+  }
+  const checks: Check[] = [{ name: 'warehouse folder', ok: true, detail: `${folder} is writable` }];
+  try {
+    await access(config.warehouse);
+  } catch {
+    checks.push({
+      name: 'warehouse file',
+      ok: true,
+      detail: `${config.warehouse} will be created by the first sync`,
+    });
+    return checks;
+  }
+  try {
+    const warehouse = await openWarehouse(config.warehouse, { readOnly: true });
+    try {
+      const missing: string[] = [];
+      let rows = 0;
+      for (const table of tableDefinitions) {
+        try {
+          // Reading every table makes DuckDB verify the checksum of each block it reads.
+          const reader = await warehouse.connection.runAndReadAll(`SELECT count(*) FROM "${table.name}"`);
+          rows += Number(reader.getRows()[0]?.[0] ?? 0);
+        } catch {
+          missing.push(table.name);
+        }
+      }
+      checks.push(
+        missing.length === 0
+          ? {
+              name: 'warehouse integrity',
+              ok: true,
+              detail: `${tableDefinitions.length} tables readable, ${rows} rows`,
+            }
+          : {
+              name: 'warehouse integrity',
+              ok: false,
+              detail: `unreadable or missing tables: ${missing.join(', ')}`,
+              fix: 'run store-sync sync once to create them, or store-sync rebuild',
+            },
+      );
+    } finally {
+      await warehouse.close();
+    }
+  } catch (error) {
+    checks.push({
+      name: 'warehouse integrity',
+      ok: false,
+      detail: asStoreSyncError(error).message,
+      fix: 'wait for the running sync to finish, or restore the file from a backup',
+    });
+  }
+  return checks;
+}
+
+export const doctorCommand: CommandModule<object, JobArgs> = {
+  command: 'doctor',
+  describe: 'Check the config, connectivity, TLS, token scopes per stream and the warehouse; print fixes',
+  builder: (yargs) => withJobOptions(yargs) as never,
+  handler: async (args) => {
+    const checks: Check[] = [];
+    let config: SyncConfig | null = null;
+    try {
+      config = await resolveJob(args, { needsApi: true });
+      checks.push({
+        name: 'config',
+        ok: true,
+        detail: `${config.stores.length} store(s), warehouse ${config.warehouse}`,
+      });
+    } catch (error) {
+      checks.push({
+        name: 'config',
+        ok: false,
+        detail: asStoreSyncError(error).message,
+        fix: 'see docs/configuration.md',
+      });
+    }
+    if (config) {
+      for (const store of selectStores(config, args.store))
+        checks.push(...(await storeChecks(store)));
+      checks.push(...(await warehouseChecks(config)));
+    }
+    for (const check of checks) {
+      process.stdout.write(`${check.ok ? '[ok]  ' : '[FAIL]'} ${check.name}: ${check.detail}\n`);
+      if (!check.ok && check.fix) process.stdout.write(`       fix: ${check.fix}\n`);
+    }
+    const failed = checks.filter((c) => !c.ok).length;
+    process.stdout.write(failed === 0 ? 'all checks passed\n' : `${failed} check(s) failed\n`);
+    process.exitCode = failed === 0 ? EXIT.OK : config ? EXIT.FAILED : EXIT.USAGE;
+  },
+};
