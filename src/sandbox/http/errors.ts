@@ -37,20 +37,28 @@ export class HttpError extends Error {
   }
 }
 
-/** Turns zod issues into field problems; `prefix` names where the input came from when paths are empty. */
-export function fieldProblems(error: z.ZodError, prefix = 'body'): FieldProblem[] {
+/**
+ * Turns zod issues into field problems. Body fields are dotted paths (`lines.0.quantity`); a query
+ * parameter is named as the client wrote it (`status`, not `status.0` for the first value of a list).
+ */
+export function fieldProblems(error: z.ZodError, source: 'body' | 'query' = 'body'): FieldProblem[] {
   return error.issues.flatMap((issue) => {
     const path = issue.path.map(String);
+    const name = (parts: string[]) => (source === 'query' ? parts.slice(0, 1) : parts).join('.') || source;
     // An unknown key is a problem with that key, so name it rather than its parent object.
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ field: [...path, key].join('.'), message: 'unknown field' }));
+      return issue.keys.map((key) => ({ field: name([...path, key]), message: 'unknown field' }));
     }
-    return [{ field: path.length ? path.join('.') : prefix, message: issue.message }];
+    return [{ field: name(path), message: issue.message }];
   });
 }
 
-export function validationError(what: string, error: z.ZodError, prefix?: string): HttpError {
-  const fields = fieldProblems(error, prefix);
+export function validationError(
+  what: string,
+  error: z.ZodError,
+  source: 'body' | 'query' = 'body',
+): HttpError {
+  const fields = fieldProblems(error, source);
   const names = [...new Set(fields.map((f) => f.field))].join(', ');
   return new HttpError(400, 'validation_error', `Invalid ${what}: check ${names}.`, fields);
 }
