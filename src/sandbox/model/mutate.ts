@@ -20,7 +20,15 @@ type Resource = 'subscriptions' | 'products' | 'fulfillment_orders' | 'locations
 
 class Changes {
   readonly summary: MutationSummary = { created: {}, changed: {}, removed: {} };
+  private readonly touched = new Set<string>();
+
+  /** Whether a record already changed in this plan (it is not picked for a second change). */
+  has(resource: Resource, id: number): boolean {
+    return this.touched.has(`${resource}:${id}`);
+  }
+
   note(kind: keyof MutationSummary, resource: Resource, id: number): void {
+    this.touched.add(`${resource}:${id}`);
     const ids = this.summary[kind][resource] ?? [];
     ids.push(id);
     this.summary[kind][resource] = ids;
@@ -41,7 +49,8 @@ function choose<T>(
 
 /**
  * Applies a mutation plan (change between syncs): everything is dated by the clock and chosen by
- * `plan.seed`, so the same plan on the same store changes the same records. Returns the ids touched.
+ * `plan.seed`, so the same plan on the same store changes the same records. Changes and removals pick
+ * among records that existed before the plan; creations come last. Returns the ids touched.
  */
 export function applyMutations(parts: StoreParts, plan: MutationPlan): MutationSummary {
   const rng = rngFor(parts.seed, 'mutate', hash32(plan.seed ?? 0));
@@ -89,6 +98,51 @@ function mutateSubscriptions(
 ): void {
   const { book } = parts;
   const today = dayNumber(nowMs);
+  const untouched = (s: Subscription) => !changes.has('subscriptions', s.id);
+  const live = (s: Subscription) => s.status !== 'canceled' && untouched(s);
+  for (const s of choose(rng, book.items, plan.cancelSubscriptions, live)) {
+    const { reason, message } = drawCancelReason(rng);
+    const next = {
+      ...s,
+      status: 'canceled',
+      cancel_reason: reason,
+      cancel_reason_other_message: message,
+      next_renewal_date: null,
+    };
+    publish(parts, next, { ...book.factsOf(s), cancelDay: today, nextRenewalDay: null }, changes);
+  }
+  const failing = (s: Subscription) => (s.status === 'past_due' || s.status === 'retrying') && untouched(s);
+  for (const s of choose(rng, book.items, plan.recoverSubscriptions, failing)) {
+    const f = book.factsOf(s);
+    const added = withNewOrder(parts, s, f);
+    const unit = f.intervalUnit;
+    const nextRenewal = addInterval(nowMs, unit, s.interval_count ?? 1);
+    const next = {
+      ...s,
+      status: 'active',
+      orders: added.orders,
+      num_orders: added.num_orders,
+      next_renewal_date: iso(nextRenewal),
+    };
+    const facts = {
+      ...f,
+      extraOrders: added.extraOrders,
+      recoveryDay: today,
+      recoverySource: drawRecoverySource(rng),
+      nextRenewalDay: dayNumber(nextRenewal),
+    };
+    publish(parts, next, facts, changes);
+  }
+  for (const s of choose(
+    rng,
+    book.items,
+    plan.failSubscriptions,
+    (x) => x.status === 'active' && untouched(x),
+  )) {
+    const retry = nowMs + rng.int(1, 3) * DAY_MS;
+    const next = { ...s, status: rng.chance(0.5) ? 'past_due' : 'retrying', next_renewal_date: iso(retry) };
+    publish(parts, next, { ...book.factsOf(s), nextRenewalDay: dayNumber(retry) }, changes);
+  }
   for (let i = 0; i < (plan.createSubscriptions ?? 0); i++) {
     const basics = draftSubscriptionBasics(rng, parts.subscriptionDraft, nowMs);
     const id = parts.ids.subscription.next();
@@ -144,45 +198,6 @@ function mutateSubscriptions(
     );
     changes.note('created', 'subscriptions', id);
   }
-  const live = (s: Subscription) => s.status !== 'canceled';
-  for (const s of choose(rng, book.items, plan.cancelSubscriptions, live)) {
-    const { reason, message } = drawCancelReason(rng);
-    const next = {
-      ...s,
-      status: 'canceled',
-      cancel_reason: reason,
-      cancel_reason_other_message: message,
-      next_renewal_date: null,
-    };
-    publish(parts, next, { ...book.factsOf(s), cancelDay: today, nextRenewalDay: null }, changes);
-  }
-  const failing = (s: Subscription) => s.status === 'past_due' || s.status === 'retrying';
-  for (const s of choose(rng, book.items, plan.recoverSubscriptions, failing)) {
-    const f = book.factsOf(s);
-    const added = withNewOrder(parts, s, f);
-    const unit = f.intervalUnit;
-    const nextRenewal = addInterval(nowMs, unit, s.interval_count ?? 1);
-    const next = {
-      ...s,
-      status: 'active',
-      orders: added.orders,
-      num_orders: added.num_orders,
-      next_renewal_date: iso(nextRenewal),
-    };
-    const facts = {
-      ...f,
-      extraOrders: added.extraOrders,
-      recoveryDay: today,
-      recoverySource: drawRecoverySource(rng),
-      nextRenewalDay: dayNumber(nextRenewal),
-    };
-    publish(parts, next, facts, changes);
-  }
-  for (const s of choose(rng, book.items, plan.failSubscriptions, (x) => x.status === 'active')) {
-    const retry = nowMs + rng.int(1, 3) * DAY_MS;
-    const next = { ...s, status: rng.chance(0.5) ? 'past_due' : 'retrying', next_renewal_date: iso(retry) };
-    publish(parts, next, { ...book.factsOf(s), nextRenewalDay: dayNumber(retry) }, changes);
-  }
 }
 
 function mutateProducts(
@@ -193,6 +208,14 @@ function mutateProducts(
   changes: Changes,
 ): void {
   const { catalogue } = parts;
+  for (const p of choose(rng, catalogue.items, plan.updateProducts, () => true)) {
+    catalogue.replace(editedProduct(p, rng, nowMs));
+    changes.note('changed', 'products', p.id);
+  }
+  for (const p of choose(rng, catalogue.items, plan.removeProducts, (x) => !changes.has('products', x.id))) {
+    catalogue.remove(p.id);
+    changes.note('removed', 'products', p.id);
+  }
   for (let i = 0; i < (plan.createProducts ?? 0); i++) {
     const id = parts.ids.product.next();
     const ctx = {
@@ -212,32 +235,10 @@ function mutateProducts(
     catalogue.add(product, hidden);
     changes.note('created', 'products', id);
   }
-  for (const p of choose(rng, catalogue.items, plan.updateProducts, () => true)) {
-    catalogue.replace(editedProduct(p, rng, nowMs));
-    changes.note('changed', 'products', p.id);
-  }
-  for (const p of choose(rng, catalogue.items, plan.removeProducts, () => true)) {
-    catalogue.remove(p.id);
-    changes.note('removed', 'products', p.id);
-  }
 }
 
 function mutateFulfillmentOrders(parts: StoreParts, plan: MutationPlan, rng: Rng, changes: Changes): void {
   const { fulfillmentOrders: fos, locations, catalogue } = parts;
-  // A new fulfillment order comes with the new order that needs shipping.
-  const shippable = catalogue.items.filter((p) => p.variants?.some((v) => v.requires_shipping));
-  for (let i = 0; i < (plan.createFulfillmentOrders ?? 0) && shippable.length > 0; i++) {
-    const customer = rng.pick(parts.customers);
-    const product = rng.pick(shippable);
-    parts.orders.create2024({
-      lines: [{ product_id: product.id, quantity: rng.int(1, 3) }],
-      currency: customer.region.currency,
-      user: { email: customer.user.email },
-      use_default_shipping_address: true,
-      use_default_billing_address: true,
-      payment_method: 'card_token',
-    });
-  }
   for (const fo of choose(
     rng,
     fos.items,
@@ -251,13 +252,40 @@ function mutateFulfillmentOrders(parts: StoreParts, plan: MutationPlan, rng: Rng
     changes.note('changed', 'fulfillment_orders', fo.id);
     changes.note('created', 'fulfillment_orders', moved.id);
   }
-  for (const fo of choose(rng, fos.items, plan.closeFulfillmentOrders, (x) => x.status === 'processing')) {
+  for (const fo of choose(
+    rng,
+    fos.items,
+    plan.closeFulfillmentOrders,
+    (x) => x.status === 'processing' && !changes.has('fulfillment_orders', x.id),
+  )) {
     fos.close(fo.id, { message: 'Closed by the sandbox mutation plan' });
     changes.note('changed', 'fulfillment_orders', fo.id);
+  }
+  // A new fulfillment order comes with the new order that needs shipping.
+  const shippable = catalogue.items.filter(
+    (p) => p.variants?.[0]?.requires_shipping && !catalogue.hiddenOf(p).isGiftCard,
+  );
+  for (let i = 0; i < (plan.createFulfillmentOrders ?? 0) && shippable.length > 0; i++) {
+    const customer = rng.pick(parts.customers);
+    const product = rng.pick(shippable);
+    parts.orders.create2024({
+      lines: [{ product_id: product.id, quantity: rng.int(1, 3) }],
+      currency: customer.region.currency,
+      user: { email: customer.user.email },
+      use_default_shipping_address: true,
+      use_default_billing_address: true,
+      payment_method: 'card_token',
+    });
   }
 }
 
 function mutateLocations(parts: StoreParts, plan: MutationPlan, rng: Rng, changes: Changes): void {
+  // The store always keeps at least one location to ship from.
+  const removable = Math.min(plan.removeLocations ?? 0, parts.locations.items.length - 1);
+  for (const location of choose(rng, parts.locations.items, removable, () => true)) {
+    parts.locations.remove(location.id);
+    changes.note('removed', 'locations', location.id);
+  }
   for (let i = 0; i < (plan.createLocations ?? 0); i++) {
     const region = rng.pick(REGIONS);
     const location = parts.locations.create({
@@ -272,11 +300,5 @@ function mutateLocations(parts: StoreParts, plan: MutationPlan, rng: Rng, change
       name: `${region.city} Pop-up`,
     });
     changes.note('created', 'locations', location.id);
-  }
-  // The store always keeps at least one location to ship from.
-  const removable = Math.min(plan.removeLocations ?? 0, parts.locations.items.length - 1);
-  for (const location of choose(rng, parts.locations.items, removable, () => true)) {
-    parts.locations.remove(location.id);
-    changes.note('removed', 'locations', location.id);
   }
 }

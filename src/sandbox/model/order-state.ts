@@ -60,6 +60,8 @@ export interface DiscountState {
   name: string;
   description: string;
   amount: number;
+  /** Lines the discount applies to (an upsell offer covers its own line); all discountable lines when absent. */
+  lineIds?: number[];
   voucher?: { code: string; name: string; startMs: number; endMs: number };
 }
 
@@ -206,30 +208,27 @@ export function newLine(
   };
 }
 
-/** Spreads the order's discounts over its discountable lines in proportion to their value. */
+/** Spreads each discount over the discountable lines it covers, in proportion to their value. */
 export function applyDiscounts(order: OrderState): void {
   const discountable = order.lines.filter(
     (l) => !l.source.isGiftCard && l.source.product.is_discountable !== false,
   );
   for (const line of order.lines) line.discount = 0;
-  if (discountable.length === 0) {
-    order.vouchers = [];
-    order.offers = [];
-    return;
+  for (const d of [...order.vouchers, ...order.offers]) {
+    const lines = d.lineIds ? discountable.filter((l) => d.lineIds!.includes(l.id)) : discountable;
+    const room = lines.reduce((sum, l) => sum + lineGross(l) - l.discount, 0);
+    d.amount = Math.min(d.amount, room);
+    const shares = allocate(
+      d.amount,
+      lines.map((l) => lineGross(l) - l.discount),
+    );
+    lines.forEach((line, i) => {
+      line.discount += shares[i]!;
+    });
   }
-  const subtotal = discountable.reduce((sum, l) => sum + l.unitPrice * l.quantity, 0);
-  for (const d of [...order.vouchers, ...order.offers]) d.amount = Math.min(d.amount, subtotal);
-  const total = Math.min(
-    subtotal,
-    [...order.vouchers, ...order.offers].reduce((sum, d) => sum + d.amount, 0),
-  );
-  const shares = allocate(
-    total,
-    discountable.map((l) => l.unitPrice * l.quantity),
-  );
-  discountable.forEach((line, i) => {
-    line.discount = shares[i]!;
-  });
+  // A discount with nothing left to reduce is not shown at all.
+  order.vouchers = order.vouchers.filter((d) => d.amount > 0);
+  order.offers = order.offers.filter((d) => d.amount > 0);
 }
 
 export const lineGross = (l: LineState) => l.unitPrice * l.quantity;
