@@ -262,7 +262,9 @@ function settle(world: OrderWorld, order: OrderState, rng: Rng, ids: IdSource): 
     order.fulfillmentStatus = 'unfulfilled';
   } else if (age <= 2 * DAY_MS || rng.chance(0.04)) {
     order.fulfillmentStatus =
-      age <= 2 * DAY_MS ? rng.pick(['unfulfilled', 'on_hold']) : rng.pick(['on_hold', 'rejected']);
+      age <= 2 * DAY_MS
+        ? rng.pick(['unfulfilled', 'unfulfilled', 'processing', 'on_hold'])
+        : rng.pick(['on_hold', 'rejected']);
   } else {
     const stocked = shippable[0]!.source.variant.stockrecords?.[0]?.location_id ?? 1;
     const location = world.seededLocations[stocked - 1] ?? world.seededLocations[0]!;
