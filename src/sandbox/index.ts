@@ -61,6 +61,14 @@ function checkNumber(name: string, value: number, min: number, integer: boolean)
   return value;
 }
 
+function listenHint(error: NodeJS.ErrnoException): string {
+  if (error.code === 'EADDRINUSE') return 'the port is in use; choose another --port, or 0 for a free one';
+  if (error.code === 'EACCES')
+    return 'permission denied; ports below 1024 need privileges, choose another --port';
+  if (error.code === 'EADDRNOTAVAIL') return 'this machine has no such address; check --host';
+  return error.code ?? error.message;
+}
+
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const host = options.host ?? '127.0.0.1';
   const port = checkNumber('port', options.port ?? 0, 0, true);
@@ -85,13 +93,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(
-        new StoreSyncError(
-          ERROR_CODES.USAGE,
-          `cannot listen on ${host}:${port}: ${error.code ?? error.message}`,
-          {
-            cause: error,
-          },
-        ),
+        new StoreSyncError(ERROR_CODES.USAGE, `cannot listen on ${host}:${port}: ${listenHint(error)}`, {
+          cause: error,
+        }),
       ),
     );
     server.listen(port, host, () => resolve());
