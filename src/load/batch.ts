@@ -1,17 +1,18 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBTimestampTZValue, LIST, VARCHAR } from '@duckdb/node-api';
 import type { EntityKind } from '../contracts.js';
 import { NormalizeError, type Normalizer, TableRows, tableDef } from '../normalize/index.js';
 import { ChunkAppender } from './chunks.js';
+import { CODEC, encodeBlock, type LandedRecord } from './landing.js';
 import { pickWinnersSql, type RowMeta, replaceSql } from './merge.js';
 import { literal, stagingTable, timestampLiteral } from './sql.js';
 
 /**
- * The work of one transaction: records are landed raw, normalized into the staging tables through the
- * Appender, and merged into the warehouse tables when the batch finishes. The caller owns BEGIN/COMMIT
- * (see Warehouse.transaction) so that state, ledger rows and soft deletes join the same commit.
+ * The work of one transaction, built in memory first: records are landed raw and normalized into
+ * columnar buffers with no DuckDB call, so the next batch can be parsed while DuckDB merges the previous
+ * one. `write` then runs inside the warehouse's transaction: every buffer goes through the Appender into
+ * the staging tables (and the raw landing and rejections straight into theirs) and the staged units are
+ * merged into the warehouse tables.
  */
-
-const FLUSH_ROWS = 2048;
 
 export interface BatchMeta {
   store: string;
@@ -38,20 +39,21 @@ export interface BatchCounts {
 
 export class Batch {
   readonly counts: BatchCounts = { records: 0, rows: 0, rejections: 0 };
-  private readonly raw = new TableRows('_raw_records', tableDef('_raw_records').columns);
+  private readonly landed: LandedRecord[] = [];
   private readonly rejected = new TableRows('_rejected_records', tableDef('_rejected_records').columns);
-  private readonly appenders = new Map<string, ChunkAppender>();
-  private readonly staged = new Set<string>();
   private readonly syncedMicros: number;
   readonly rowMeta: RowMeta;
+  /** Statements to run in the same transaction after the merge (state, ledger, soft deletes). */
+  readonly after: string[] = [];
+  readonly firstSeq: number;
 
   constructor(
-    private readonly connection: DuckDBConnection,
-    private readonly normalizer: Normalizer,
+    readonly normalizer: Normalizer,
     readonly meta: BatchMeta,
     /** The next raw landing sequence number; advanced as records land. */
     public nextSeq: number,
   ) {
+    this.firstSeq = nextSeq;
     this.syncedMicros = meta.syncedAtMs * 1000;
     this.rowMeta = {
       store: literal(meta.store),
@@ -60,27 +62,25 @@ export class Batch {
     };
   }
 
-  /** Appends to the raw landing and returns the record's sequence number. */
+  /**
+   * Appends to the raw landing; the returned record carries its sequence number. `entity` is the API
+   * entity of records, and for unreadable pieces the reason they could not be read.
+   */
   land(
     stream: string,
-    entity: EntityKind | null,
+    entity: string | null,
     kind: string,
     source: string | null,
-    payload: string,
-  ): number {
-    const seq = this.nextSeq++;
-    const r = this.raw;
-    const row = r.addRow();
-    r.setInt64(0, row, seq);
-    r.setText(1, row, this.meta.store);
-    r.setText(2, row, stream);
-    if (entity) r.setText(3, row, entity);
-    r.setText(4, row, kind);
-    if (source !== null) r.setText(5, row, source);
-    r.setText(6, row, payload);
-    r.setInt64(7, row, this.syncedMicros);
-    r.setText(8, row, this.meta.runId);
-    return seq;
+    text: string,
+  ): LandedRecord {
+    const record = { seq: this.nextSeq++, kind, stream, entity, source, text };
+    this.landed.push(record);
+    return record;
+  }
+
+  /** Records landed so far, and their characters (for batch sizing). */
+  get landedCount(): number {
+    return this.landed.length;
   }
 
   /** Normalizes one record into staging; a value that cannot be stored exactly becomes a rejection. */
@@ -117,64 +117,73 @@ export class Batch {
     this.counts.rejections++;
   }
 
-  /** Moves full buffers into DuckDB; call between records to keep memory flat. */
-  async flush(all = false): Promise<void> {
-    const threshold = all ? 1 : FLUSH_ROWS;
+  /** Appends every buffer through the Appender and merges the staged units (inside a transaction). */
+  async write(connection: DuckDBConnection): Promise<BatchCounts> {
+    const staged = new Set<string>();
     for (const rows of this.normalizer.tables.values()) {
-      if (rows.length < threshold) continue;
-      await this.appendRows(`stg_${rows.name}`, rows, 'temp');
-      this.staged.add(rows.name);
+      if (rows.length === 0) continue;
+      await appendAll(connection, `stg_${rows.name}`, rows, 'temp');
+      staged.add(rows.name);
       this.counts.rows += rows.length;
-      rows.clear();
     }
-    for (const rows of [this.raw, this.rejected]) {
-      if (rows.length < threshold) continue;
-      await this.appendRows(rows.name, rows, null);
-      rows.clear();
-    }
-  }
-
-  /** Flushes everything, merges the staged units into their tables and empties staging. */
-  async merge(): Promise<BatchCounts> {
-    await this.flush(true);
-    for (const appender of this.appenders.values()) appender.close();
-    this.appenders.clear();
-    for (const table of this.staged) {
+    if (this.rejected.length) await appendAll(connection, this.rejected.name, this.rejected, null);
+    if (this.landed.length) await this.writeLanding(connection);
+    for (const table of staged) {
       if (!tableDef(table).unit) continue;
-      const picked = await this.connection.run(pickWinnersSql(table, this.rowMeta));
-      await this.connection.run(replaceSql(table, this.rowMeta, picked.rowsChanged > 0, this.staged));
+      const picked = await connection.run(pickWinnersSql(table, this.rowMeta));
+      await connection.run(replaceSql(table, this.rowMeta, picked.rowsChanged > 0, staged));
     }
-    if (this.staged.size) {
-      await this.connection.run([...this.staged].map((t) => `TRUNCATE ${stagingTable(t)}`).join(';\n'));
-    }
-    this.staged.clear();
+    const truncate = [...staged].map((t) => `TRUNCATE ${stagingTable(t)}`);
+    const statements = [...truncate, ...this.after];
+    if (statements.length) await connection.run(statements.join(';\n'));
     return this.counts;
   }
 
-  /** Drops whatever was buffered (after a rollback). */
-  discard(): void {
-    for (const appender of this.appenders.values()) {
-      try {
-        appender.close();
-      } catch {
-        // The transaction is being rolled back; a failing close changes nothing.
-      }
-    }
-    this.appenders.clear();
+  /** Empties the buffers so the normalizer can serve the next batch. */
+  release(): void {
     this.normalizer.clear();
-    this.raw.clear();
+    this.landed.length = 0;
     this.rejected.clear();
-    this.staged.clear();
   }
 
-  /** `catalog` null is the warehouse file itself (DuckDB names that catalog after the file). */
-  private async appendRows(table: string, rows: TableRows, catalog: 'temp' | null): Promise<void> {
-    let appender = this.appenders.get(table);
-    if (!appender) {
-      const columns = rows.columns.map((c) => c.type);
-      appender = await ChunkAppender.open(this.connection, table, columns, 'main', catalog ?? undefined);
-      this.appenders.set(table, appender);
+  private async writeLanding(connection: DuckDBConnection): Promise<void> {
+    const payload = await encodeBlock(this.landed);
+    const streams = [...new Set(this.landed.map((r) => r.stream))];
+    const appender = await connection.createAppender('_raw_landing');
+    try {
+      appender.appendBigInt(BigInt(this.landed[0]!.seq));
+      appender.appendBigInt(BigInt(this.landed.at(-1)!.seq));
+      appender.appendVarchar(this.meta.store);
+      appender.appendBigInt(BigInt(this.landed.length));
+      appender.appendList(streams, LIST(VARCHAR));
+      appender.appendVarchar(CODEC);
+      appender.appendBlob(payload);
+      appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(this.syncedMicros)));
+      appender.appendVarchar(this.meta.runId);
+      appender.endRow();
+    } finally {
+      appender.closeSync();
     }
+  }
+}
+
+/** `catalog` null is the warehouse file itself (DuckDB names that catalog after the file). */
+async function appendAll(
+  connection: DuckDBConnection,
+  table: string,
+  rows: TableRows,
+  catalog: 'temp' | null,
+) {
+  const appender = await ChunkAppender.open(
+    connection,
+    table,
+    rows.columns.map((c) => c.type),
+    'main',
+    catalog ?? undefined,
+  );
+  try {
     appender.append(rows);
+  } finally {
+    appender.close();
   }
 }

@@ -3,4 +3,4 @@
 export { tableDefinitions } from '../normalize/index.js';
 export { Batch, type BatchCounts, type BatchMeta, type RejectionRow } from './batch.js';
 export { commentSql, createTableSql, schemaFingerprint } from './ddl.js';
-export { openWarehouse, Warehouse, type WarehouseOptions } from './warehouse.js';
+export { openWarehouse, Transaction, Warehouse, type WarehouseOptions } from './warehouse.js';

@@ -3,7 +3,7 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { PageCommit, StreamState } from '../contracts.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import { detectOrderShape, Normalizer, planTables, tableDef } from '../normalize/index.js';
+import { Normalizer, planTables, tableDef } from '../normalize/index.js';
 import {
   finishRunSql,
   listStates,
@@ -15,16 +15,17 @@ import {
   startRunSql,
   writeStateSql,
 } from '../state/index.js';
-import { Batch, type BatchMeta } from './batch.js';
+import { Batch, type BatchCounts, type BatchMeta } from './batch.js';
 import { createStagingTables, migrate } from './ddl.js';
+import { KIND, loadRecord } from './documents.js';
 import { fullScanSql } from './merge.js';
 import { type OpenOptions, openInstance } from './open.js';
 import { literal } from './sql.js';
 
 /**
- * The warehouse: one DuckDB file, one writer. Every write goes through `transaction`, which serializes
- * callers (streams may commit pages concurrently) and commits a batch's rows, rejections, raw landing and
- * state together or not at all.
+ * The warehouse: one DuckDB file, one writer. Writes are batches (see batch.ts) built in memory and
+ * committed by `commit`, which serializes callers (streams may commit pages concurrently) and writes a
+ * batch's rows, rejections, raw landing and state together or not at all.
  */
 
 export interface WarehouseOptions extends OpenOptions {
@@ -33,7 +34,9 @@ export interface WarehouseOptions extends OpenOptions {
 
 export class Warehouse {
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly normalizer = new Normalizer();
+  /** Normalizers not in use: each batch being built needs its own buffers. */
+  private readonly idleNormalizers: Normalizer[] = [];
+  private lastBatch: Batch | null = null;
 
   private constructor(
     readonly path: string,
@@ -42,7 +45,7 @@ export class Warehouse {
     readonly connection: DuckDBConnection,
     private readonly release: () => void,
     readonly logger: Logger,
-    private nextSeq: number,
+    private committedSeq: number,
   ) {}
 
   static async open(file: string, options: WarehouseOptions = {}): Promise<Warehouse> {
@@ -57,7 +60,7 @@ export class Warehouse {
       if (!readOnly) {
         await migrate(connection);
         await createStagingTables(connection);
-        const reader = await connection.runAndReadAll('SELECT coalesce(max(seq), 0) FROM _raw_records');
+        const reader = await connection.runAndReadAll('SELECT coalesce(max(last_seq), 0) FROM _raw_landing');
         nextSeq = Number(reader.getRows()[0]?.[0] ?? 0) + 1;
       }
       return new Warehouse(
@@ -84,62 +87,96 @@ export class Warehouse {
     return run;
   }
 
-  /** One atomic batch: BEGIN, `fn` lands and normalizes records, merge, COMMIT (or ROLLBACK on any error). */
-  transaction<T>(meta: BatchMeta, fn: (batch: Batch) => Promise<T>): Promise<T> {
+  /** A new batch; its records land after those of every batch made before it. */
+  newBatch(meta: BatchMeta): Batch {
     this.assertWritable();
-    return this.exclusive(async () => {
-      await this.connection.run('BEGIN TRANSACTION');
-      const batch = new Batch(this.connection, this.normalizer, meta, this.nextSeq);
-      try {
-        const result = await fn(batch);
-        await this.connection.run('COMMIT');
-        this.nextSeq = batch.nextSeq;
-        return result;
-      } catch (error) {
-        batch.discard();
-        await this.connection.run('ROLLBACK').catch(() => undefined);
-        throw asStoreSyncError(error, ERROR_CODES.WAREHOUSE);
-      }
+    const first = Math.max(this.committedSeq, this.lastBatch?.nextSeq ?? 0);
+    const batch = new Batch(this.idleNormalizers.pop() ?? new Normalizer(), meta, first);
+    this.lastBatch = batch;
+    return batch;
+  }
+
+  /**
+   * Opens a transaction that holds the connection until `commit` or `rollback`: batches written into it
+   * are merged in order, and nothing else touches the warehouse meanwhile.
+   */
+  async begin(): Promise<Transaction> {
+    this.assertWritable();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
     });
+    const previous = this.queue;
+    this.queue = previous.then(() => held);
+    await previous.catch(() => undefined);
+    await this.connection.run('BEGIN TRANSACTION');
+    return new Transaction(this, release);
+  }
+
+  /** Writes a batch and its `after` statements in one transaction (ROLLBACK on any error). */
+  async commit(batch: Batch): Promise<BatchCounts> {
+    const tx = await this.begin();
+    try {
+      const counts = await tx.write(batch);
+      await tx.commit();
+      return counts;
+    } catch (error) {
+      await tx.rollback();
+      throw error;
+    }
+  }
+
+  /** Called by Transaction: a committed batch's records are durable, so new batches land after them. */
+  committed(nextSeq: number): void {
+    this.committedSeq = Math.max(this.committedSeq, nextSeq);
+  }
+
+  /** Called by Transaction after a rollback: batches built on top of the lost ones start over. */
+  rolledBack(): void {
+    this.lastBatch = null;
+  }
+
+  /** Gives a batch's buffers back without writing it. */
+  discard(batch: Batch): void {
+    batch.release();
+    if (!this.idleNormalizers.includes(batch.normalizer)) this.idleNormalizers.push(batch.normalizer);
   }
 
   /** Rows, rejections, raw landing and the stream's state of one API page, in one transaction. */
-  commitPage(page: PageCommit): Promise<{ rows: number; rejections: number }> {
+  async commitPage(page: PageCommit): Promise<{ rows: number; rejections: number }> {
     const meta = { store: page.store, runId: page.runId, syncedAtMs: Date.now() };
-    return this.transaction(meta, async (batch) => {
-      for (const [i, record] of page.records.entries()) {
-        const payload = JSON.stringify(record);
-        const seq = batch.land(page.stream, page.entity, 'record', null, payload);
-        const shape = page.entity === 'order' ? detectOrderShape(record) : null;
-        batch.addRecord(record, page.entity, shape, { stream: page.stream, source: null, payload, seq });
-        if (i % 256 === 255) await batch.flush();
+    const batch = this.newBatch(meta);
+    try {
+      for (const record of page.records) {
+        const landed = batch.land(page.stream, page.entity, KIND.record, null, JSON.stringify(record));
+        loadRecord(batch, landed, record);
       }
       for (const r of page.rejections) {
         const payload = r.raw === undefined ? null : (JSON.stringify(r.raw) ?? null);
+        const source = r.source ?? null;
         batch.reject({
           stream: r.stream,
           stage: 'extract',
           key: r.key,
           reason: r.reason,
-          source: r.source ?? null,
+          source,
           payload,
           seq: null,
         });
       }
-      if (page.completedFullScan) {
-        const marker = JSON.stringify({
-          entity: page.entity,
-          passStartedAt: page.completedFullScan.passStartedAt,
-        });
-        batch.land(page.stream, page.entity, 'full_scan_complete', null, marker);
+      const scan = page.completedFullScan;
+      if (scan) {
+        const marker = JSON.stringify({ entity: page.entity, passStartedAt: scan.passStartedAt });
+        batch.land(page.stream, page.entity, KIND.fullScan, null, marker);
+        batch.after.push(this.fullScanSql(page.store, page.entity, scan.passStartedAt));
       }
-      const counts = await batch.merge();
-      const statements = [writeStateSql(page.store, page.stream, page.state, page.runId, meta.syncedAtMs)];
-      if (page.completedFullScan)
-        statements.push(this.fullScanSql(page.store, page.entity, page.completedFullScan.passStartedAt));
-      await this.connection.run(statements.join(';\n'));
-      return { rows: counts.rows, rejections: counts.rejections };
-    });
+      batch.after.unshift(writeStateSql(page.store, page.stream, page.state, page.runId, meta.syncedAtMs));
+    } catch (error) {
+      this.discard(batch);
+      throw error;
+    }
+    const counts = await this.commit(batch);
+    return { rows: counts.rows, rejections: counts.rejections };
   }
 
   /** Soft deletes for a completed full scan of an entity's tables. */
@@ -187,6 +224,87 @@ export class Warehouse {
         ERROR_CODES.INTERNAL,
         `warehouse ${this.path} was opened read-only; open it for writing to change it`,
       );
+  }
+}
+
+/** One open transaction (see Warehouse.begin). */
+export class Transaction {
+  private chain: Promise<unknown> = Promise.resolve();
+  private nextSeq = 0;
+  private done = false;
+  /** The first write that failed: the transaction can then only roll back. */
+  private failure: unknown = null;
+
+  constructor(
+    private readonly warehouse: Warehouse,
+    private readonly release: () => void,
+  ) {}
+
+  get connection(): DuckDBConnection {
+    return this.warehouse.connection;
+  }
+
+  /** Stages and merges a batch (after the batches written before it) and hands its buffers back. */
+  write(batch: Batch): Promise<BatchCounts> {
+    const run = this.chain.then(async () => {
+      try {
+        if (this.failure) throw this.failure;
+        const counts = await batch.write(this.connection);
+        this.nextSeq = Math.max(this.nextSeq, batch.nextSeq);
+        return counts;
+      } catch (error) {
+        this.failure ??= asStoreSyncError(error, ERROR_CODES.WAREHOUSE);
+        throw this.failure;
+      } finally {
+        this.warehouse.discard(batch);
+      }
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Runs SQL in the transaction, after the batches written so far. */
+  run(sql: string): Promise<void> {
+    const run = this.chain.then(async () => {
+      if (this.failure) throw this.failure;
+      try {
+        await this.connection.run(sql);
+      } catch (error) {
+        this.failure ??= asStoreSyncError(error, ERROR_CODES.WAREHOUSE);
+        throw this.failure;
+      }
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  async commit(): Promise<void> {
+    await this.chain;
+    if (this.failure) {
+      await this.rollback();
+      throw this.failure;
+    }
+    try {
+      await this.connection.run('COMMIT');
+      this.warehouse.committed(this.nextSeq);
+    } catch (error) {
+      await this.rollback();
+      throw asStoreSyncError(error, ERROR_CODES.WAREHOUSE);
+    }
+    this.finish();
+  }
+
+  async rollback(): Promise<void> {
+    if (this.done) return;
+    await this.chain.catch(() => undefined);
+    await this.connection.run('ROLLBACK').catch(() => undefined);
+    this.warehouse.rolledBack();
+    this.finish();
+  }
+
+  private finish(): void {
+    this.done = true;
+    this.release();
   }
 }
 

@@ -18,6 +18,7 @@ export type ColumnType =
   | 'TIMESTAMPTZ'
   | 'DATE'
   | 'JSON'
+  | 'BLOB'
   | 'VARCHAR[]'
   | 'BIGINT[]'
   | typeof MONEY

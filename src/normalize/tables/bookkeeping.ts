@@ -64,27 +64,31 @@ const rejectedRecords: TableDef = {
     meta('reason', 'VARCHAR', 'What was wrong: field path, value, and what was expected.'),
     meta('source', 'VARCHAR', 'Where it came from: URL path, or file:line for ingested documents.'),
     meta('payload', 'VARCHAR', 'The record or line as received.'),
-    meta('raw_seq', 'BIGINT', 'Position in _raw_records of the document, when it was landed.'),
+    meta('raw_seq', 'BIGINT', 'Sequence number of the record in _raw_landing, when it was landed.'),
     syncedAt('rejected'),
     runId(),
   ],
 };
 
-const rawRecords: TableDef = {
-  name: '_raw_records',
+const rawLanding: TableDef = {
+  name: '_raw_landing',
   comment:
-    'Raw landing: every record and document as received, in arrival order, so `store-sync rebuild` ' +
-    're-derives every table without calling the API.',
-  key: ['seq'],
+    'Raw landing: every record and document as received, in arrival order, one compressed block per batch ' +
+    '(format in docs/warehouse.md), so `store-sync rebuild` re-derives every table without calling the API.',
+  key: ['first_seq'],
   entity: 'bookkeeping',
   columns: [
-    meta('seq', 'BIGINT', 'Arrival order across the whole warehouse.'),
+    meta(
+      'first_seq',
+      'BIGINT',
+      'Sequence number (arrival order across the warehouse) of the first record in the block.',
+    ),
+    meta('last_seq', 'BIGINT', 'Sequence number of the last record in the block.'),
     store(),
-    meta('stream', 'VARCHAR', 'Stream, or `documents` for ingested files.'),
-    meta('entity', 'VARCHAR', 'Entity of API records (null for documents: detected on load).'),
-    meta('kind', 'VARCHAR', 'record, document, or full_scan_complete (a marker replayed by rebuild).'),
-    meta('source', 'VARCHAR', 'URL path, or file:line.'),
-    meta('payload', 'VARCHAR', 'The JSON text as received.'),
+    meta('records', 'BIGINT', 'Records in the block.'),
+    meta('streams', 'VARCHAR[]', 'Streams the records came from (`documents` for ingested files).'),
+    meta('codec', 'VARCHAR', 'Compression and framing of payload (brotli-1: see docs/warehouse.md).'),
+    meta('payload', 'BLOB', 'The records, compressed.'),
     syncedAt('received'),
     runId(),
   ],
@@ -127,7 +131,7 @@ export const bookkeepingTables: TableDef[] = [
   syncRuns,
   syncState,
   rejectedRecords,
-  rawRecords,
+  rawLanding,
   ingestedFiles,
   schema,
 ];

@@ -1,0 +1,63 @@
+import type { EntityKind } from '../contracts.js';
+import { detectDocument, detectOrderShape } from '../normalize/index.js';
+import type { Batch } from './batch.js';
+import type { LandedRecord } from './landing.js';
+
+/**
+ * What happens to one received text, shared by ingest, commitPage and rebuild so a rebuild takes exactly
+ * the path the original load took. Returns true when any of it was rejected.
+ */
+
+export const DOCUMENTS_STREAM = 'documents';
+
+/** Kinds of landed records. */
+export const KIND = {
+  record: 'record',
+  document: 'document',
+  /** A piece the splitter could not delimit; `entity` holds why (see landing.ts). */
+  unreadable: 'unreadable',
+  fullScan: 'full_scan_complete',
+} as const;
+
+type Origin = { stream: string; source: string | null; payload: string; seq: number };
+
+function reject(batch: Batch, origin: Origin, stage: 'parse' | 'normalize', reason: string): true {
+  batch.reject({ ...origin, stage, key: null, reason });
+  return true;
+}
+
+/** An ingested document (or an unreadable piece) that has already been landed as `seq`. */
+export function loadDocument(batch: Batch, landed: LandedRecord): boolean {
+  const origin: Origin = {
+    stream: landed.stream,
+    source: landed.source,
+    payload: landed.text,
+    seq: landed.seq,
+  };
+  if (landed.kind === KIND.unreadable) return reject(batch, origin, 'parse', landed.entity ?? 'unreadable');
+  let value: unknown;
+  try {
+    value = JSON.parse(landed.text);
+  } catch (error) {
+    return reject(batch, origin, 'parse', `malformed JSON: ${(error as Error).message}`);
+  }
+  const detected = detectDocument(value);
+  if ('error' in detected) return reject(batch, origin, 'normalize', detected.error);
+  let rejected = false;
+  for (const r of detected.records)
+    if (!batch.addRecord(r.record, r.entity, r.apiVersion, origin)) rejected = true;
+  return rejected;
+}
+
+/** An API record of a known entity that has already been landed as `seq`. */
+export function loadRecord(batch: Batch, landed: LandedRecord, record: Record<string, unknown>): boolean {
+  const entity = landed.entity as EntityKind;
+  const shape = entity === 'order' ? detectOrderShape(record) : null;
+  const origin: Origin = {
+    stream: landed.stream,
+    source: landed.source,
+    payload: landed.text,
+    seq: landed.seq,
+  };
+  return !batch.addRecord(record, entity, shape, origin);
+}

@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { literal, timestampLiteral } from '../sql.js';
+
+/**
+ * `_ingested_files`: what ingest has read, by store and path, with size, modification time and content
+ * hash. A file whose path, size and time match a complete entry is skipped without reading; a touched
+ * file with the same size is hashed and skipped when the content is the same; a partial entry (a run
+ * stopped inside the file) is resumed from its offset when the file is unchanged.
+ */
+
+export interface LedgerEntry {
+  size: number;
+  mtimeMs: number;
+  sha256: string | null;
+  status: 'partial' | 'complete';
+  byteOffset: number;
+  line: number;
+  documents: number;
+  rejected: number;
+}
+
+export async function readLedger(
+  connection: DuckDBConnection,
+  store: string,
+  path: string,
+): Promise<LedgerEntry | null> {
+  const reader = await connection.runAndReadAll(
+    `SELECT size, epoch_ms(mtime), sha256, status, byte_offset, line, documents, rejected FROM _ingested_files
+     WHERE _store = ${literal(store)} AND path = ${literal(path)}`,
+  );
+  const row = reader.getRows()[0];
+  if (!row) return null;
+  const n = (v: unknown) => Number(v ?? 0);
+  return {
+    size: n(row[0]),
+    mtimeMs: n(row[1]),
+    sha256: row[2] === null ? null : String(row[2]),
+    status: row[3] === 'complete' ? 'complete' : 'partial',
+    byteOffset: n(row[4]),
+    line: n(row[5]),
+    documents: n(row[6]),
+    rejected: n(row[7]),
+  };
+}
+
+export function writeLedgerSql(
+  store: string,
+  path: string,
+  entry: LedgerEntry,
+  runId: string,
+  atMs: number,
+): string {
+  const where = `_store = ${literal(store)} AND path = ${literal(path)}`;
+  return (
+    `DELETE FROM _ingested_files WHERE ${where};\n` +
+    `INSERT INTO _ingested_files VALUES (${literal(store)}, ${literal(path)}, ${entry.size}, ` +
+    `${timestampLiteral(Math.floor(entry.mtimeMs))}, ${literal(entry.sha256)}, ${literal(entry.status)}, ` +
+    `${entry.byteOffset}, ${entry.line}, ${entry.documents}, ${entry.rejected}, ${timestampLiteral(atMs)}, ${literal(runId)})`
+  );
+}
+
+export async function hashFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** Modification times are compared at millisecond precision (what the ledger stores). */
+export const sameTime = (a: number, b: number): boolean => Math.floor(a) === Math.floor(b);

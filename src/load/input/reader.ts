@@ -1,0 +1,99 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import { LineSplitter, type Piece, type Splitter, ValueSplitter } from './splitters.js';
+
+/**
+ * Streams one input (a file or stdin) as document texts, in bounded memory: bytes are hashed as they
+ * arrive (the ledger's content hash is of the file as stored), gunzipped when they start with the gzip
+ * magic number, and split by the format the content shows (docs/ingest.md):
+ *   - `.ndjson` / `.jsonl` names, or a first line that holds one complete value: one document per line;
+ *   - a first non-blank character `[`: the elements of a JSON array;
+ *   - otherwise: JSON values one after another (a pretty-printed document, or several).
+ */
+
+export type Format = 'ndjson' | 'array' | 'values';
+
+const CHUNK = 1 << 20;
+
+async function* tapAndHash(
+  source: AsyncIterable<Buffer>,
+  hash: ReturnType<typeof createHash>,
+  counter: { bytes: number },
+) {
+  for await (const chunk of source) {
+    hash.update(chunk);
+    counter.bytes += chunk.length;
+    yield chunk;
+  }
+}
+
+function firstLineIsOneValue(head: Buffer): boolean {
+  const nl = head.indexOf(10);
+  const line = head.subarray(0, nl === -1 ? head.length : nl);
+  const splitter = new ValueSplitter(false);
+  const pieces = [...splitter.push(line), ...splitter.finish()];
+  return pieces.length === 1 && !pieces[0]!.error;
+}
+
+function chooseFormat(name: string, head: Buffer): Format {
+  if (/\.(ndjson|jsonl)(\.gz)?$/i.test(name)) return 'ndjson';
+  let i = 0;
+  while (i < head.length && (head[i] === 32 || head[i] === 9 || head[i] === 10 || head[i] === 13)) i++;
+  if (head[i] === 91) return 'array';
+  return firstLineIsOneValue(head.subarray(i)) ? 'ndjson' : 'values';
+}
+
+export class DocumentReader {
+  private readonly hash = createHash('sha256');
+  private readonly counter = { bytes: 0 };
+  format: Format | null = null;
+  gzip = false;
+
+  constructor(
+    /** A path, or '-' for stdin. */
+    readonly path: string,
+  ) {}
+
+  /** Bytes of the input as stored, read so far. */
+  get bytesRead(): number {
+    return this.counter.bytes;
+  }
+
+  /** Hex SHA-256 of the stored bytes; complete once `pieces()` is exhausted. */
+  digest(): string {
+    return this.hash.copy().digest('hex');
+  }
+
+  /** Document texts in order, each with its start line and the offset just past it. */
+  async *pieces(): AsyncGenerator<Piece> {
+    const raw: AsyncIterable<Buffer> =
+      this.path === '-' ? process.stdin : createReadStream(this.path, { highWaterMark: CHUNK });
+    const tapped = tapAndHash(raw, this.hash, this.counter);
+    const first = await tapped.next();
+    if (first.done) return;
+    this.gzip = first.value.length >= 2 && first.value[0] === 0x1f && first.value[1] === 0x8b;
+    const rest = async function* () {
+      yield first.value;
+      yield* tapped;
+    };
+    const content: AsyncIterable<Buffer> = this.gzip
+      ? Readable.from(rest()).pipe(createGunzip({ chunkSize: CHUNK }))
+      : rest();
+    let splitter: Splitter | null = null;
+    let bom = true;
+    for await (let chunk of content) {
+      if (bom) {
+        bom = false;
+        if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
+      }
+      if (!splitter) {
+        this.format = chooseFormat(this.path, chunk);
+        splitter = this.format === 'ndjson' ? new LineSplitter() : new ValueSplitter(this.format === 'array');
+      }
+      yield* splitter.push(chunk);
+    }
+    if (splitter) yield* splitter.finish();
+  }
+}

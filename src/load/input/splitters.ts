@@ -1,0 +1,196 @@
+/**
+ * Splitting a byte stream into JSON document texts without holding the file: NDJSON by lines, and JSON
+ * arrays or concatenated JSON values by bracket depth (strings and escapes respected). Each piece carries
+ * the line it starts on and the stream offset just past it, which is what the ingest ledger saves so a
+ * resumed run can skip what was committed.
+ */
+
+export interface Piece {
+  text: string;
+  /** 1-based line where the piece starts. */
+  line: number;
+  /** Bytes of the (decompressed) stream consumed once this piece is taken. */
+  end: number;
+  /** Set when the piece is structurally broken (not worth JSON.parse); `text` holds what was read. */
+  error?: string;
+}
+
+export interface Splitter {
+  push(chunk: Buffer): Piece[];
+  finish(): Piece[];
+}
+
+const isBlank = (buf: Buffer, start: number, end: number) => {
+  for (let i = start; i < end; i++) {
+    const b = buf[i]!;
+    if (b !== 32 && b !== 9 && b !== 13 && b !== 10) return false;
+  }
+  return true;
+};
+
+/** One document per line; blank lines are skipped but counted. */
+export class LineSplitter implements Splitter {
+  private carry: Buffer | null = null;
+  private offset = 0;
+  private line = 1;
+
+  push(chunk: Buffer): Piece[] {
+    const buf = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
+    const pieces: Piece[] = [];
+    let pos = 0;
+    for (let nl = buf.indexOf(10, pos); nl !== -1; nl = buf.indexOf(10, pos)) {
+      this.take(buf, pos, nl, nl + 1, pieces);
+      pos = nl + 1;
+    }
+    this.carry = pos < buf.length ? buf.subarray(pos) : null;
+    return pieces;
+  }
+
+  finish(): Piece[] {
+    const pieces: Piece[] = [];
+    if (this.carry) this.take(this.carry, 0, this.carry.length, this.carry.length, pieces);
+    this.carry = null;
+    return pieces;
+  }
+
+  private take(buf: Buffer, start: number, end: number, next: number, pieces: Piece[]): void {
+    this.offset += next - start;
+    if (!isBlank(buf, start, end)) {
+      const stop = end > start && buf[end - 1] === 13 ? end - 1 : end;
+      pieces.push({ text: buf.toString('utf8', start, stop), line: this.line, end: this.offset });
+    }
+    this.line++;
+  }
+}
+
+/**
+ * Top-level values (`{…}{…}` or pretty-printed documents one after another) or, with `array`, the elements
+ * of one top-level array. Scalars at the top are passed on as pieces too, for detection to refuse.
+ */
+export class ValueSplitter implements Splitter {
+  private carry: Buffer = Buffer.alloc(0);
+  /** Absolute stream offset of carry[0]. */
+  private base = 0;
+  private line = 1;
+  private depth = 0;
+  private inString = false;
+  private escape = false;
+  /** Index in carry where the current value starts, -1 between values. */
+  private start = -1;
+  private startLine = 1;
+  private opened = false;
+  private closed = false;
+  /** After one complaint about stray content, the rest of that stretch is not reported again. */
+  private junk = false;
+
+  constructor(private readonly array: boolean) {}
+
+  push(chunk: Buffer): Piece[] {
+    const from = this.carry.length;
+    const buf = from ? Buffer.concat([this.carry, chunk]) : chunk;
+    const pieces: Piece[] = [];
+    const top = this.array ? 1 : 0;
+    for (let i = from; i < buf.length; i++) {
+      const b = buf[i]!;
+      if (this.inString) {
+        if (this.escape) this.escape = false;
+        else if (b === 92) this.escape = true;
+        else if (b === 34) {
+          this.inString = false;
+          if (this.depth === top) this.emit(buf, i + 1, pieces);
+        }
+        if (b === 10) this.line++;
+        continue;
+      }
+      if (b === 10) this.line++;
+      if (this.array && !this.opened) {
+        if (b === 91) {
+          this.opened = true;
+          this.depth = 1;
+        } else if (!isBlank(buf, i, i + 1))
+          this.unexpected(buf, i, pieces, 'expected a JSON array to start with [');
+        continue;
+      }
+      if (this.closed) {
+        if (!isBlank(buf, i, i + 1))
+          this.unexpected(buf, i, pieces, 'unexpected content after the closing ] of the array');
+        continue;
+      }
+      if (b === 34) {
+        this.begin(i);
+        this.inString = true;
+      } else if (b === 123 || b === 91) {
+        this.begin(i);
+        this.depth++;
+      } else if (b === 125 || b === 93) {
+        if (this.depth === top) {
+          if (this.start >= 0) this.emit(buf, i, pieces);
+          if (this.array && b === 93) {
+            this.closed = true;
+            this.depth = 0;
+          } else this.unexpected(buf, i, pieces, `unbalanced ${String.fromCharCode(b)}`);
+          continue;
+        }
+        this.depth--;
+        if (this.depth === top) this.emit(buf, i + 1, pieces);
+      } else if (this.depth === top) {
+        const separator = b === 44 || b === 32 || b === 9 || b === 13 || b === 10;
+        if (separator && this.start >= 0) this.emit(buf, i, pieces);
+        else if (!separator) this.begin(i);
+      }
+    }
+    // Keep only the value in progress; everything before it is done.
+    const keep = this.start >= 0 ? this.start : buf.length;
+    this.base += keep;
+    this.carry = buf.subarray(keep);
+    if (this.start >= 0) this.start = 0;
+    return pieces;
+  }
+
+  finish(): Piece[] {
+    const pieces: Piece[] = [];
+    if (this.start >= 0 && this.depth === (this.array ? 1 : 0))
+      this.emit(this.carry, this.carry.length, pieces);
+    else if (this.start >= 0 || this.inString) {
+      pieces.push({
+        text: this.carry.toString('utf8', Math.max(this.start, 0)),
+        line: this.startLine,
+        end: this.base + this.carry.length,
+        error: 'the file ends inside a JSON value (truncated?)',
+      });
+    } else if (this.array && this.opened && !this.closed) {
+      pieces.push({
+        text: '',
+        line: this.line,
+        end: this.base,
+        error: 'the JSON array is not closed with ]',
+      });
+    }
+    return pieces;
+  }
+
+  private begin(i: number): void {
+    this.junk = false;
+    if (this.start < 0 && this.depth === (this.array ? 1 : 0)) {
+      this.start = i;
+      this.startLine = this.line;
+    }
+  }
+
+  private emit(buf: Buffer, end: number, pieces: Piece[]): void {
+    if (this.start < 0) return;
+    pieces.push({ text: buf.toString('utf8', this.start, end), line: this.startLine, end: this.base + end });
+    this.start = -1;
+  }
+
+  private unexpected(buf: Buffer, i: number, pieces: Piece[], error: string): void {
+    if (this.junk) return;
+    this.junk = true;
+    pieces.push({
+      text: buf.toString('utf8', i, Math.min(buf.length, i + 80)),
+      line: this.line,
+      end: this.base + i + 1,
+      error,
+    });
+  }
+}
