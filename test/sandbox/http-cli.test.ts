@@ -3,14 +3,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 
 /** `store-sync sandbox` as a user runs it: a real child process, its first stdout line, signals, exit codes. */
 
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const children = new Set<ChildProcess>();
 
 function run(args: string[]) {
   const child = spawn(process.execPath, ['bin/store-sync.js', 'sandbox', ...args], {
+    cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
