@@ -134,6 +134,60 @@ describe('order create', () => {
 });
 
 describe('order PATCH, mark-as-paid and fulfillments', () => {
+  it('changes to a seeded order persist (it is generated on demand until it changes)', () => {
+    const { parts, orders } = setup();
+    const open = parts.fulfillmentOrders.items.find((fo) => fo.status === 'open')!;
+    const before = orders.find(open.order_number!)!;
+    assert.equal(
+      before.fulfillmentStatus,
+      'unfulfilled',
+      'an order with an open fulfillment order is not shipped yet',
+    );
+    assert.equal(before.fulfillments.length, 0);
+    const shipment = orders.createFulfillment(open.order_number!, {});
+    const after = orders.find(open.order_number!)!;
+    assert.deepEqual(
+      after.fulfillments.map((f) => f.id),
+      [shipment.id],
+    );
+    assert.ok(
+      after.lines
+        .filter((l) => l.source.requiresShipping)
+        .every((l) => l.fulfilled === l.quantity - l.refunded),
+    );
+    assert.equal(after.fulfillmentStatus, 'fulfilled');
+    const eventId = String(after.fulfillments[0]!.events[0]!.id);
+    assert.equal(orders.event(open.order_number!, shipment.id, eventId).fulfillment, shipment.id);
+    assert.throws(() => orders.createFulfillment(open.order_number!, {}), rule(409, 'nothing_to_fulfill'));
+    const pending = [...Array(orders.count).keys()]
+      .map(orderNumberOf)
+      .find((n) => orders.find(n)!.paymentStatus === 'pending')!;
+    orders.markPaid(pending, {});
+    assert.equal(orders.find(pending)!.paymentStatus, 'paid');
+    assert.throws(() => orders.markPaid(pending, {}), rule(409, 'order_already_paid'));
+  });
+
+  it('seeded orders agree with their fulfillment orders', () => {
+    const { parts, orders } = setup();
+    const expected: Record<string, string[]> = {
+      open: ['unfulfilled'],
+      scheduled: ['unfulfilled'],
+      on_hold: ['on_hold'],
+      in_progress: ['processing'],
+      processing: ['processing'],
+      closed: ['fulfilled', 'incomplete'],
+      incomplete: ['incomplete'],
+    };
+    for (const fo of parts.fulfillmentOrders.items) {
+      const order = orders.find(fo.order_number!)!;
+      if (order.paymentStatus !== 'paid' || !expected[fo.status!]) continue;
+      assert.ok(
+        expected[fo.status!]!.includes(order.fulfillmentStatus),
+        `order ${order.number} is ${order.fulfillmentStatus} while fulfillment order ${fo.id} is ${fo.status}`,
+      );
+    }
+  });
+
   it('PATCH sets fulfillment_status and status directly, replaces tags and metadata, merges attribution', () => {
     const { orders } = setup();
     const number = orderNumberOf(10);

@@ -111,8 +111,13 @@ export function addFulfillment(input: NewFulfillment): FulfillmentState {
     f.events.push(event(ids.event(), f, order, status, input.createdMs + offset, eta, at, location));
     f.deliveryStatus = status;
   }
+  // A fulfillment order may ship what the order already counts as shipped (its own record is the
+  // authority for what it ships), so the order's count never exceeds what can be shipped.
   for (const item of f.items) {
-    item.line.fulfilled += item.quantity;
+    item.line.fulfilled = Math.min(
+      item.line.quantity - item.line.refunded,
+      item.line.fulfilled + item.quantity,
+    );
   }
   order.fulfillments.push(f);
   return f;

@@ -82,7 +82,15 @@ export class OrderDesk {
   forWrite(number: string): OrderState {
     const order = this.find(number);
     if (!order) throw notFound(number);
-    this.kept.set(number, order);
+    return this.keep(order);
+  }
+
+  /**
+   * Keeps this very object: a seeded order is regenerated on every `find`, so a change must be made to
+   * the copy that is kept, never to one read earlier.
+   */
+  private keep(order: OrderState): OrderState {
+    this.kept.set(order.number, order);
     return order;
   }
 
@@ -130,7 +138,7 @@ export class OrderDesk {
         `order ${number} is already fully paid (payment_status "${order.paymentStatus}"); nothing is outstanding`,
       );
     }
-    const kept = this.forWrite(number);
+    const kept = this.keep(order);
     const nowMs = this.now();
     kept.transactions.push(
       makeTransaction({
@@ -187,7 +195,7 @@ export class OrderDesk {
         `order ${number} has no quantities left to fulfill`,
       );
     }
-    const kept = this.forWrite(number);
+    const kept = this.keep(order);
     const nowMs = this.now();
     const stocked = items[0]!.line.source.variant.stockrecords?.map((s) => s.location_id) ?? [];
     const location =
@@ -222,8 +230,7 @@ export class OrderDesk {
     const location = this.locations.known(locationId) ?? this.locations.items[0]!;
     const chosen = items.flatMap(({ lineId, quantity }) => {
       const line = kept.lines.find((l) => l.id === lineId);
-      const left = line ? line.quantity - line.refunded - line.fulfilled : 0;
-      return line && left > 0 ? [{ line, quantity: Math.min(quantity, left) }] : [];
+      return line ? [{ line, quantity }] : [];
     });
     const f = addFulfillment({
       order: kept,

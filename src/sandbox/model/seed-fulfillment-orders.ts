@@ -70,6 +70,7 @@ export function seedFulfillmentOrders(world: OrderWorld, count: number, location
         : world.anchorMs - createdMs > 14 * DAY_MS
           ? drawOld(rng)
           : drawRecent(rng);
+    world.fulfillmentOrderStatus.set(index, status);
     const stocked = shipped[0]!.source.variant.stockrecords?.[0]?.location_id;
     const location = locations[(stocked ?? rng.int(1, locations.length)) - 1] ?? locations[0]!;
     out.push(

@@ -37,7 +37,22 @@ export interface OrderWorld {
   oneOffOrders: number;
   /** Seeded product ids a shopper can buy (public ones). */
   purchasable: readonly number[];
+  /**
+   * Status of the seeded fulfillment order of an order (by order index), filled while fulfillment orders
+   * are seeded, so the order's own shipping history agrees with it.
+   */
+  fulfillmentOrderStatus: Map<number, string>;
 }
+
+/** The order's fulfillment_status while its fulfillment order is still being worked on. */
+const OPEN_FULFILLMENT: Record<string, string> = {
+  open: 'unfulfilled',
+  scheduled: 'unfulfilled',
+  on_hold: 'on_hold',
+  in_progress: 'processing',
+  processing: 'processing',
+  cancelled: 'unfulfilled',
+};
 
 export const seededOrderCount = (world: OrderWorld) => world.book.renewalOrders + world.oneOffOrders;
 
@@ -260,7 +275,9 @@ function settle(world: OrderWorld, order: OrderState, rng: Rng, ids: IdSource): 
     order.fulfillmentStatus = 'not_required';
   } else if (order.paymentStatus !== 'paid' && order.paymentStatus !== 'partially_paid') {
     order.fulfillmentStatus = 'unfulfilled';
-  } else if (age <= 2 * DAY_MS || rng.chance(0.04)) {
+  } else if (OPEN_FULFILLMENT[world.fulfillmentOrderStatus.get(order.index) ?? ''] !== undefined) {
+    order.fulfillmentStatus = OPEN_FULFILLMENT[world.fulfillmentOrderStatus.get(order.index)!]!;
+  } else if (!world.fulfillmentOrderStatus.has(order.index) && (age <= 2 * DAY_MS || rng.chance(0.04))) {
     order.fulfillmentStatus =
       age <= 2 * DAY_MS
         ? rng.pick(['unfulfilled', 'unfulfilled', 'processing', 'on_hold'])
@@ -270,7 +287,8 @@ function settle(world: OrderWorld, order: OrderState, rng: Rng, ids: IdSource): 
     const location = world.seededLocations[stocked - 1] ?? world.seededLocations[0]!;
     const split = shippable.length > 1 && rng.chance(0.15);
     const groups = split ? [shippable.slice(0, 1), shippable.slice(1)] : [shippable];
-    const incomplete = rng.chance(0.02);
+    const foIncomplete = world.fulfillmentOrderStatus.get(order.index) === 'incomplete';
+    const incomplete = foIncomplete || rng.chance(0.02);
     groups.forEach((lines, g) => {
       if (incomplete && g > 0) return;
       const carrier = carrierFor(order.shipping?.country, rng);
@@ -279,13 +297,18 @@ function settle(world: OrderWorld, order: OrderState, rng: Rng, ids: IdSource): 
         ids,
         items: lines.map((line) => ({ line, quantity: line.quantity })),
         location,
-        createdMs: order.placedMs + (g + 1) * DAY_MS,
+        // Shipped a day or two after the order, but never after the end of the seeded history.
+        createdMs: Math.max(
+          order.placedMs + 60_000,
+          Math.min(order.placedMs + (g + 1) * DAY_MS, world.anchorMs - 3_600_000),
+        ),
         carrier,
         trackingCode: `${carrier.slice(0, 2).toUpperCase()}${rng.digits(12)}`,
         progressUntilMs: world.anchorMs,
       });
     });
-    order.fulfillmentStatus = incomplete && groups.length > 1 ? 'incomplete' : fulfillmentStatusOf(order);
+    order.fulfillmentStatus =
+      foIncomplete || (incomplete && groups.length > 1) ? 'incomplete' : fulfillmentStatusOf(order);
     if (age > 10 * DAY_MS && rng.chance(0.06)) refundSome(order, rng, ids, location.id);
     if (age > 60 * DAY_MS && order.fulfillmentStatus === 'fulfilled') order.status = 'archived';
   }

@@ -99,6 +99,7 @@ export function buildStore(options: SeedOptions): StoreParts {
     seededLocations,
     oneOffOrders: sizes.oneOffOrders,
     purchasable: (publicProducts.length > 0 ? publicProducts : seededProducts).map((p) => p.product.id),
+    fulfillmentOrderStatus: new Map(),
   };
   const orders = new OrderDesk(world, locations, () => catalogue.items, userIds, now);
   const fo = seedFulfillmentOrders(world, sizes.fulfillmentOrders, seededLocations);
