@@ -30,8 +30,11 @@ export const timestamp = z.iso.datetime({
 export const queryDate = z.iso.date({ message: 'expected a date as YYYY-MM-DD' });
 
 /** Integer ids. JSON numbers beyond 2^53 cannot round-trip through JSON.parse, so they are refused. */
-export const intId = z.int({ message: 'expected an integer id' });
-export const integer = z.int({ message: 'expected an integer' });
+// The custom message only replaces the type error; range checks added later (.min) keep their own.
+const typeMessage = (message: string) => (issue: { code?: string }) =>
+  issue.code === 'invalid_type' || issue.code === 'invalid_format' ? message : undefined;
+export const intId = z.int({ error: typeMessage('expected an integer id') });
+export const integer = z.int({ error: typeMessage('expected an integer') });
 export const url = z.string();
 
 /** A response field that may be missing or null. */

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
-import { runDemo } from '../../../pipelines/demo.js';
 import { cliLogger, type JobArgs } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { renderTable } from '../output.js';
@@ -24,6 +23,7 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
     const logger = cliLogger(args);
     const out = (text = '') => process.stdout.write(`${text}\n`);
     const dir = path.resolve(args.dir);
+    const { runDemo } = await import('../../../pipelines/demo.js');
     const result = await runDemo({ dir, logger });
     const relative = (p: string) => path.relative(process.cwd(), p) || '.';
     const warehouse = relative(result.warehouse);

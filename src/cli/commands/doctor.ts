@@ -191,8 +191,7 @@ export const doctorCommand: CommandModule<object, JobArgs> = {
       });
     }
     if (config) {
-      for (const store of selectStores(config, args.store))
-        checks.push(...(await storeChecks(store)));
+      for (const store of selectStores(config, args.store)) checks.push(...(await storeChecks(store)));
       checks.push(...(await warehouseChecks(config)));
     }
     for (const check of checks) {

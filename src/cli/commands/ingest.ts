@@ -1,6 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { ingestPaths } from '../../../pipelines/ingest.js';
-import { openWarehouse } from '../../load/index.js';
+import type { IngestSummary } from '../../../pipelines/ingest.js';
 import { cliLogger, type JobArgs, resolveJob, selectStores, withJobOptions } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
 
@@ -29,6 +28,8 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
     const config = await resolveJob(args, { needsApi: false });
     const [store] = selectStores(config, args.store);
     const logger = cliLogger(args);
+    const { ingestPaths } = await import('../../../pipelines/ingest.js');
+    const { openWarehouse } = await import('../../load/index.js');
     const warehouse = await openWarehouse(config.warehouse, { logger });
     try {
       const runId = await warehouse.startRun({
@@ -37,7 +38,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         mode: 'incremental',
         streams: ['documents'],
       });
-      let summary: Awaited<ReturnType<typeof ingestPaths>> | undefined;
+      let summary: IngestSummary | undefined;
       let failure: unknown;
       try {
         summary = await ingestPaths(warehouse, args.inputs, { store: store!.name, runId, logger });

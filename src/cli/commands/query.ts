@@ -1,5 +1,4 @@
 import type { CommandModule } from 'yargs';
-import { runReadOnlyQuery } from '../../load/index.js';
 import { type JobArgs, resolveJob, withJobOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { type OutputFormat, renderRows } from '../output.js';
@@ -24,6 +23,7 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
       .example('$0 query "from subscriptions limit 5" --format json', 'Rows as JSON') as never,
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
+    const { runReadOnlyQuery } = await import('../../load/index.js');
     const result = await runReadOnlyQuery(config.warehouse, args.sql);
     const text = renderRows(
       args.format,

@@ -1,6 +1,5 @@
 import { Cron } from 'croner';
 import type { CommandModule } from 'yargs';
-import { runSync } from '../../../pipelines/sync.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../../errors.js';
 import {
   cliLogger,
@@ -63,6 +62,7 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
         `--cron "${args.cron}" is not a cron pattern: ${(error as Error).message}`,
       );
     }
+    const { runSync } = await import('../../../pipelines/sync.js');
     const stop = new AbortController();
     const tick = async () => {
       try {

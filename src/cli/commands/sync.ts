@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
-import { runSync, type SyncResult } from '../../../pipelines/sync.js';
+import type { SyncResult } from '../../../pipelines/sync.js';
 import type { SyncMode } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { DateWindow } from '../../extract/index.js';
@@ -76,6 +76,7 @@ async function runSyncCommand(
   window?: DateWindow,
 ): Promise<void> {
   const streams = parseStreamList(args.streams);
+  const { runSync } = await import('../../../pipelines/sync.js');
   const config = await resolveJob(args, { needsApi: true });
   const stores = selectStores(config, args.store);
   const logger = cliLogger(args);
