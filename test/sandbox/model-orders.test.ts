@@ -85,7 +85,7 @@ describe('order create', () => {
   });
 
   it('2024: refuses unknown products, currencies, vouchers and offers, naming the field', () => {
-    const { orders, product } = setup();
+    const { parts, orders, product } = setup();
     assert.throws(
       () => orders.create2024({ lines: [{ product_id: 999_999, quantity: 1 }] }),
       rule(400, 'unknown_product', 'lines.0.product_id'),
@@ -109,6 +109,22 @@ describe('order create', () => {
           shipping_address: { country: 'Germany' },
         }),
       rule(400, 'invalid', 'shipping_address.country'),
+    );
+    const user = { email: 'first.try@example.com' };
+    assert.throws(
+      () => orders.create2024({ lines: [{ product_id: 999_999, quantity: 1 }], user }),
+      rule(400, 'unknown_product'),
+    );
+    const accepted = orders.create2024({
+      lines: [{ product_id: product.id, quantity: 1 }],
+      user,
+      shipping_address: { country: 'US' },
+    });
+    assert.equal(accepted.user!.id, parts.customers.length + 1, 'a refused request records no shopper');
+    assert.equal(accepted.shipping_address!.id, accepted.user!.id! * 2);
+    assert.equal(
+      orders.create2024({ lines: [{ product_id: product.id, quantity: 1 }], user }).user!.id,
+      accepted.user!.id,
     );
   });
 

@@ -5,6 +5,7 @@ import type {
   Product,
   ShippingAddress,
   Subscription,
+  User,
 } from '../../../schemas/index.js';
 import { EMPTY_ATTRIBUTION } from './attribution.js';
 import type { Customer } from './customers.js';
@@ -48,11 +49,9 @@ export class OrderFactory {
     private readonly now: () => number,
   ) {}
 
-  private customerByEmail(email: string): Shopper | undefined {
-    if (!this.byEmail) {
-      this.byEmail = new Map(this.world.customers.map((c) => [c.user.email!.toLowerCase(), c]));
-    }
-    return this.byEmail.get(email.toLowerCase());
+  private shoppers(): Map<string, Shopper> {
+    this.byEmail ??= new Map(this.world.customers.map((c) => [c.user.email!.toLowerCase(), c]));
+    return this.byEmail;
   }
 
   /** Builds a new order from a request body; `pickMissingProducts` is the 2023 rule for lines without product_id. */
@@ -67,9 +66,9 @@ export class OrderFactory {
     }
     const nowMs = this.now();
     const userInput = readUser(body.user, 'user');
-    const known = userInput?.email ? this.customerByEmail(userInput.email) : undefined;
-    if (!this.byEmail) this.customerByEmail('');
-    const user = known
+    const known = userInput?.email ? this.shoppers().get(userInput.email.toLowerCase()) : undefined;
+    // A new shopper's id (and address ids) are given only once the whole request has been accepted.
+    const user: User = known
       ? { ...known.user, ...userInput }
       : {
           accepts_marketing: false,
@@ -78,16 +77,14 @@ export class OrderFactory {
           last_name: null,
           phone_number: null,
           ...userInput,
-          id: this.userIds.next(),
+          id: null,
         };
-    const addressId = (user.id ?? 0) * 2;
-    let shipping = readAddress(body.shipping_address, 'shipping_address', addressId);
+    let shipping = readAddress(body.shipping_address, 'shipping_address', known?.shipping?.id ?? 0);
     if (!shipping && body.use_default_shipping_address && known) shipping = known.shipping;
-    let billing = asBilling(readAddress(body.billing_address, 'billing_address', addressId - 1));
+    let billing = asBilling(readAddress(body.billing_address, 'billing_address', known?.billing?.id ?? 0));
     if (body.billing_same_as_shipping_address)
-      billing = asBilling(shipping && { ...shipping, id: addressId - 1 });
+      billing = asBilling(shipping && { ...shipping, id: known?.billing?.id ?? 0 });
     else if (!billing && body.use_default_billing_address && known) billing = known.billing;
-    if (!known && user.email) this.byEmail!.set(user.email.toLowerCase(), { user, billing, shipping });
     const order = blankOrder({
       index,
       number: orderNumberOf(index),
@@ -122,6 +119,13 @@ export class OrderFactory {
     finishOrder(order, this.ids);
     this.payOnCreate(order, body, nowMs);
     order.fulfillmentStatus = fulfillmentStatusOf(order);
+    if (!known) {
+      const id = this.userIds.next();
+      user.id = id;
+      if (shipping) shipping.id = id * 2;
+      if (billing) billing.id = id * 2 - 1;
+      if (user.email) this.shoppers().set(user.email.toLowerCase(), { user, billing, shipping });
+    }
     return order;
   }
 
