@@ -1,6 +1,7 @@
 /** Load: the DuckDB warehouse (schema, staging through the Appender, merge, state) and its readers. */
-
 export { tableDefinitions } from '../normalize/index.js';
 export { Batch, type BatchCounts, type BatchMeta, type RejectionRow } from './batch.js';
 export { commentSql, createTableSql, schemaFingerprint } from './ddl.js';
+export { type QueryResult, runReadOnlyQuery } from './query.js';
+export { readStatus, STREAM_TABLES, type StatusRow } from './status.js';
 export { openWarehouse, Transaction, Warehouse, type WarehouseOptions } from './warehouse.js';

@@ -91,6 +91,7 @@ const fulfillmentLineItemTaxLines: TableDef = {
   owner: { table: 'fulfillments', column: 'fulfillment_id' },
   columns: [
     id('fulfillment_id', 'Fulfillment id.', '$.id'),
+    text('order_number', 'Number of the order.', '$.order_number|$$.number'),
     id('line_item_id', 'Fulfillment line item id.', '^.id'),
     index(),
     ...taxLineFields(),

@@ -1,0 +1,54 @@
+import type { DuckDBType } from '@duckdb/node-api';
+import { asStoreSyncError, ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
+import { openInstance } from './open.js';
+
+/**
+ * `store-sync query`: one SQL statement on a read-only open of the warehouse. Values come back in JSON
+ * form without loss: DECIMAL and TIMESTAMPTZ as text, integers as numbers while they are exact.
+ */
+
+export interface QueryResult {
+  columns: { name: string; type: string }[];
+  rows: unknown[][];
+}
+
+const INTEGER_TYPES =
+  /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/;
+
+function exactNumber(value: unknown, type: DuckDBType): unknown {
+  if (typeof value === 'string' && INTEGER_TYPES.test(type.toString())) {
+    const n = Number(value);
+    return Number.isSafeInteger(n) ? n : value;
+  }
+  return value;
+}
+
+export async function runReadOnlyQuery(path: string, sql: string): Promise<QueryResult> {
+  const { instance, release } = await openInstance(path, { readOnly: true });
+  try {
+    const connection = await instance.connect();
+    try {
+      await connection.run("SET TimeZone = 'UTC'");
+      const reader = await connection.runAndReadAll(sql);
+      const types = reader.columnTypes();
+      const columns = reader.columnNames().map((name, i) => ({ name, type: types[i]!.toString() }));
+      const rows = reader.getRowsJson().map((row) => row.map((v, i) => exactNumber(v, types[i]!)));
+      return { columns, rows };
+    } catch (error) {
+      if (isStoreSyncError(error)) throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      if (/read-only|read only/i.test(message))
+        throw new StoreSyncError(ERROR_CODES.QUERY, `store-sync query is read-only: ${message}`, {
+          cause: error,
+        });
+      throw new StoreSyncError(ERROR_CODES.QUERY, `query failed: ${message}`, { cause: error });
+    } finally {
+      connection.closeSync();
+    }
+  } catch (error) {
+    throw asStoreSyncError(error, ERROR_CODES.QUERY);
+  } finally {
+    instance.closeSync();
+    release();
+  }
+}

@@ -1,0 +1,116 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { listStates } from '../state/index.js';
+import { DOCUMENTS_STREAM } from './documents.js';
+import { ident, literal } from './sql.js';
+import type { Warehouse } from './warehouse.js';
+
+/** What `store-sync status` prints: per store and stream, how far the warehouse got. */
+
+export interface StatusRow {
+  store: string;
+  stream: string;
+  /** When a pass of the stream last completed (for documents: when an ingested file last completed). */
+  lastSuccessAt: string | null;
+  /** Rows in the stream's main table for the store (not soft-deleted); for documents, documents read. */
+  rows: number | null;
+  watermark: string | null;
+  lastFullScanAt: string | null;
+  /** Next page of the pass in progress, when a run stopped inside one. */
+  cursorInProgress: string | null;
+  rejectionsSinceLastSuccess: number;
+}
+
+/** The main table of each API stream. */
+export const STREAM_TABLES: Record<string, string> = {
+  products: 'products',
+  subscriptions: 'subscriptions',
+  locations: 'locations',
+  metadata_definitions: 'metadata_definitions',
+  fulfillment_orders: 'fulfillment_orders',
+};
+
+async function scalar(connection: DuckDBConnection, sql: string): Promise<unknown> {
+  return (await connection.runAndReadAll(sql)).getRows()[0]?.[0] ?? null;
+}
+
+async function rejectionsSince(
+  connection: DuckDBConnection,
+  store: string,
+  stream: string,
+  since: string | null,
+) {
+  const after = since === null ? '' : ` AND _synced_at > TIMESTAMPTZ ${literal(since)}`;
+  return Number(
+    await scalar(
+      connection,
+      `SELECT count(*) FROM _rejected_records WHERE _store = ${literal(store)} AND stream = ${literal(stream)}${after}`,
+    ),
+  );
+}
+
+async function streamRows(
+  connection: DuckDBConnection,
+  store: string,
+  stream: string,
+): Promise<number | null> {
+  const table = STREAM_TABLES[stream];
+  if (!table) return null;
+  const live = table === 'fulfillment_orders' ? '' : ' AND _deleted_at IS NULL';
+  return Number(
+    await scalar(connection, `SELECT count(*) FROM ${ident(table)} WHERE _store = ${literal(store)}${live}`),
+  );
+}
+
+async function documentRows(connection: DuckDBConnection): Promise<StatusRow[]> {
+  const reader = await connection.runAndReadAll(
+    `SELECT _store, sum(documents), strftime(max(_synced_at) FILTER (status = 'complete'), '%Y-%m-%dT%H:%M:%S.%gZ')
+     FROM _ingested_files GROUP BY _store ORDER BY _store`,
+  );
+  const rows: StatusRow[] = [];
+  for (const [store, documents, last] of reader.getRows()) {
+    const lastSuccessAt = last === null ? null : String(last);
+    rows.push({
+      store: String(store),
+      stream: DOCUMENTS_STREAM,
+      lastSuccessAt,
+      rows: Number(documents ?? 0),
+      watermark: null,
+      lastFullScanAt: null,
+      cursorInProgress: null,
+      rejectionsSinceLastSuccess: await rejectionsSince(
+        connection,
+        String(store),
+        DOCUMENTS_STREAM,
+        lastSuccessAt,
+      ),
+    });
+  }
+  return rows;
+}
+
+export async function readStatus(warehouse: Warehouse): Promise<StatusRow[]> {
+  return warehouse.exclusive(async () => {
+    const connection = warehouse.connection;
+    const rows: StatusRow[] = [];
+    for (const saved of await listStates(connection)) {
+      rows.push({
+        store: saved.store,
+        stream: saved.stream,
+        lastSuccessAt: saved.lastSuccessAt,
+        rows: await streamRows(connection, saved.store, saved.stream),
+        watermark: saved.state.watermark,
+        lastFullScanAt: saved.state.lastFullScanAt,
+        cursorInProgress:
+          Object.values(saved.state.pass?.slices ?? {}).find((s) => !s.done && s.nextUrl)?.nextUrl ?? null,
+        rejectionsSinceLastSuccess: await rejectionsSince(
+          connection,
+          saved.store,
+          saved.stream,
+          saved.lastSuccessAt,
+        ),
+      });
+    }
+    rows.push(...(await documentRows(connection)));
+    return rows.sort((a, b) => a.store.localeCompare(b.store) || a.stream.localeCompare(b.stream));
+  });
+}
