@@ -122,30 +122,54 @@ export const ID_STRIDE = 16;
 export const EVENT_STRIDE = 8;
 
 export function seededIds(index: number): IdSource {
-  const slots: Record<string, number> = {};
-  const take = (kind: string) => {
-    const slot = (slots[kind] ?? 0) + 1;
-    slots[kind] = slot;
-    if (slot > ID_STRIDE) throw new Error(`seeded order ${index} ran out of ${kind} ids`);
-    return index * ID_STRIDE + slot;
-  };
-  let fulfillmentId = 0;
-  let eventSlot = 0;
-  return {
-    line: () => take('line'),
-    taxLine: () => take('tax'),
-    transaction: () => take('transaction'),
-    refund: () => take('refund'),
-    refundLine: () => take('refundLine'),
-    adjustment: () => take('adjustment'),
-    fulfillment: () => {
-      fulfillmentId = take('fulfillment');
-      eventSlot = 0;
-      return fulfillmentId;
-    },
-    fulfillmentLine: () => take('fulfillmentLine'),
-    event: () => fulfillmentId * EVENT_STRIDE + ++eventSlot,
-  };
+  return new SeededIds(index);
+}
+
+/** Methods rather than closures: one of these is made per generated order, and closures cost more to create. */
+class SeededIds implements IdSource {
+  private readonly slots = new Map<string, number>();
+  private fulfillmentId = 0;
+  private eventSlot = 0;
+
+  constructor(private readonly index: number) {}
+
+  private take(kind: string): number {
+    const slot = (this.slots.get(kind) ?? 0) + 1;
+    if (slot > ID_STRIDE) throw new Error(`seeded order ${this.index} ran out of ${kind} ids`);
+    this.slots.set(kind, slot);
+    return this.index * ID_STRIDE + slot;
+  }
+
+  line(): number {
+    return this.take('line');
+  }
+  taxLine(): number {
+    return this.take('tax');
+  }
+  transaction(): number {
+    return this.take('transaction');
+  }
+  refund(): number {
+    return this.take('refund');
+  }
+  refundLine(): number {
+    return this.take('refundLine');
+  }
+  adjustment(): number {
+    return this.take('adjustment');
+  }
+  fulfillmentLine(): number {
+    return this.take('fulfillmentLine');
+  }
+  fulfillment(): number {
+    this.fulfillmentId = this.take('fulfillment');
+    this.eventSlot = 0;
+    return this.fulfillmentId;
+  }
+  event(): number {
+    this.eventSlot += 1;
+    return this.fulfillmentId * EVENT_STRIDE + this.eventSlot;
+  }
 }
 
 /** Ids for records created after seeding: one counter per kind, starting above every seeded id. */

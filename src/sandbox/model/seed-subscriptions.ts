@@ -78,6 +78,10 @@ export const drawCancelReason = (rng: Rng) => {
   return { reason, message: reason === 'other' ? rng.pick(CANCEL_OTHER_MESSAGES) : '' };
 };
 
+/** When renewal `k` of a subscription falls (k = 0 is its creation). */
+export const renewalAt = (createdMs: number, unit: Interval, every: number, k: number) =>
+  addInterval(createdMs, unit, k * every);
+
 export interface SubscriptionDraftContext {
   catalogue: Catalogue;
   subscribable: readonly number[];
@@ -108,12 +112,14 @@ export function draftSubscriptionBasics(rng: Rng, ctx: SubscriptionDraftContext,
   const lineCount = rng.chance(0.7) ? 1 : rng.chance(0.75) ? 2 : 3;
   const sources: LineSource[] = [];
   const lines: SubscriptionLine[] = [];
+  let subtotal = 0;
   for (let i = 0; i < lineCount; i++) {
     const seeded = ctx.catalogue.seeded[rng.pick(ctx.subscribable) - 1]!;
     const variant = rng.pick(seeded.product.variants!);
     const source = ctx.catalogue.lineSource(seeded.product, variant, currency, false);
     const quantity = rng.chance(0.8) ? 1 : rng.int(2, 3);
     sources.push(source);
+    subtotal += source.subscription * quantity;
     lines.push({
       id: ctx.nextLineId(),
       metadata: NO_METADATA,
@@ -128,7 +134,6 @@ export function draftSubscriptionBasics(rng: Rng, ctx: SubscriptionDraftContext,
   const intervalCount = rng.pick(first.interval_counts?.length ? first.interval_counts : [1]);
   const [shippingCode, shippingUsd] = drawShipping(rng);
   const shipping = shippingUsd === 0 ? 0 : storePrice(shippingUsd, currency);
-  const subtotal = lines.reduce((sum, line, i) => sum + sources[i]!.subscription * line.quantity!, 0);
   const startedInFirstYear = createdMs < ctx.anchorMs - HISTORY_MS / 2;
   const profile = drawPaymentProfile(rng, startedInFirstYear);
   return {
@@ -164,10 +169,10 @@ export function seedSubscriptions(
     const id = i + 1;
     const createdMs = wholeSeconds(start + HISTORY_MS * Math.sqrt((i + rng.next()) / count));
     const basics = draftSubscriptionBasics(rng, ctx, createdMs);
-    const cycle = (k: number) => addInterval(createdMs, basics.intervalUnit, k * basics.intervalCount);
+    const { intervalUnit: unit, intervalCount: every } = basics;
     let status = drawStatus(rng);
     let cycles = 1;
-    while (cycle(cycles) < ctx.anchorMs) cycles++;
+    while (renewalAt(createdMs, unit, every, cycles) < ctx.anchorMs) cycles++;
     // A failing subscription needs a renewal to have failed; a brand-new one is simply active.
     if ((status === 'past_due' || status === 'retrying') && cycles < 2) status = 'active';
     let cancelMs: number | null = null;
@@ -175,7 +180,7 @@ export function seedSubscriptions(
     if (status === 'canceled') {
       cancelMs = wholeSeconds(createdMs + 3_600_000 + rng.next() * (ctx.anchorMs - createdMs - 3_600_000));
       orderCount = 1;
-      while (orderCount < cycles && cycle(orderCount) < cancelMs) orderCount++;
+      while (orderCount < cycles && renewalAt(createdMs, unit, every, orderCount) < cancelMs) orderCount++;
     } else if (status !== 'active') {
       orderCount = cycles - 1;
     }
@@ -184,15 +189,16 @@ export function seedSubscriptions(
     let recoverySource: string | null = null;
     if (orderCount >= 2 && rng.chance(status === 'active' || status === 'canceled' ? 0.14 : 0.05)) {
       recoveredCycle = rng.int(1, orderCount - 1);
-      recoveryMs = wholeSeconds(cycle(recoveredCycle) + rng.int(1, 5) * DAY_MS);
-      if (recoveryMs >= (cancelMs ?? ctx.anchorMs)) recoveryMs = cycle(recoveredCycle) + 3_600_000;
+      recoveryMs = wholeSeconds(renewalAt(createdMs, unit, every, recoveredCycle) + rng.int(1, 5) * DAY_MS);
+      if (recoveryMs >= (cancelMs ?? ctx.anchorMs))
+        recoveryMs = renewalAt(createdMs, unit, every, recoveredCycle) + 3_600_000;
       recoverySource = drawRecoverySource(rng);
     }
     const nextRenewalMs =
       status === 'canceled'
         ? null
         : status === 'active'
-          ? cycle(cycles)
+          ? renewalAt(createdMs, unit, every, cycles)
           : ctx.anchorMs + rng.int(1, 7) * DAY_MS;
     const cancel = status === 'canceled' ? drawCancelReason(rng) : null;
     const firstOrder = nextOrder;
