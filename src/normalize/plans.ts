@@ -29,13 +29,16 @@ const fulfillmentChildren: PlanNode[] = [
   },
 ];
 
-const customer = (seenAt: string, seenIn: string, key: string): PlanNode => ({
+const customer = (seenAt: string, seenIn: string): PlanNode => ({
   table: 'customers',
   field: 'user',
   single: true,
   unit: true,
   optionalKey: true,
-  sources: { seen_at: seenAt, seen_in: `=${seenIn}`, seen_in_key: key },
+  sources:
+    seenIn === 'order'
+      ? { seen_at: seenAt, seen_in: '=order', seen_in_order: '$$.number' }
+      : { seen_at: seenAt, seen_in: `=${seenIn}`, seen_in_id: '$$.id' },
 });
 
 const order: PlanNode = {
@@ -59,7 +62,7 @@ const order: PlanNode = {
     },
     { table: 'order_subscriptions', field: 'subscriptions' },
     { table: 'fulfillments', field: 'fulfillments', unit: true, children: fulfillmentChildren },
-    customer('$$.updated_at|$$.date_placed|$$.created_at', 'order', '$$.number'),
+    customer('$$.updated_at|$$.date_placed|$$.created_at', 'order'),
   ],
 };
 
@@ -107,7 +110,7 @@ export const plans: Record<EntityKind, PlanNode> = {
     children: [
       { table: 'cart_lines', field: 'lines' },
       { table: 'cart_discounts', field: 'voucher_discounts' },
-      customer('$$.created_at', 'cart', '$$.id'),
+      customer('$$.created_at', 'cart'),
     ],
   },
   fulfillment_order: fulfillmentOrder,
@@ -129,7 +132,7 @@ export const plans: Record<EntityKind, PlanNode> = {
     children: [
       { table: 'subscription_lines', field: 'lines' },
       { table: 'subscription_orders', field: 'orders' },
-      customer('$$.date_created', 'subscription', '$$.id'),
+      customer('$$.date_created', 'subscription'),
     ],
   },
   location: { table: 'locations', unit: true },

@@ -36,7 +36,8 @@ const customers: TableDef = {
       'Time of the document the winning sighting came from (order updated_at, cart created_at, subscription date_created).',
     ),
     text('seen_in', 'Kind of document the winning sighting came from: order, cart or subscription.'),
-    text('seen_in_key', 'Key of that document (order number, cart id or subscription id).'),
+    text('seen_in_order', 'Number of that order, when the sighting came from an order.'),
+    id('seen_in_id', 'Id of that cart or subscription, when the sighting came from one.'),
   ],
 };
 

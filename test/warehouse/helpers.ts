@@ -1,0 +1,94 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { openWarehouse, type Warehouse } from '../../src/load/index.js';
+import { ident } from '../../src/load/sql.js';
+import { dataTables, tableDef } from '../../src/normalize/index.js';
+
+/** Shared by the warehouse tests: temp folders, warehouses, and rows read back in a comparable form. */
+
+export const FIXTURES = fileURLToPath(new URL('../fixtures/documents/', import.meta.url));
+
+export async function tempDir(
+  prefix = 'store-sync-wh-',
+): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export async function tempWarehouse(): Promise<{
+  warehouse: Warehouse;
+  dir: string;
+  file: string;
+  cleanup: () => Promise<void>;
+}> {
+  const { dir, cleanup } = await tempDir();
+  const file = path.join(dir, 'warehouse.duckdb');
+  const warehouse = await openWarehouse(file);
+  return {
+    warehouse,
+    dir,
+    file,
+    cleanup: async () => {
+      await warehouse.close().catch(() => undefined);
+      await cleanup();
+    },
+  };
+}
+
+export type Row = Record<string, unknown>;
+
+/**
+ * A table's rows as plain objects ordered by key: DECIMAL and TIMESTAMPTZ as DuckDB prints them
+ * ("12.500", "2024-05-01 10:00:00+00"), integers as numbers, JSON as its text; `compact` leaves out NULLs.
+ */
+export async function tableRows(
+  connection: DuckDBConnection,
+  table: string,
+  options: { exclude?: string[]; compact?: boolean; where?: string } = {},
+): Promise<Row[]> {
+  const exclude = options.exclude ?? ['_synced_at', '_run_id'];
+  const def = tableDef(table);
+  const order = def.key.map(ident).join(', ');
+  const columns = def.columns.filter((c) => !exclude.includes(c.name));
+  const sql = `SELECT ${columns.map((c) => ident(c.name)).join(', ')} FROM ${ident(table)}${options.where ? ` WHERE ${options.where}` : ''} ORDER BY ${order}`;
+  const reader = await connection.runAndReadAll(sql);
+  return reader.getRowsJson().map((values) => {
+    const row: Row = {};
+    columns.forEach((c, i) => {
+      let v: unknown = values[i];
+      if (v !== null && c.type === 'BIGINT') v = Number(v);
+      if (Array.isArray(v) && c.type === 'BIGINT[]') v = v.map(Number);
+      if (v === null && options.compact) return;
+      row[c.name] = v;
+    });
+    return row;
+  });
+}
+
+/** Every data table, rows serialized and sorted, without the columns that may legitimately differ. */
+export async function snapshot(
+  connection: DuckDBConnection,
+  exclude = ['_synced_at', '_run_id'],
+  tables = dataTables().map((t) => t.name),
+): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const table of tables) {
+    const rows = await tableRows(connection, table, { exclude });
+    out[table] = rows.map((r) => JSON.stringify(r)).sort();
+  }
+  return out;
+}
+
+export async function count(connection: DuckDBConnection, table: string, where = 'true'): Promise<number> {
+  const reader = await connection.runAndReadAll(`SELECT count(*) FROM ${ident(table)} WHERE ${where}`);
+  return Number(reader.getRows()[0]![0]);
+}
+
+export const runMeta = (store = 'shop') => ({
+  store,
+  runId: 'test-run',
+  syncedAtMs: Date.parse('2024-06-01T00:00:00Z'),
+});
