@@ -1,0 +1,242 @@
+import type { EntityKind } from '../../../src/contracts.js';
+import {
+  type ColumnDef,
+  type ColumnType,
+  type PlanNode,
+  plans,
+  type Source,
+  sourcedColumns,
+  tableDef,
+} from '../../../src/normalize/index.js';
+
+/**
+ * The fuzz oracle: what a document must become, worked out independently of the normalizer. It follows
+ * the table registry's plans and source grammar as documented (src/normalize/types.ts) and converts each
+ * value by the column type's rule with its own arithmetic (BigInt decimals, calendar checks), so a value
+ * is either stored exactly or the whole document is refused. Cells come out as canonical text, the form
+ * both the staging buffers and DuckDB's rows are reduced to before comparing.
+ */
+
+export type Cell = string | null;
+export type Expected =
+  | { rejected: true; why: string }
+  | { rejected: false; rows: Map<string, Cell[][]>; columns: Map<string, ColumnDef[]> };
+
+class Refused extends Error {}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const DECIMAL = /^DECIMAL\((\d+),(\d+)\)$/;
+const NUMBER_TEXT = /^(-?)(\d*)(?:\.(\d*))?$/;
+
+/** The exact scaled integer of decimal text in DECIMAL(p,s), or a refusal. */
+export function exactDecimal(value: unknown, precision: number, scale: number): bigint {
+  if (typeof value !== 'string') throw new Refused('decimal must be text');
+  const m = NUMBER_TEXT.exec(value);
+  if (!m || `${m[2]}${m[3] ?? ''}` === '') throw new Refused(`not decimal text: ${value}`);
+  const whole = m[2]!.replace(/^0+/, '');
+  const fraction = m[3] ?? '';
+  if (whole.length > precision - scale) throw new Refused(`too many integer digits: ${value}`);
+  if (/[1-9]/.test(fraction.slice(scale))) throw new Refused(`too many decimals: ${value}`);
+  const scaled = BigInt(`${whole || '0'}${fraction.slice(0, scale).padEnd(scale, '0')}`);
+  return m[1] === '-' ? -scaled : scaled;
+}
+
+const ISO =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))$/;
+
+/** Microseconds since the epoch of an ISO 8601 date-time with a zone, or a refusal. */
+export function exactMicros(value: unknown): bigint {
+  if (typeof value !== 'string') throw new Refused('timestamp must be text');
+  const m = ISO.exec(value);
+  if (!m) throw new Refused(`not ISO 8601 with a zone: ${value}`);
+  const [y, mo, d, h, mi] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const s = Number(m[6] ?? 0);
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d);
+  const realDay = date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+  if (!realDay || mo < 1 || h > 23 || mi > 59 || s > 59) throw new Refused(`not a real instant: ${value}`);
+  const fraction = m[7] ?? '';
+  if (/[1-9]/.test(fraction.slice(6))) throw new Refused(`finer than microseconds: ${value}`);
+  let offset = 0;
+  if (m[9]) {
+    const [oh, om] = [Number(m[10]), Number(m[11])];
+    if (oh > 23 || om > 59) throw new Refused(`bad offset: ${value}`);
+    offset = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  date.setUTCHours(h, mi, s, 0);
+  const seconds = BigInt(date.getTime() / 1000) - BigInt(offset * 60);
+  return seconds * 1_000_000n + BigInt(fraction.slice(0, 6).padEnd(6, '0'));
+}
+
+export const canonicalDouble = (n: number): string => (Object.is(n, -0) ? '-0' : String(n));
+
+/** A value as its column stores it, in the canonical text the comparisons use. */
+export function convert(type: ColumnType, value: unknown): string {
+  switch (type) {
+    case 'BIGINT':
+      if (Number.isSafeInteger(value)) return String(value);
+      throw new Refused('not a safe integer');
+    case 'DOUBLE':
+      if (typeof value === 'number' && Number.isFinite(value)) return canonicalDouble(value);
+      throw new Refused('not a number');
+    case 'BOOLEAN':
+      if (typeof value === 'boolean') return String(value);
+      throw new Refused('not a boolean');
+    case 'VARCHAR':
+    case 'DATE':
+      if (typeof value === 'string') return value;
+      throw new Refused('not text');
+    case 'TIMESTAMPTZ':
+      return String(exactMicros(value));
+    case 'JSON':
+      return JSON.stringify(value);
+    case 'VARCHAR[]':
+      if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return JSON.stringify(value);
+      throw new Refused('not a list of text');
+    case 'BIGINT[]':
+      if (Array.isArray(value) && value.every((v) => Number.isSafeInteger(v))) return JSON.stringify(value);
+      throw new Refused('not a list of integers');
+    default: {
+      const m = DECIMAL.exec(type)!;
+      return String(exactDecimal(value, Number(m[1]), Number(m[2])));
+    }
+  }
+}
+
+/** DECIMAL's scaled integer (canonical text) as DuckDB prints the value: "-12.500". */
+export function decimalAsPrinted(scaled: string, scale: number): string {
+  const negative = scaled.startsWith('-');
+  const digits = (negative ? scaled.slice(1) : scaled).padStart(scale + 1, '0');
+  const text = scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+  return negative ? `-${text}` : text;
+}
+
+interface Walk {
+  doc: Record<string, unknown>;
+  shape: string | null;
+  rows: Map<string, Cell[][]>;
+  columns: Map<string, ColumnDef[]>;
+}
+
+function sourceText(source: Source | undefined, shape: string | null): string | null {
+  if (source === undefined) return null;
+  if (typeof source === 'string') return source;
+  const own = shape === null ? undefined : (source as Record<string, string | undefined>)[shape];
+  return own ?? source.default ?? null;
+}
+
+function readOne(
+  alternative: string,
+  at: { item: Record<string, unknown>; parent: unknown; unit: unknown; index: number },
+  w: Walk,
+): unknown {
+  if (alternative === '#') return at.index;
+  if (alternative.startsWith('=')) return alternative.slice(1);
+  if (alternative === '@api_version') return w.shape;
+  let base: unknown = at.item;
+  let path = alternative;
+  if (alternative.startsWith('$$.')) [base, path] = [w.doc, alternative.slice(3)];
+  else if (alternative.startsWith('$.')) [base, path] = [at.unit, alternative.slice(2)];
+  else if (alternative.startsWith('^.')) [base, path] = [at.parent, alternative.slice(2)];
+  let v = base;
+  path.split('.').forEach((part, i) => {
+    if (v === null || v === undefined) return;
+    if (i > 0 && !isObject(v)) throw new Refused(`non-object on the way to ${alternative}`);
+    v = (v as Record<string, unknown>)[part];
+  });
+  return v;
+}
+
+function walk(
+  node: PlanNode,
+  item: Record<string, unknown>,
+  parent: unknown,
+  unit: unknown,
+  index: number,
+  w: Walk,
+): void {
+  const def = tableDef(node.table);
+  const columns = sourcedColumns(def);
+  if (node.unit) unit = item;
+  const at = { item, parent, unit, index };
+  const row: Cell[] = columns.map((column) => {
+    const text = sourceText(node.sources?.[column.name] ?? column.source, w.shape);
+    if (text === null) return null;
+    let value: unknown = null;
+    for (const alternative of text.split('|')) {
+      value = readOne(alternative, at, w);
+      if (value !== null && value !== undefined) break;
+    }
+    if (value === null || value === undefined) return null;
+    try {
+      return convert(column.type, value);
+    } catch (error) {
+      if (error instanceof Refused) throw new Refused(`${node.table}.${column.name}: ${error.message}`);
+      throw error;
+    }
+  });
+  if (node.unit) {
+    const keyAt = columns.findIndex((c) => c.name === def.unit!.key);
+    if (row[keyAt] === null) {
+      if (node.optionalKey) return;
+      throw new Refused(`${node.table}: key ${def.unit!.key} missing`);
+    }
+  }
+  w.columns.set(def.name, columns);
+  w.rows.set(def.name, [...(w.rows.get(def.name) ?? []), row]);
+  for (const child of node.children ?? []) {
+    const value = item[child.field!];
+    if (value === null || value === undefined) continue;
+    if (child.single) {
+      if (!isObject(value)) throw new Refused(`${child.field} is not an object`);
+      walk(child, value, item, unit, 0, w);
+      continue;
+    }
+    if (!Array.isArray(value)) throw new Refused(`${child.field} is not an array`);
+    value.forEach((element, i) => {
+      if (!isObject(element)) throw new Refused(`${child.field}[${i}] is not an object`);
+      walk(child, element, item, unit, i, w);
+    });
+  }
+}
+
+/** The rows a record of `entity` in order shape `shape` must produce, or that it must be refused. */
+export function expectRows(
+  record: Record<string, unknown>,
+  entity: EntityKind,
+  shape: string | null,
+): Expected {
+  const w: Walk = { doc: record, shape, rows: new Map(), columns: new Map() };
+  try {
+    walk(plans[entity], record, null, record, 0, w);
+  } catch (error) {
+    if (error instanceof Refused) return { rejected: true, why: error.message };
+    throw error;
+  }
+  return { rejected: false, rows: w.rows, columns: w.columns };
+}
+
+/**
+ * Key columns a loaded document would leave NULL (e.g. an order line without an `id`). The warehouse keys
+ * every row (DESIGN.md §3), so such a document cannot load: it must become a rejection.
+ */
+export function missingKeys(expected: Expected): string[] {
+  if (expected.rejected) return [];
+  const out: string[] = [];
+  for (const [table, rows] of expected.rows) {
+    const columns = expected.columns.get(table)!;
+    for (const key of tableDef(table).key) {
+      const at = columns.findIndex((c) => c.name === key);
+      if (at >= 0 && rows.some((row) => row[at] === null)) out.push(`${table}.${key}`);
+    }
+  }
+  return out;
+}
