@@ -92,3 +92,22 @@ export const runMeta = (store = 'shop') => ({
   runId: 'test-run',
   syncedAtMs: Date.parse('2024-06-01T00:00:00Z'),
 });
+
+/** A small 2024-04-01 order document (two lines with a tax line each). */
+export function orderDoc(n: number, updatedAt = '2024-05-01T10:00:00Z'): Record<string, unknown> {
+  return {
+    number: `T-${n}`,
+    updated_at: updatedAt,
+    date_placed: '2024-05-01T09:00:00Z',
+    total_incl_tax: `${n}.50`,
+    user: { id: n % 7, email: `c${n % 7}@example.com` },
+    lines: [1, 2].map((k) => ({
+      id: n * 10 + k,
+      product_id: k,
+      sku: `SKU-${k}`,
+      quantity: k,
+      price_incl_tax: '2.50',
+      tax_lines: [{ amount: '0.40', rate: 0.19, tax_id: 1 }],
+    })),
+  };
+}

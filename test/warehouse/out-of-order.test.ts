@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { ingestPaths } from '../../pipelines/ingest.js';
+import type { Warehouse } from '../../src/load/index.js';
+import { silentLogger } from '../../src/log.js';
+import { count, tableRows, tempWarehouse } from './helpers.js';
+
+/** Newest wins by updated_at: an older document changes nothing, a newer one replaces its children too. */
+
+const line = (id: number) => ({
+  id,
+  product_id: id * 10,
+  sku: `S-${id}`,
+  quantity: 1,
+  tax_lines: [{ amount: '1.00', rate: 0.1 }],
+});
+const order = (updated: string, total: string, lines: number[], email: string) => ({
+  number: 'N-1',
+  updated_at: updated,
+  date_placed: '2024-05-01T00:00:00Z',
+  total_incl_tax: total,
+  lines: lines.map(line),
+  user: { id: 5, email },
+});
+
+const V1 = order('2024-05-01T10:00:00Z', '30.00', [1, 2, 3], 'old@example.com');
+const V2 = order('2024-05-02T10:00:00Z', '20.00', [1, 2], 'new@example.com');
+
+describe('out-of-order documents', () => {
+  let warehouse: Warehouse;
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => {
+    ({ warehouse, dir, cleanup } = await tempWarehouse());
+  });
+  afterEach(() => cleanup());
+
+  async function ingest(name: string, docs: unknown[]): Promise<void> {
+    const file = path.join(dir, name);
+    await writeFile(file, docs.map((d) => JSON.stringify(d)).join('\n'));
+    await ingestPaths(warehouse, [file], { store: 'shop', runId: name, logger: silentLogger });
+  }
+
+  async function state() {
+    const [o] = await tableRows(warehouse.connection, 'orders');
+    const lines = await tableRows(warehouse.connection, 'order_lines');
+    const [c] = await tableRows(warehouse.connection, 'customers');
+    return {
+      total: o!.total_incl_tax,
+      lines: lines.map((l) => l.id),
+      email: c!.email,
+      taxes: await count(warehouse.connection, 'order_line_tax_lines'),
+    };
+  }
+
+  it('an older document after a newer one changes nothing', async () => {
+    await ingest('new.ndjson', [V2]);
+    const before = await tableRows(warehouse.connection, 'order_lines', { exclude: [] });
+    await ingest('old.ndjson', [V1]);
+    assert.deepEqual(await state(), { total: '20.000', lines: [1, 2], email: 'new@example.com', taxes: 2 });
+    assert.deepEqual(
+      await tableRows(warehouse.connection, 'order_lines', { exclude: [] }),
+      before,
+      'not even _synced_at',
+    );
+  });
+
+  it('a newer document replaces the order and its children, leaving no orphans', async () => {
+    await ingest('old.ndjson', [V1]);
+    assert.deepEqual(await state(), {
+      total: '30.000',
+      lines: [1, 2, 3],
+      email: 'old@example.com',
+      taxes: 3,
+    });
+    await ingest('new.ndjson', [V2]);
+    assert.deepEqual(await state(), { total: '20.000', lines: [1, 2], email: 'new@example.com', taxes: 2 });
+  });
+
+  it('within one batch the newest wins whatever the order', async () => {
+    await ingest('mixed.ndjson', [V2, V1]);
+    assert.deepEqual(await state(), { total: '20.000', lines: [1, 2], email: 'new@example.com', taxes: 2 });
+  });
+
+  it('on equal updated_at the one received last wins', async () => {
+    const twin = { ...V2, total_incl_tax: '21.00' };
+    await ingest('twins.ndjson', [V2, twin]);
+    assert.equal((await state()).total, '21.000');
+  });
+
+  it('fulfillment events and tickets follow the same rule', async () => {
+    const event = (updated: string, status: string) => ({
+      id: 9,
+      fulfillment: 1,
+      happened_at: updated,
+      updated_at: updated,
+      status,
+    });
+    await ingest('events.ndjson', [
+      event('2024-05-03T00:00:00Z', 'delivered'),
+      event('2024-05-02T00:00:00Z', 'in_transit'),
+    ]);
+    const [row] = await tableRows(warehouse.connection, 'fulfillment_events');
+    assert.equal(row!.status, 'delivered');
+  });
+});

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { readdir, readlink, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
+import { exportParquet } from '../../pipelines/export.js';
+import { ingestPaths } from '../../pipelines/ingest.js';
+import type { Warehouse } from '../../src/load/index.js';
+import { silentLogger } from '../../src/log.js';
+import { count, FIXTURES, tempWarehouse } from './helpers.js';
+
+/** Parquet export read back with an independent reader (hyparquet): row counts, decimals, timestamps. */
+
+async function parquetFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await parquetFiles(full)));
+    else if (entry.name.endsWith('.parquet')) out.push(full);
+  }
+  return out.sort();
+}
+
+async function readTable(dir: string): Promise<Record<string, unknown>[]> {
+  const rows: Record<string, unknown>[] = [];
+  for (const file of await parquetFiles(dir))
+    rows.push(...(await parquetReadObjects({ file: await asyncBufferFromFile(file) })));
+  return rows;
+}
+
+describe('parquet export', () => {
+  let warehouse: Warehouse;
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let out: string;
+
+  before(async () => {
+    ({ warehouse, dir, cleanup } = await tempWarehouse());
+    out = path.join(dir, 'parquet');
+    await ingestPaths(
+      warehouse,
+      [
+        path.join(FIXTURES, 'order-2023.json'),
+        path.join(FIXTURES, 'order-2024.json'),
+        path.join(FIXTURES, 'others.ndjson'),
+      ],
+      {
+        store: 'shop',
+        runId: 'pq',
+        logger: silentLogger,
+      },
+    );
+  });
+  after(() => cleanup());
+
+  it('writes every table with the row count of the warehouse', async () => {
+    const summary = await exportParquet(warehouse, out);
+    assert.ok(summary.tables.length >= 45);
+    for (const table of summary.tables) {
+      const rows = await readTable(path.join(out, table.table));
+      assert.equal(rows.length, await count(warehouse.connection, table.table), `rows of ${table.table}`);
+      assert.equal(table.rows, rows.length);
+    }
+  });
+
+  it('partitions orders and their children by month of date_placed', async () => {
+    assert.deepEqual(await readdir(path.join(out, 'orders')), ['month=2023-11', 'month=2024-05']);
+    assert.deepEqual(await readdir(path.join(out, 'order_lines')), ['month=2023-11', 'month=2024-05']);
+    const lines2023 = await readTable(path.join(out, 'order_lines', 'month=2023-11'));
+    assert.deepEqual(
+      lines2023.map((l) => l.id),
+      [21n],
+    );
+  });
+
+  it('keeps decimals as DECIMAL and timestamps as UTC instants', async () => {
+    const file = (await parquetFiles(path.join(out, 'orders', 'month=2024-05')))[0]!;
+    const metadata = await parquetMetadataAsync(await asyncBufferFromFile(file));
+    const schema = parquetSchema(metadata);
+    const column = (name: string) => schema.children.find((c) => c.element.name === name)!.element;
+    assert.equal(column('total_cost').converted_type, 'DECIMAL');
+    assert.equal(column('total_cost').precision, 18);
+    assert.equal(column('total_cost').scale, 3);
+    assert.deepEqual(column('updated_at').logical_type, {
+      type: 'TIMESTAMP',
+      isAdjustedToUTC: true,
+      unit: 'MICROS',
+    });
+    const [order] = await readTable(path.join(out, 'orders', 'month=2024-05'));
+    assert.equal((order!.total_cost as number).toFixed(3), '121.000');
+    assert.equal((order!.total_excl_tax as number).toFixed(3), '101.680');
+    assert.equal((order!.updated_at as Date).toISOString(), '2024-05-03T08:30:00.250Z');
+    const adjustments = await readTable(path.join(out, 'order_refund_adjustments'));
+    assert.deepEqual(adjustments.map((a) => (a.amount_incl_tax as number).toFixed(3)).sort(), [
+      '-0.600',
+      '0.000',
+    ]);
+  });
+
+  it('replaces a table atomically: the name points at a complete version, the previous one is kept once', async () => {
+    const link = path.join(out, 'orders');
+    const first = await readlink(link);
+    await exportParquet(warehouse, out, { tables: ['orders'] });
+    const second = await readlink(link);
+    assert.notEqual(second, first);
+    assert.ok(
+      (await stat(path.join(out, first))).isDirectory(),
+      'the previous version stays for readers that listed it',
+    );
+    await exportParquet(warehouse, out, { tables: ['orders'] });
+    await assert.rejects(stat(path.join(out, first)), 'older versions are removed');
+    assert.equal((await readTable(link)).length, 2);
+  });
+
+  it('refuses unknown tables by name', async () => {
+    await assert.rejects(exportParquet(warehouse, out, { tables: ['nope'] }), /unknown table\(s\) nope/);
+  });
+});
