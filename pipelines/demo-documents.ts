@@ -6,11 +6,12 @@ import { FormData } from 'undici';
 import {
   API_VERSION_2023,
   API_VERSION_2024,
-  type FulfillmentOrder,
+  type Fulfillment,
   FulfillmentOrder as FulfillmentOrderSchema,
   Product,
 } from '../schemas/index.js';
 import type { ApiClient } from '../src/extract/index.js';
+import type { ListOperationId } from '../src/extract/operations.js';
 import type { Logger } from '../src/log.js';
 
 /**
@@ -40,14 +41,15 @@ function placedAt(now: Date, index: number, count: number): string {
   return new Date(now.getTime() - back - (index % 7) * 3600 * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-async function firstPage<T>(
-  client: ApiClient,
-  id: 'listProducts' | 'listAssignedFulfillmentOrders',
-  parse: (x: unknown) => T,
-  query: Record<string, string> = {},
-): Promise<T[]> {
-  const page = await client.listPage(id, client.operationUrl(id, {}, query).toString());
-  return page.results.map(parse);
+async function allPages<T>(client: ApiClient, id: ListOperationId, parse: (x: unknown) => T): Promise<T[]> {
+  const items: T[] = [];
+  let link: string | null = client.operationUrl(id).toString();
+  while (link) {
+    const page = await client.listPage(id, link);
+    items.push(...page.results.map(parse));
+    link = page.next;
+  }
+  return items;
 }
 
 export interface CapturedDocuments {
@@ -56,14 +58,18 @@ export interface CapturedDocuments {
   orders: number;
 }
 
+/** Tracking event ids of a fulfillment, which only the sandbox can tell (see docs/sandbox.md). */
+export type EventIdSource = (orderNumber: string, fulfillmentId: number) => number[];
+
 export async function captureDemoDocuments(
   client: ApiClient,
   inbox: string,
   now: Date,
+  eventIds: EventIdSource,
   logger: Logger,
 ): Promise<CapturedDocuments> {
   await mkdir(inbox, { recursive: true });
-  const products = (await firstPage(client, 'listProducts', (x) => Product.parse(x))).filter(
+  const products = (await allPages(client, 'listProducts', (x) => Product.parse(x))).filter(
     (p) => (p.variants ?? []).length > 0,
   );
   const productIds = cycle(products.map((p) => p.id));
@@ -73,6 +79,7 @@ export async function captureDemoDocuments(
   const orders2024: Envelope[] = [];
   const orders2023: unknown[] = [];
   const followUps: Envelope[] = [];
+  const shipments: Fulfillment[] = [];
   const orderCount = 120;
   for (let i = 0; i < orderCount; i++) {
     const lines = Array.from({ length: 1 + (i % 3) }, (_, k) => ({
@@ -109,6 +116,7 @@ export async function captureDemoDocuments(
           },
         });
         followUps.push({ api_version: API_VERSION_2024, data: fulfillment });
+        shipments.push(fulfillment);
       }
       if (i % 10 === 1) {
         const patched = await client.call('updateOrder', {
@@ -121,42 +129,48 @@ export async function captureDemoDocuments(
   }
 
   const fulfillmentOrders: Envelope[] = [];
-  const assigned = await firstPage(client, 'listAssignedFulfillmentOrders', (x) =>
+  const assigned = await allPages(client, 'listAssignedFulfillmentOrders', (x) =>
     FulfillmentOrderSchema.parse(x),
   );
-  const byStatus = (status: string) => assigned.filter((fo: FulfillmentOrder) => fo.status === status);
-  const processing = byStatus('processing');
+  const processing = assigned.filter((fo) => fo.status === 'processing');
   // Only open, scheduled or on-hold fulfillment orders can be moved or fulfilled.
-  const open = assigned.filter((fo) => fo.status === 'open' || fo.status === 'scheduled' || fo.status === 'on_hold');
-  if (processing[0]) {
-    fulfillmentOrders.push({
-      api_version: API_VERSION_2024,
-      data: await client.call('closeFulfillmentOrder', {
-        params: { id: processing[0].id },
-        body: { message: 'Closed by the demo' },
-      }),
+  const movable = assigned.filter(
+    (fo) => fo.status === 'open' || fo.status === 'scheduled' || fo.status === 'on_hold',
+  );
+  for (const fo of processing.slice(0, 2)) {
+    const closed = await client.call('closeFulfillmentOrder', {
+      params: { id: fo.id },
+      body: { message: 'Closed by the demo' },
     });
+    fulfillmentOrders.push({ api_version: API_VERSION_2024, data: closed });
   }
-  const locations = (await client.listPage('listLocations', client.operationUrl('listLocations').toString()))
-    .results as { id: number }[];
-  if (open[0] && locations.length > 1) {
-    const target = locations.find((l) => l.id !== open[0]!.assigned_location?.id) ?? locations[0]!;
-    fulfillmentOrders.push({
-      api_version: API_VERSION_2024,
-      data: await client.call('moveFulfillmentOrder', {
-        params: { id: open[0].id },
-        body: { new_location_id: target.id },
-      }),
+  const locations = await allPages(client, 'listLocations', (x) => x as { id: number });
+  for (const fo of movable.slice(0, 2)) {
+    const target = locations.find((l) => l.id !== fo.assigned_location?.id);
+    if (!target) break;
+    const moved = await client.call('moveFulfillmentOrder', {
+      params: { id: fo.id },
+      body: { new_location_id: target.id },
     });
+    fulfillmentOrders.push({ api_version: API_VERSION_2024, data: moved });
   }
-  if (open[1]) {
-    fulfillmentOrders.push({
-      api_version: API_VERSION_2024,
-      data: await client.call('fulfillFulfillmentOrder', {
-        params: { id: open[1].id },
-        body: { notify: false },
-      }),
+  for (const fo of movable.filter((f) => f.status === 'open').slice(2, 4)) {
+    const shipment = await client.call('fulfillFulfillmentOrder', {
+      params: { id: fo.id },
+      body: { notify: false },
     });
+    fulfillmentOrders.push({ api_version: API_VERSION_2024, data: shipment });
+  }
+
+  // Tracking events of the shipments created above: their ids come from the sandbox (the API cannot list them).
+  const events: Envelope[] = [];
+  for (const shipment of shipments.slice(0, 5)) {
+    for (const eventId of eventIds(shipment.order_number ?? '', shipment.id)) {
+      const event = await client.call('getFulfillmentEvent', {
+        params: { number: shipment.order_number ?? '', fulfillmentId: shipment.id, eventId },
+      });
+      events.push({ api_version: API_VERSION_2024, data: event });
+    }
   }
 
   const carts: Envelope[] = [];
@@ -188,12 +202,19 @@ export async function captureDemoDocuments(
     ['orders-2023-02-10.json', JSON.stringify(orders2023, null, 1)],
     ['order-updates.ndjson.gz', await promisify(gzip)(ndjson(followUps))],
     ['fulfillment-orders.ndjson', ndjson(fulfillmentOrders)],
+    ['fulfillment-events.ndjson', ndjson(events)],
     ['carts.ndjson', ndjson(carts)],
     ['ticket.json', JSON.stringify({ api_version: API_VERSION_2024, data: ticket })],
   ];
   for (const [name, content] of files) await writeFile(path.join(inbox, name), content);
   const documents =
-    orders2024.length + orders2023.length + followUps.length + fulfillmentOrders.length + carts.length + 1;
+    orders2024.length +
+    orders2023.length +
+    followUps.length +
+    fulfillmentOrders.length +
+    events.length +
+    carts.length +
+    1;
   logger.info('demo.documents', { inbox, documents, files: files.length });
   return { files: files.map(([name]) => path.join(inbox, name)), documents, orders: orderCount };
 }

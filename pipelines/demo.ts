@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parseConfig } from '../src/config.js';
 import { ApiClient } from '../src/extract/index.js';
-import { openWarehouse, type Warehouse } from '../src/load/index.js';
+import { openWarehouse, tableDefinitions, type Warehouse } from '../src/load/index.js';
 import type { Logger } from '../src/log.js';
 import { DEFAULT_TOKEN, startSandbox } from '../src/sandbox/index.js';
 import { captureDemoDocuments } from './demo-documents.js';
@@ -38,7 +38,8 @@ FROM orders GROUP BY ALL ORDER BY month DESC, currency LIMIT 8`,
   },
   {
     title: 'Subscriptions by status',
-    sql: `SELECT status, count(*) AS subscriptions, sum(total) AS monthly_value
+    sql: `SELECT status, count(*) AS subscriptions, round(100 * count(*) / sum(count(*)) OVER (), 1) AS percent,
+  count(*) FILTER (WHERE cancel_reason IS NOT NULL) AS with_cancel_reason
 FROM subscriptions WHERE _deleted_at IS NULL GROUP BY ALL ORDER BY subscriptions DESC`,
   },
   {
@@ -49,7 +50,7 @@ FROM order_lines GROUP BY ALL ORDER BY units DESC, product_title LIMIT 5`,
   {
     title: 'Fulfillment backlog by location',
     sql: `SELECT assigned_location_name AS location, count(*) AS open_fulfillment_orders
-FROM fulfillment_orders WHERE status NOT IN ('closed', 'incomplete', 'cancelled', 'fulfilled') AND _deleted_at IS NULL
+FROM fulfillment_orders WHERE status NOT IN ('closed', 'incomplete', 'cancelled', 'fulfilled')
 GROUP BY ALL ORDER BY open_fulfillment_orders DESC`,
   },
 ];
@@ -57,7 +58,7 @@ GROUP BY ALL ORDER BY open_fulfillment_orders DESC`,
 async function rows(warehouse: Warehouse, sql: string): Promise<{ columns: string[]; rows: unknown[][] }> {
   return warehouse.exclusive(async () => {
     const reader = await warehouse.connection.runAndReadAll(sql);
-    return { columns: reader.columnNames(), rows: reader.getRowsJS() as unknown[][] };
+    return { columns: reader.columnNames(), rows: reader.getRowsJson() as unknown[][] };
   });
 }
 
@@ -89,7 +90,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     });
     let documents: number;
     try {
-      documents = (await captureDemoDocuments(client, inbox, new Date(), logger)).documents;
+      const eventIds = (order: string, fulfillment: number) =>
+        sandbox.store.fulfillmentEventIds(order, fulfillment);
+      documents = (await captureDemoDocuments(client, inbox, new Date(), eventIds, logger)).documents;
     } finally {
       await client.close();
     }
@@ -128,14 +131,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         retries: 0,
       });
       await exportParquet(warehouse, parquetDir, {});
-      const tableList = await rows(
-        warehouse,
-        `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT internal AND table_name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY table_name`,
-      );
       const tables: { table: string; rows: number }[] = [];
-      for (const [name] of tableList.rows) {
-        const count = await rows(warehouse, `SELECT count(*) FROM "${String(name)}"`);
-        tables.push({ table: String(name), rows: Number(count.rows[0]?.[0] ?? 0) });
+      const dataTables = tableDefinitions.map((t) => t.name).filter((name) => !name.startsWith('_'));
+      for (const name of dataTables.sort()) {
+        const count = await rows(warehouse, `SELECT count(*) FROM "${name}"`);
+        tables.push({ table: name, rows: Number(count.rows[0]?.[0] ?? 0) });
       }
       const answers = [];
       for (const query of DEMO_QUERIES)

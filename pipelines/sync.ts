@@ -1,4 +1,3 @@
-import pLimit from 'p-limit';
 import type { StoreConfig, SyncConfig } from '../src/config.js';
 import { readToken } from '../src/config.js';
 import type { PageCommit, StreamName, SyncMode } from '../src/contracts.js';
@@ -130,10 +129,14 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
       logger.warn('stream.skipped', { stream: denied.stream, message: denied.message });
       results.push(emptyResult(denied.stream, 'skipped', denied.message));
     }
-    // One DuckDB connection writes: commits from concurrent streams take turns.
-    const oneCommitAtATime = pLimit(1);
-    const commit = (page: PageCommit) =>
-      oneCommitAtATime(() => warehouse.commitPage(page)).then(() => undefined);
+    // Records can also be rejected while normalizing (a value that does not fit its column exactly):
+    // the warehouse reports those per commit, and they count like the extraction's own rejections.
+    const loadRejections = new Map<string, number>();
+    const commit = async (page: PageCommit) => {
+      const result = await warehouse.commitPage(page);
+      const extra = result.rejections - page.rejections.length;
+      if (extra > 0) loadRejections.set(page.stream, (loadRejections.get(page.stream) ?? 0) + extra);
+    };
     await Promise.all(
       access.readable.map(async (stream) => {
         try {
@@ -152,7 +155,14 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
             ...(job.onProgress ? { onProgress: job.onProgress } : {}),
             ...(job.signal ? { signal: job.signal } : {}),
           });
-          results.push({ ...emptyResult(stream.name, 'ok'), ...summary, stream: stream.name, status: 'ok' });
+          const rejections = summary.rejections + (loadRejections.get(stream.name) ?? 0);
+          results.push({
+            ...emptyResult(stream.name, 'ok'),
+            ...summary,
+            rejections,
+            stream: stream.name,
+            status: 'ok',
+          });
           logger.info('stream.done', {
             stream: stream.name,
             pages: summary.pages,

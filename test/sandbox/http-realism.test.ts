@@ -290,3 +290,43 @@ describe('stats and test-only routes', () => {
     }
   });
 });
+
+describe('fulfillment event discovery', () => {
+  it('lists the event ids of a fulfillment under /__sandbox/, and each one can be retrieved through the API', async () => {
+    const sandbox = await startSandbox({ seed: 3, rateLimit: 0 });
+    try {
+      const headers = { authorization: 'Bearer sandbox-token', 'content-type': 'application/json' };
+      const created = await fetch(`${sandbox.baseUrl}orders/`, {
+        method: 'POST',
+        headers: { ...headers, 'x-platform-api-version': '2024-04-01' },
+        body: JSON.stringify({
+          lines: [{ product_id: sandbox.store.snapshot('products')[0]!.id, quantity: 1 }],
+        }),
+      });
+      const order = (await created.json()) as { number: string };
+      const shipped = await fetch(`${sandbox.baseUrl}orders/${order.number}/fulfillments/`, {
+        method: 'POST',
+        headers: { ...headers, 'x-platform-api-version': '2024-04-01' },
+        body: JSON.stringify({ carrier: 'dhl' }),
+      });
+      const fulfillment = (await shipped.json()) as { id: number };
+      const listed = await fetch(
+        `${sandbox.origin}/__sandbox/orders/${order.number}/fulfillments/${fulfillment.id}/events`,
+      );
+      const { results } = (await listed.json()) as { results: number[] };
+      assert.ok(results.length >= 1);
+      const event = await fetch(
+        `${sandbox.baseUrl}orders/${order.number}/fulfillments/${fulfillment.id}/events/${results[0]}/`,
+        {
+          headers: { authorization: 'Bearer sandbox-token', 'x-platform-api-version': '2024-04-01' },
+        },
+      );
+      assert.equal(event.status, 200);
+      assert.equal(((await event.json()) as { id: number }).id, results[0]);
+      const unknown = await fetch(`${sandbox.origin}/__sandbox/orders/${order.number}/fulfillments/1/events`);
+      assert.equal(unknown.status, 404);
+    } finally {
+      await sandbox.close();
+    }
+  });
+});

@@ -79,6 +79,11 @@ export async function handleAdmin(
     const records = ctx.model.snapshot(resource as (typeof SNAPSHOT_RESOURCES)[number]);
     return { status: 200, body: { count: records.length, results: records } };
   }
+  const events = /^\/__sandbox\/orders\/([^/]+)\/fulfillments\/(\d+)\/events\/?$/.exec(path);
+  if (events && req.method === 'GET') {
+    const ids = ctx.model.fulfillmentEventIds(decodeURIComponent(events[1]!), Number(events[2]));
+    return { status: 200, body: { results: ids } };
+  }
   switch (route) {
     case 'GET /__sandbox/stats':
       return { status: 200, body: ctx.stats.snapshot() };
@@ -109,6 +114,7 @@ const ADMIN_ROUTES = [
   'PUT /__sandbox/faults',
   'POST /__sandbox/mutate',
   ...SNAPSHOT_RESOURCES.map((r) => `GET /__sandbox/snapshot/${r}`),
+  'GET /__sandbox/orders/{number}/fulfillments/{id}/events',
 ];
 
 function describeFaults(faults: FaultInjector): FaultSpec & { spec: string } {

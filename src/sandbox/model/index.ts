@@ -35,6 +35,7 @@ export function createStore(options: SeedOptions): StoreModel {
     listMetadata: (query) => listMetadata(parts.metadata, query),
     getFulfillmentOrder: (id) => fulfillmentOrders.get(id),
     getFulfillmentEvent: (number, fulfillmentId, eventId) => orders.event(number, fulfillmentId, eventId),
+    fulfillmentEventIds: (number, fulfillmentId) => orders.eventIds(number, fulfillmentId),
     createOrder2024: (body) => orders.create2024(body),
     createOrder2023: (body) => orders.create2023(body),
     updateOrder: (number, body) => orders.update(number, body),

@@ -248,14 +248,23 @@ export class OrderDesk {
   }
 
   event(number: string, fulfillmentId: number, eventId: string): FulfillmentEvent {
+    const f = this.fulfillmentOf(number, fulfillmentId);
+    const found = /^\d+$/.test(eventId) ? f.events.find((e) => e.id === Number(eventId)) : undefined;
+    if (!found)
+      throw new SandboxRuleError(404, 'not_found', `fulfillment ${fulfillmentId} has no event ${eventId}`);
+    return found;
+  }
+
+  eventIds(number: string, fulfillmentId: number): number[] {
+    return this.fulfillmentOf(number, fulfillmentId).events.map((e) => e.id);
+  }
+
+  private fulfillmentOf(number: string, fulfillmentId: number) {
     const order = this.find(number);
     if (!order) throw notFound(number);
     const f = order.fulfillments.find((x) => x.id === fulfillmentId);
     if (!f)
       throw new SandboxRuleError(404, 'not_found', `order ${number} has no fulfillment ${fulfillmentId}`);
-    const found = /^\d+$/.test(eventId) ? f.events.find((e) => e.id === Number(eventId)) : undefined;
-    if (!found)
-      throw new SandboxRuleError(404, 'not_found', `fulfillment ${fulfillmentId} has no event ${eventId}`);
-    return found;
+    return f;
   }
 }

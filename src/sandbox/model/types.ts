@@ -121,6 +121,11 @@ export interface StoreModel {
 
   getFulfillmentOrder(id: number): FulfillmentOrder;
   getFulfillmentEvent(orderNumber: string, fulfillmentId: number, eventId: string): FulfillmentEvent;
+  /**
+   * The ids of a fulfillment's tracking events. The API has no way to list them (a real integration learns
+   * them from notifications, which the spec does not show: part 6), so the demo and tests ask the sandbox.
+   */
+  fulfillmentEventIds(orderNumber: string, fulfillmentId: number): number[];
 
   createOrder2024(body: OrderCreate2024Request): Order2024;
   createOrder2023(body: OrderCreate2023Request): Order2023;
