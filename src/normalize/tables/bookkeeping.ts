@@ -50,7 +50,8 @@ const syncState: TableDef = {
 const rejectedRecords: TableDef = {
   name: '_rejected_records',
   comment: 'Records that failed validation or normalization, with the reason and the payload as received.',
-  key: ['_store', 'raw_seq', 'stream', 'reason'],
+  // A log: no natural key; these columns are never NULL and order it.
+  key: ['_store', 'stream', '_synced_at', 'reason'],
   entity: 'bookkeeping',
   columns: [
     store(),
