@@ -34,7 +34,7 @@ export function createProgressDisplay(enabled: boolean): ProgressDisplay {
         pages: progress.pages,
         records: progress.records,
         rps: (progress.requests / seconds).toFixed(1),
-        retries: (progress as StreamProgress & { retries?: number }).retries ?? 0,
+        retries: progress.retries,
       };
       let bar = bars.get(progress.stream);
       if (!bar) {

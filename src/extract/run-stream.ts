@@ -20,6 +20,7 @@ export interface StreamProgress {
   records: number;
   rejections: number;
   requests: number;
+  retries: number;
   slicesDone: number;
   slicesTotal: number;
 }
@@ -148,6 +149,7 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
         stream: stream.name,
         ...counts,
         requests: meter.requests,
+        retries: meter.retries,
         slicesDone: slices.filter(([, s]) => s.done).length,
         slicesTotal: slices.length,
       });

@@ -6,6 +6,7 @@ import { queryCommand } from './query.js';
 import { sandboxCommand } from './sandbox.js';
 import { scheduleCommand } from './schedule.js';
 import { backfillCommand, syncCommand } from './sync.js';
+import { exportCommand, rebuildCommand, statusCommand } from './warehouse.js';
 
 /** Every command of the CLI, in the order --help lists them. */
 // biome-ignore lint/suspicious/noExplicitAny: yargs command modules differ in their argument types.
@@ -14,7 +15,10 @@ export const commands: CommandModule<any, any>[] = [
   syncCommand,
   backfillCommand,
   ingestCommand,
+  statusCommand,
   queryCommand,
+  exportCommand,
+  rebuildCommand,
   doctorCommand,
   scheduleCommand,
   sandboxCommand,

@@ -1,0 +1,153 @@
+import type { CommandModule } from 'yargs';
+import { ERROR_CODES, StoreSyncError } from '../../errors.js';
+import { cliLogger, type JobArgs, resolveJob, withJobOptions } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import { renderRows, renderTable } from '../output.js';
+
+/** Commands that work on the warehouse alone, with no API: status, export, rebuild. */
+
+interface StatusArgs extends JobArgs {
+  json?: boolean;
+  'freshness-hours'?: number;
+}
+
+function age(from: string | null, now: number): string {
+  if (!from) return 'never';
+  const minutes = Math.round((now - Date.parse(from)) / 60_000);
+  if (minutes < 60) return `${minutes} min`;
+  if (minutes < 48 * 60) return `${(minutes / 60).toFixed(1)} h`;
+  return `${(minutes / 1440).toFixed(1)} d`;
+}
+
+export const statusCommand: CommandModule<object, StatusArgs> = {
+  command: 'status',
+  describe: 'Per store and stream: last success and its age, rows, watermark, cursor in progress, rejections',
+  builder: (yargs) =>
+    withJobOptions(yargs)
+      .option('json', { type: 'boolean', description: 'JSON instead of a table' })
+      .option('freshness-hours', {
+        type: 'number',
+        description:
+          "Flag streams whose last success is older than this (default: the config's freshnessHours, 36); exit 3 if any",
+      }) as never,
+  handler: async (args) => {
+    const config = await resolveJob(args, { needsApi: false });
+    const { openWarehouse, readStatus } = await import('../../load/index.js');
+    const warehouse = await openWarehouse(config.warehouse, { readOnly: true });
+    let rows: Awaited<ReturnType<typeof readStatus>>;
+    try {
+      rows = await readStatus(warehouse);
+    } finally {
+      await warehouse.close();
+    }
+    const now = Date.now();
+    const bound = (args['freshness-hours'] ?? config.freshnessHours) * 3600_000;
+    const report = rows
+      .filter((row) => args.store === undefined || row.store === args.store)
+      .map((row) => ({
+        ...row,
+        stale: row.lastSuccessAt === null || now - Date.parse(row.lastSuccessAt) > bound,
+      }));
+    if (args.json) {
+      process.stdout.write(
+        `${JSON.stringify({ freshnessHours: bound / 3600_000, streams: report }, null, 2)}\n`,
+      );
+    } else if (report.length === 0) {
+      process.stdout.write('nothing synced yet: run store-sync sync (or ingest)\n');
+    } else {
+      const columns = [
+        'store',
+        'stream',
+        'last success',
+        'age',
+        'rows',
+        'watermark',
+        'cursor in progress',
+        'rejections',
+        'fresh',
+      ];
+      const table = report.map((r) => [
+        r.store,
+        r.stream,
+        r.lastSuccessAt ?? '',
+        age(r.lastSuccessAt, now),
+        r.rows,
+        r.watermark ?? '',
+        r.cursorInProgress ? new URL(r.cursorInProgress).search || r.cursorInProgress : '',
+        r.rejectionsSinceLastSuccess,
+        r.stale ? 'STALE' : 'ok',
+      ]);
+      process.stdout.write(`${renderTable(columns, table)}\n`);
+    }
+    process.exitCode = report.some((r) => r.stale) ? EXIT.PARTIAL : EXIT.OK;
+  },
+};
+
+interface ExportArgs extends JobArgs {
+  out?: string;
+  tables?: string;
+}
+
+export const exportCommand: CommandModule<object, ExportArgs> = {
+  command: 'export',
+  describe:
+    'Write every table to Parquet under <dir>/<table>/ (orders and children by month); replaces atomically',
+  builder: (yargs) =>
+    withJobOptions(yargs)
+      .option('out', {
+        type: 'string',
+        description: 'Folder (default: parquetDir from the config or --parquet-dir)',
+      })
+      .option('tables', { type: 'string', description: 'Comma-separated tables (default: all)' }) as never,
+  handler: async (args) => {
+    const config = await resolveJob(args, { needsApi: false });
+    const out = args.out ?? config.parquetDir;
+    if (!out)
+      throw new StoreSyncError(
+        ERROR_CODES.USAGE,
+        'no Parquet folder: pass --out DIR, or set parquetDir in the config.',
+      );
+    const { openWarehouse } = await import('../../load/index.js');
+    const { exportParquet } = await import('../../../pipelines/export.js');
+    const warehouse = await openWarehouse(config.warehouse, { readOnly: true, logger: cliLogger(args) });
+    try {
+      const tables = args.tables
+        ?.split(',')
+        .map((t) => t.trim())
+        .filter(Boolean);
+      const summary = await exportParquet(warehouse, out, tables ? { tables } : {});
+      process.stdout.write(
+        `${renderRows(
+          'table',
+          ['table', 'rows', 'partitioned', 'path'],
+          summary.tables.map((t) => [t.table, t.rows, t.partitioned ? 'by month' : '', t.path]),
+        )}\nexported ${summary.tables.length} tables to ${summary.outDir} in ${summary.seconds.toFixed(1)} s\n`,
+      );
+    } finally {
+      await warehouse.close();
+    }
+    process.exitCode = EXIT.OK;
+  },
+};
+
+export const rebuildCommand: CommandModule<object, JobArgs> = {
+  command: 'rebuild',
+  describe: 'Re-derive every table from the raw landing, with no API calls (after an upgrade or a fix)',
+  builder: (yargs) => withJobOptions(yargs) as never,
+  handler: async (args) => {
+    const config = await resolveJob(args, { needsApi: false });
+    const logger = cliLogger(args);
+    const { openWarehouse } = await import('../../load/index.js');
+    const { rebuildWarehouse } = await import('../../../pipelines/rebuild.js');
+    const warehouse = await openWarehouse(config.warehouse, { logger });
+    try {
+      const summary = await rebuildWarehouse(warehouse, { logger });
+      process.stdout.write(
+        `rebuilt ${summary.tables} tables from ${summary.records} landed records: ${summary.rows} rows, ${summary.rejections} rejections\n`,
+      );
+      process.exitCode = summary.rejections > 0 ? EXIT.PARTIAL : EXIT.OK;
+    } finally {
+      await warehouse.close();
+    }
+  },
+};
