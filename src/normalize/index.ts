@@ -1,4 +1,6 @@
 /** Normalize: records and documents → rows of the warehouse tables, all described by the table registry. */
+
+export { sourceFor } from './compile.js';
 export {
   type DetectedRecord,
   type Detection,
