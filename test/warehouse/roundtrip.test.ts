@@ -108,7 +108,7 @@ describe('round trip of sandbox documents', () => {
         '2023-02-10',
         await client.callRaw('markOrderPaid', { params: { number: o23.number as string }, body: {} }),
       );
-      const lineIds = (o24.lines as Doc[]).map((l) => ({ id: l.id }));
+      const lineIds = (o24.lines as Doc[]).map((l) => ({ id: l.id as number }));
       keep(
         '2024-04-01',
         await client.callRaw('createOrderFulfillment', {
