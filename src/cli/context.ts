@@ -52,9 +52,12 @@ function usage(message: string): StoreSyncError {
 
 /** The job as a config, from --config / ./sync.config.json, or from flags. `needsApi` requires a base URL. */
 export async function resolveJob(args: JobArgs, options: { needsApi: boolean }): Promise<SyncConfig> {
+  // --warehouse alone does not describe a store: beside ./sync.config.json it overrides the file's path
+  // (docs/configuration.md); only --base-url or --token-env make the flags the whole job.
   const fromFlags =
-    args.config === undefined && (args['base-url'] !== undefined || args.warehouse !== undefined);
-  if (fromFlags || (args.config === undefined && !existsSync(DEFAULT_CONFIG_FILE))) {
+    args.config === undefined &&
+    (args['base-url'] !== undefined || args['token-env'] !== undefined || !existsSync(DEFAULT_CONFIG_FILE));
+  if (fromFlags) {
     if (!args.warehouse) {
       throw usage(
         `no job described: pass --config FILE (or create ./${DEFAULT_CONFIG_FILE}), or --warehouse PATH${options.needsApi ? ' with --base-url URL and --token-env VAR' : ''} for a one-off job.`,

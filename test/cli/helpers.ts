@@ -1,0 +1,241 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
+
+/**
+ * The CLI as a user runs it: `node bin/store-sync.js …` in a child process with pipes (so never a TTY),
+ * against a sandbox served from this process. Every output of every run is kept, so a file can assert at
+ * its end that the token never appeared anywhere and that no ANSI escape reached a pipe.
+ */
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const BIN = path.join(REPO_ROOT, 'bin', 'store-sync.js');
+
+/** The sandbox's token: distinctive, so finding it in any output is unambiguous. */
+export const TOKEN = 'cli-test-secret-7Qx2vW9';
+export const TOKEN_ENV = 'STORE_SYNC_CLI_TEST_TOKEN';
+
+export interface CliResult {
+  args: string[];
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+const transcripts: CliResult[] = [];
+const children = new Set<ChildProcess>();
+
+export interface RunOptions {
+  cwd?: string;
+  /** Added to a clean environment that holds the token variable (unless `withToken: false`). */
+  env?: Record<string, string | undefined>;
+  withToken?: boolean;
+  /** Written to stdin, which is then closed. */
+  input?: string | Buffer;
+  /** The child is killed after this long, and the test fails: no command may hang. */
+  timeoutMs?: number;
+  /** Run as another user (root only): how a non-writable folder is tested when root may write anywhere. */
+  uid?: number;
+  gid?: number;
+}
+
+function childEnv(options: RunOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: os.tmpdir() };
+  if (options.withToken !== false) env[TOKEN_ENV] = TOKEN;
+  for (const [key, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  return env;
+}
+
+/** Starts the CLI and returns the process with a promise of its whole transcript. */
+export function startCli(
+  args: string[],
+  options: RunOptions = {},
+): { child: ChildProcess; done: Promise<CliResult>; stderr: () => string } {
+  const spawnOptions: SpawnOptions = {
+    cwd: options.cwd ?? REPO_ROOT,
+    env: childEnv(options),
+    stdio: ['pipe', 'pipe', 'pipe'],
+    ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid ?? options.uid } : {}),
+  };
+  const child = spawn(process.execPath, [BIN, ...args], spawnOptions);
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  if (options.input !== undefined) child.stdin!.end(options.input);
+  else child.stdin!.end();
+  const timeoutMs = options.timeoutMs ?? 90_000;
+  const done = new Promise<CliResult>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(
+        new Error(
+          `store-sync ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`,
+        ),
+      );
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      children.delete(child);
+      const result = { args, code, signal, stdout, stderr };
+      transcripts.push(result);
+      resolve(result);
+    });
+  });
+  return { child, done, stderr: () => stderr };
+}
+
+export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  return startCli(args, options).done;
+}
+
+/** Resolves once the child's stderr matches, or rejects when it exits first. */
+export async function waitForStderr(
+  run: ReturnType<typeof startCli>,
+  pattern: RegExp,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  run.done.then(
+    () => {
+      exited = true;
+    },
+    () => {
+      exited = true;
+    },
+  );
+  while (!pattern.test(run.stderr())) {
+    if (exited) throw new Error(`the command ended before its stderr matched ${pattern}:\n${run.stderr()}`);
+    if (Date.now() > deadline) throw new Error(`stderr did not match ${pattern} in time:\n${run.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Fails with the whole transcript, which is what one needs to see when an exit code is wrong. */
+export function assertExit(result: CliResult, expected: number): void {
+  assert.equal(
+    result.code,
+    expected,
+    `store-sync ${result.args.join(' ')} exited ${result.code} (signal ${result.signal}), expected ${expected}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`,
+  );
+}
+
+/** The one clear paragraph a failing command prints: `error: …`, and no stack trace. */
+export function assertCleanError(result: CliResult, code: number, message: RegExp): void {
+  assertExit(result, code);
+  assert.match(result.stderr, /^error: /m);
+  assert.match(result.stderr, message);
+  assert.doesNotMatch(result.stderr, /^\s+at .+:\d+:\d+\)?$/m, 'no stack trace without --verbose');
+}
+
+/** Every output of every run so far: the token never appears, and a pipe never gets ANSI escapes. */
+export function assertNoSecretsOrEscapes(): void {
+  assert.ok(transcripts.length > 0, 'no command ran');
+  for (const run of transcripts) {
+    for (const [name, text] of [
+      ['stdout', run.stdout],
+      ['stderr', run.stderr],
+    ] as const) {
+      assert.ok(
+        !text.includes(TOKEN),
+        `the token appeared in the ${name} of store-sync ${run.args.join(' ')}`,
+      );
+      assert.doesNotMatch(text, /\u001b\[/, `ANSI escape in the ${name} of store-sync ${run.args.join(' ')}`);
+    }
+  }
+}
+
+/** Kills any child still running (a failed test must not leave the runner waiting). */
+export function killChildren(): void {
+  for (const child of children) child.kill('SIGKILL');
+}
+
+export function testSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  return startSandbox({ rateLimit: 0, scale: 40, seed: 7, tokens: [TOKEN], ...options });
+}
+
+export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'store-sync-cli-'));
+  // Readable by others, so a child run as another user (see RunOptions.uid) can reach inside.
+  await chmod(dir, 0o755);
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface StoreEntry {
+  name: string;
+  baseUrl: string;
+  tokenEnv?: string;
+  [key: string]: unknown;
+}
+
+/** Writes a config file (rate limit off, the test token variable) and returns its path. */
+export async function writeConfig(
+  dir: string,
+  config: { warehouse: string; stores: StoreEntry[]; [key: string]: unknown },
+  name = 'sync.config.json',
+): Promise<string> {
+  const file = path.join(dir, name);
+  const full = {
+    rateLimit: 0,
+    ...config,
+    stores: config.stores.map((s) => ({ tokenEnv: TOKEN_ENV, ...s })),
+  };
+  await writeFile(file, `${JSON.stringify(full, null, 2)}\n`);
+  return file;
+}
+
+/**
+ * What a folder holds, file by file with a content hash: equal before and after means the command changed
+ * nothing there (DuckDB also writes a .wal beside the file, which this sees too).
+ */
+export async function folderFingerprint(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return { '(folder)': 'absent' };
+  }
+  for (const name of names.sort()) {
+    const file = path.join(dir, name);
+    const info = await stat(file);
+    out[name] = info.isDirectory()
+      ? 'dir'
+      : `${info.size}:${info.mtimeMs}:${createHash('sha256')
+          .update(await readFile(file))
+          .digest('hex')}`;
+  }
+  return out;
+}
+
+/** `store-sync query … --format json`, parsed. */
+export async function queryJson<T = Record<string, unknown>>(
+  warehouseArgs: string[],
+  sql: string,
+  options: RunOptions = {},
+): Promise<T[]> {
+  const result = await runCli(['query', sql, '--format', 'json', ...warehouseArgs], options);
+  assertExit(result, 0);
+  return JSON.parse(result.stdout) as T[];
+}
+
+/** The sandbox's request count since the last reset. */
+export function requestsOf(sandbox: Sandbox): number {
+  return sandbox.stats().requests;
+}
