@@ -7,6 +7,14 @@ interface IngestArgs extends JobArgs {
   inputs: string[];
 }
 
+/**
+ * yargs drops a lone `-` from positionals (yargs/yargs#1312, still open), so `ingest -` would read nothing:
+ * stdin is recovered from the raw command line instead.
+ */
+export function withStdin(inputs: readonly string[], rawArgs: readonly string[]): string[] {
+  return rawArgs.includes('-') && !inputs.includes('-') ? [...inputs, '-'] : [...inputs];
+}
+
 export const ingestCommand: CommandModule<object, IngestArgs> = {
   command: 'ingest <inputs..>',
   describe:
@@ -41,7 +49,11 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       let summary: IngestSummary | undefined;
       let failure: unknown;
       try {
-        summary = await ingestPaths(warehouse, args.inputs, { store: store!.name, runId, logger });
+        summary = await ingestPaths(warehouse, withStdin(args.inputs, process.argv.slice(2)), {
+          store: store!.name,
+          runId,
+          logger,
+        });
       } catch (error) {
         failure = error;
       }
