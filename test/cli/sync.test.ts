@@ -8,6 +8,7 @@ import {
   assertNoSecretsOrEscapes,
   killChildren,
   queryJson,
+  readWarehouse,
   runCli,
   TOKEN_ENV,
   tempDir,
@@ -49,6 +50,9 @@ describe('store-sync sync and backfill', () => {
   let dir: string;
   let cleanup: () => Promise<void>;
   let warehouseArgs: string[];
+  let warehouseFile: string;
+  const read = <T = Record<string, unknown>>(sql: string, file = warehouseFile) =>
+    readWarehouse<T>(file, sql);
   let firstEu: Record<string, number>;
 
   before(async () => {
@@ -64,7 +68,8 @@ describe('store-sync sync and backfill', () => {
         { name: 'us', baseUrl: sandbox.baseUrl },
       ],
     });
-    warehouseArgs = ['--warehouse', path.join(dir, 'data', 'warehouse.duckdb')];
+    warehouseFile = path.join(dir, 'data', 'warehouse.duckdb');
+    warehouseArgs = ['--warehouse', warehouseFile];
   });
 
   after(async () => {
@@ -89,8 +94,7 @@ describe('store-sync sync and backfill', () => {
     assert.match(result.stderr, /^sync\.start runId=\S+ store=eu mode=incremental/m);
     assert.doesNotMatch(result.stdout, /sync\.start/);
     firstEu = sandbox.stats().byRoute;
-    const counts = await queryJson<{ _store: string; n: number }>(
-      warehouseArgs,
+    const counts = await read<{ _store: string; n: number }>(
       'SELECT _store, count(*) AS n FROM subscriptions GROUP BY ALL',
     );
     assert.deepEqual(counts, [{ _store: 'eu', n: sandbox.store.counts.subscriptions }]);
@@ -124,10 +128,7 @@ describe('store-sync sync and backfill', () => {
     assert.equal(done.length, 5);
     for (const event of done) assert.equal(typeof event.records, 'number');
     assert.deepEqual(
-      await queryJson(
-        warehouseArgs,
-        'SELECT _store, count(*) AS subscriptions FROM subscriptions GROUP BY ALL ORDER BY _store',
-      ),
+      await read('SELECT _store, count(*) AS subscriptions FROM subscriptions GROUP BY ALL ORDER BY _store'),
       [
         { _store: 'eu', subscriptions: sandbox.store.counts.subscriptions },
         { _store: 'us', subscriptions: sandbox.store.counts.subscriptions },
@@ -176,11 +177,11 @@ describe('store-sync sync and backfill', () => {
       ['default/locations', 'default/metadata_definitions'],
     );
     assert.deepEqual(
-      await queryJson(
-        ['--warehouse', file],
+      await read(
         `SELECT (SELECT count(*) FROM locations WHERE _store = 'default') AS locations,
                 (SELECT count(*) FROM metadata_definitions) AS metadata,
                 (SELECT count(*) FROM subscriptions) AS subscriptions`,
+        file,
       ),
       [
         {
@@ -201,8 +202,7 @@ describe('store-sync sync and backfill', () => {
     const rows = summary(result.stdout);
     assert.deepEqual([...rows.keys()], ['eu/subscriptions']);
     assert.equal(rows.get('eu/subscriptions')!.records, sandbox.store.counts.subscriptions);
-    const runs = await queryJson<{ mode: string; outcome: string }>(
-      warehouseArgs,
+    const runs = await read<{ mode: string; outcome: string }>(
       "SELECT mode, outcome FROM _sync_runs WHERE _store = 'eu' ORDER BY started_at DESC LIMIT 1",
     );
     assert.deepEqual(runs, [{ mode: 'full_refresh', outcome: 'succeeded' }]);
@@ -227,16 +227,14 @@ describe('store-sync sync and backfill', () => {
     );
     assertExit(result, 0);
     assert.match(result.stderr, /mode=backfill .*from=2025-01-01 to=2025-06-30/);
-    const [{ n }] = (await queryJson<{ n: number }>(
-      warehouseArgs,
+    const [{ n }] = (await read<{ n: number }>(
       "SELECT count(*) AS n FROM subscriptions WHERE _store = 'eu' AND date_created >= '2025-01-01' AND date_created < '2025-07-01'",
     )) as [{ n: number }];
     assert.ok(n > 0, 'the seeded store has subscriptions in the range');
     assert.equal(summary(result.stdout).get('eu/subscriptions')!.records, n);
     const afterwards = await queryJson<StateRow>(warehouseArgs, STATE_SQL);
     assert.deepEqual(afterwards, before);
-    const runs = await queryJson(
-      warehouseArgs,
+    const runs = await read(
       "SELECT mode, outcome FROM _sync_runs WHERE _store = 'eu' ORDER BY started_at DESC LIMIT 1",
     );
     assert.deepEqual(runs, [{ mode: 'backfill', outcome: 'succeeded' }]);

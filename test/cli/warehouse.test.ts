@@ -1,0 +1,268 @@
+import assert from 'node:assert/strict';
+import { copyFile, mkdir, readdir, readFile, realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import {
+  assertCleanError,
+  assertExit,
+  assertNoSecretsOrEscapes,
+  killChildren,
+  queryJson,
+  REPO_ROOT,
+  readWarehouse,
+  runCli,
+  tempDir,
+  testSandbox,
+  writeConfig,
+} from './helpers.js';
+
+/**
+ * The commands that work on the warehouse: ingest (folder twice, stdin), status (table, JSON that matches
+ * the warehouse, the freshness bound), query (three formats, SQL errors), export (read back with
+ * hyparquet) and rebuild. One sync of a small sandbox store feeds them all.
+ */
+
+const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'documents');
+
+interface StatusJson {
+  freshnessHours: number;
+  streams: {
+    store: string;
+    stream: string;
+    lastSuccessAt: string | null;
+    rows: number | null;
+    watermark: string | null;
+    cursorInProgress: string | null;
+    rejectionsSinceLastSuccess: number;
+    stale: boolean;
+  }[];
+}
+
+interface IngestJson {
+  files: { path: string; status: string; documents: number }[];
+  documents: number;
+  rejections: number;
+}
+
+async function parquetRows(dir: string): Promise<Record<string, unknown>[]> {
+  const rows: Record<string, unknown>[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.name.endsWith('.parquet')) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    rows.push(...(await parquetReadObjects({ file: await asyncBufferFromFile(file) })));
+  }
+  return rows;
+}
+
+describe('store-sync ingest, status, query, export, rebuild', () => {
+  let sandbox: Sandbox;
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let config: string;
+  const job = () => ['--config', config];
+  const read = <T = Record<string, unknown>>(sql: string) =>
+    readWarehouse<T>(path.join(dir, 'warehouse.duckdb'), sql);
+
+  before(async () => {
+    sandbox = await testSandbox({ scale: 30 });
+    ({ dir, cleanup } = await tempDir());
+    config = await writeConfig(dir, {
+      warehouse: 'warehouse.duckdb',
+      parquetDir: 'parquet',
+      stores: [{ name: 'shop', baseUrl: sandbox.baseUrl }],
+    });
+    assertExit(await runCli(['sync', ...job()]), 0);
+  });
+
+  after(async () => {
+    killChildren();
+    await sandbox?.close();
+    await cleanup?.();
+  });
+
+  it('ingests a folder, and a second run loads nothing', async () => {
+    const inbox = path.join(dir, 'inbox');
+    await mkdir(inbox);
+    for (const name of ['order-2023.json', 'order-2024.json', 'others.ndjson'])
+      await copyFile(path.join(FIXTURES, name), path.join(inbox, name));
+    const first = await runCli(['ingest', inbox, ...job()]);
+    assertExit(first, 0);
+    const loaded = JSON.parse(first.stdout) as IngestJson;
+    assert.equal(loaded.files.length, 3);
+    assert.ok(loaded.files.every((f) => f.status === 'loaded' && f.documents > 0));
+    assert.equal(loaded.documents, 2 + 6, 'two orders and six other documents');
+    const orders = await read('SELECT number, api_version FROM orders ORDER BY api_version');
+    assert.equal(orders.length, 2);
+
+    const second = await runCli(['ingest', inbox, ...job()]);
+    assertExit(second, 0);
+    const again = JSON.parse(second.stdout) as IngestJson;
+    assert.equal(again.documents, 0);
+    assert.ok(again.files.every((f) => f.status === 'unchanged'));
+    assert.deepEqual(
+      await queryJson(job(), 'SELECT number, api_version FROM orders ORDER BY api_version'),
+      orders,
+    );
+  });
+
+  it('ingests stdin (-)', async () => {
+    const document = await readFile(path.join(FIXTURES, 'order-2024.json'));
+    const result = await runCli(['ingest', '-', ...job()], { input: document });
+    assertExit(result, 0);
+    const summary = JSON.parse(result.stdout) as IngestJson;
+    assert.equal(summary.documents, 1);
+    assert.equal(summary.rejections, 0);
+    const [{ n }] = (await queryJson<{ n: number }>(job(), 'SELECT count(*) AS n FROM orders')) as [
+      { n: number },
+    ];
+    assert.equal(n, 2, 'the same order again replaces itself');
+  });
+
+  it('status --json matches the warehouse', async () => {
+    const result = await runCli(['status', '--json', ...job()]);
+    assertExit(result, 0);
+    const status = JSON.parse(result.stdout) as StatusJson;
+    assert.equal(status.freshnessHours, 36);
+    // Compared with what `store-sync query` says, as an operator would check it.
+    const expected = await queryJson<{
+      stream: string;
+      n: number;
+      watermark: string | null;
+      last: string | null;
+    }>(
+      job(),
+      `WITH counts AS (
+         SELECT 'fulfillment_orders' AS stream, count(*) AS n FROM fulfillment_orders WHERE _store = 'shop'
+         UNION ALL SELECT 'locations', count(*) FROM locations WHERE _store = 'shop' AND _deleted_at IS NULL
+         UNION ALL SELECT 'metadata_definitions', count(*) FROM metadata_definitions WHERE _store = 'shop' AND _deleted_at IS NULL
+         UNION ALL SELECT 'products', count(*) FROM products WHERE _store = 'shop' AND _deleted_at IS NULL
+         UNION ALL SELECT 'subscriptions', count(*) FROM subscriptions WHERE _store = 'shop'
+         UNION ALL SELECT 'documents', sum(documents)::BIGINT FROM _ingested_files WHERE _store = 'shop')
+       SELECT c.stream, c.n, CAST(s.watermark AS VARCHAR) AS watermark,
+              strftime(s.last_success_at, '%Y-%m-%dT%H:%M:%S.%g') AS last
+       FROM counts c LEFT JOIN _sync_state s ON s._store = 'shop' AND s.stream = c.stream ORDER BY c.stream`,
+    );
+    assert.deepEqual(
+      status.streams.map((s) => s.stream),
+      ['documents', 'fulfillment_orders', 'locations', 'metadata_definitions', 'products', 'subscriptions'],
+    );
+    assert.equal(expected.find((e) => e.stream === 'subscriptions')?.n, sandbox.store.counts.subscriptions);
+    for (const row of status.streams) {
+      const saved = expected.find((e) => e.stream === row.stream)!;
+      assert.equal(row.store, 'shop');
+      assert.equal(row.rows, saved.n, row.stream);
+      assert.equal(row.stale, false);
+      assert.equal(row.cursorInProgress, null);
+      assert.equal(row.rejectionsSinceLastSuccess, 0);
+      if (row.stream === 'documents') continue;
+      assert.equal(row.watermark, saved.watermark, row.stream);
+      // The same instant, whatever precision each side prints.
+      assert.equal(Date.parse(row.lastSuccessAt!), Date.parse(`${saved.last}Z`), row.stream);
+    }
+  });
+
+  it('status prints a table, and flags stale streams with exit 3 under --freshness-hours', async () => {
+    const fresh = await runCli(['status', ...job()]);
+    assertExit(fresh, 0);
+    const [header, rule, ...lines] = fresh.stdout.trimEnd().split('\n');
+    assert.match(
+      header!,
+      /^store\s+stream\s+last success\s+age\s+rows\s+watermark\s+cursor in progress\s+rejections\s+fresh$/,
+    );
+    assert.match(rule!, /^-+(\s+-+)+$/);
+    assert.equal(lines.length, 6);
+    assert.ok(lines.every((line) => / ok$/.test(line)));
+
+    const stale = await runCli(['status', '--freshness-hours', '0.0001', ...job()]);
+    assertExit(stale, 3);
+    assert.ok(
+      stale.stdout
+        .trimEnd()
+        .split('\n')
+        .slice(2)
+        .every((line) => / STALE$/.test(line)),
+    );
+    const json = await runCli(['status', '--json', '--freshness-hours', '0.0001', ...job()]);
+    assertExit(json, 3);
+    assert.ok((JSON.parse(json.stdout) as StatusJson).streams.every((s) => s.stale));
+  });
+
+  it('query answers as an aligned table, CSV and JSON with the same values', async () => {
+    const sql = 'SELECT id, status, total, currency FROM subscriptions ORDER BY id LIMIT 4';
+    const json = await queryJson<{ id: number; status: string; total: string; currency: string }>(job(), sql);
+    assert.equal(json.length, 4);
+    assert.equal(typeof json[0]!.id, 'number');
+    assert.match(json[0]!.total, /^\d+\.\d{3}$/, 'decimals print exactly, as text');
+
+    const csv = await runCli(['query', sql, '--format', 'csv', ...job()]);
+    assertExit(csv, 0);
+    assert.deepEqual(csv.stdout.trimEnd().split('\n'), [
+      'id,status,total,currency',
+      ...json.map((r) => `${r.id},${r.status},${r.total},${r.currency}`),
+    ]);
+
+    const table = await runCli(['query', sql, ...job()]);
+    assertExit(table, 0);
+    const lines = table.stdout.trimEnd().split('\n');
+    assert.match(lines[0]!, /^\s*id\s+status\s+total\s+currency$/);
+    assert.equal(lines.length, 2 + json.length);
+    json.forEach((row, i) => {
+      assert.deepEqual(lines[i + 2]!.trim().split(/\s+/), [
+        String(row.id),
+        row.status,
+        row.total,
+        row.currency,
+      ]);
+    });
+    // Columns line up: every line is as wide as the header's rule.
+    const widths = new Set(lines.slice(1).map((l) => l.length));
+    assert.ok(widths.size <= 2, 'aligned columns');
+  });
+
+  it("a SQL error prints DuckDB's message and exits 1 without a stack trace; writes are refused", async () => {
+    const error = await runCli(['query', 'SELECT no_such_column FROM subscriptions', ...job()]);
+    assertCleanError(error, 1, /Binder Error: Referenced column "no_such_column" not found/);
+    assert.equal(error.stdout, '');
+    const write = await runCli(['query', 'DROP TABLE subscriptions', ...job()]);
+    assertCleanError(write, 1, /read-only/);
+    const [{ n }] = (await read<{ n: number }>('SELECT count(*) AS n FROM subscriptions')) as [{ n: number }];
+    assert.equal(n, sandbox.store.counts.subscriptions);
+  });
+
+  it('export writes Parquet that another reader reads back', async () => {
+    const result = await runCli(['export', ...job()]);
+    assertExit(result, 0);
+    const out = path.join(dir, 'parquet');
+    assert.match(result.stdout, new RegExp(`exported \\d+ tables to ${out} in`));
+    const subscriptions = await parquetRows(await realpath(path.join(out, 'subscriptions')));
+    assert.equal(subscriptions.length, sandbox.store.counts.subscriptions);
+    const ids = subscriptions.map((r) => Number(r.id)).sort((a, b) => a - b);
+    const expected = await read<{ id: number }>('SELECT id FROM subscriptions ORDER BY id');
+    assert.deepEqual(
+      ids,
+      expected.map((r) => r.id),
+    );
+    const orders = await parquetRows(await realpath(path.join(out, 'orders')));
+    assert.deepEqual(orders.map((o) => o.number).sort(), ['G-2023', 'G-2024'].sort());
+    assert.match(result.stdout, /^orders\s+2\s+by month\s+/m);
+  });
+
+  it('rebuild re-derives the same tables without the API', async () => {
+    const sql =
+      'SELECT (SELECT count(*) FROM subscriptions) AS s, (SELECT count(*) FROM subscription_lines) AS l, ' +
+      '(SELECT count(*) FROM orders) AS o, (SELECT count(*) FROM order_lines) AS ol, (SELECT count(*) FROM products) AS p';
+    const before = await read(sql);
+    sandbox.resetStats();
+    const result = await runCli(['rebuild', ...job()]);
+    assertExit(result, 0);
+    assert.match(result.stdout, /^rebuilt \d+ tables from \d+ landed records: \d+ rows, 0 rejections$/m);
+    assert.equal(sandbox.stats().requests, 0, 'no API request');
+    assert.deepEqual(await read(sql), before);
+  });
+
+  it('never printed the token, and printed no ANSI escapes into pipes', () => {
+    assertNoSecretsOrEscapes();
+  });
+});
