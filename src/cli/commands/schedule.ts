@@ -1,5 +1,6 @@
 import { Cron } from 'croner';
 import type { CommandModule } from 'yargs';
+import { readToken } from '../../config.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../../errors.js';
 import {
   cliLogger,
@@ -44,8 +45,9 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
   handler: async (args) => {
     const logger = cliLogger(args);
     const streams = parseStreamList(args.streams);
-    // Validate the job now so a broken config fails at start, not at 02:15.
-    await resolveJob(args, { needsApi: true });
+    // Validate the job now so a broken config or a missing token fails at start, not at 02:15.
+    for (const store of selectStores(await resolveJob(args, { needsApi: true }), args.store))
+      readToken(store);
     let job: Cron;
     try {
       job = new Cron(args.cron, {

@@ -1,5 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import type { SyncResult } from '../../../pipelines/sync.js';
+import { readToken } from '../../config.js';
 import type { SyncMode } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { DateWindow } from '../../extract/index.js';
@@ -79,6 +80,9 @@ async function runSyncCommand(
   const { runSync } = await import('../../../pipelines/sync.js');
   const config = await resolveJob(args, { needsApi: true });
   const stores = selectStores(config, args.store);
+  // Every store's token is checked before the first store runs: a missing variable for the second store
+  // must not leave the warehouse half-updated by the first (issue 5: bad input changes nothing).
+  for (const store of stores) readToken(store);
   const logger = cliLogger(args);
   const results: SyncResult[] = [];
   for (const store of stores) {

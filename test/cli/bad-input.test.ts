@@ -1,0 +1,238 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import {
+  assertCleanError,
+  assertExit,
+  assertNoSecretsOrEscapes,
+  type CliResult,
+  folderFingerprint,
+  killChildren,
+  type RunOptions,
+  runCli,
+  TOKEN,
+  TOKEN_ENV,
+  tempDir,
+  testSandbox,
+  writeConfig,
+} from './helpers.js';
+
+/**
+ * Issue 5, "Bad input": each case gets one clear paragraph and exit 2, and leaves the warehouse exactly as
+ * it was (every file of its folder hashed before and after), or never creates it.
+ */
+
+const HOLDER = new URL('./children/hold-writer.ts', import.meta.url).pathname;
+const NOBODY = 65534;
+
+describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
+  let sandbox: Sandbox;
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let warehouseDir: string;
+  let warehouse: string;
+  let config: string;
+  let holder: ChildProcess | undefined;
+
+  /** Runs a command that must be refused, and checks that the warehouse folder did not change. */
+  async function refused(args: string[], message: RegExp, options: RunOptions = {}): Promise<CliResult> {
+    const before = await folderFingerprint(warehouseDir);
+    const result = await runCli(args, { cwd: dir, ...options });
+    assertCleanError(result, 2, message);
+    assert.equal(result.stdout, '', 'nothing on stdout');
+    assert.deepEqual(await folderFingerprint(warehouseDir), before, 'the warehouse folder changed');
+    return result;
+  }
+
+  before(async () => {
+    sandbox = await testSandbox({ scale: 10 });
+    ({ dir, cleanup } = await tempDir());
+    warehouseDir = path.join(dir, 'data');
+    await mkdir(warehouseDir);
+    warehouse = path.join(warehouseDir, 'warehouse.duckdb');
+    config = await writeConfig(dir, {
+      warehouse: 'data/warehouse.duckdb',
+      stores: [{ name: 'eu', baseUrl: sandbox.baseUrl }],
+    });
+    // A real warehouse with data in it, so "untouched" means something.
+    assertExit(await runCli(['sync', '--config', config, '--streams', 'locations'], { cwd: dir }), 0);
+  });
+
+  after(async () => {
+    holder?.kill('SIGKILL');
+    killChildren();
+    await sandbox?.close();
+    await cleanup?.();
+  });
+
+  it('a missing config file', async () => {
+    const empty = path.join(dir, 'empty');
+    await mkdir(empty);
+    const none = await runCli(['sync'], { cwd: empty });
+    assertCleanError(none, 2, /no job described: pass --config FILE \(or create \.\/sync\.config\.json\)/);
+    assert.deepEqual(await folderFingerprint(empty), {}, 'nothing created');
+    await refused(
+      ['sync', '--config', 'nope.json'],
+      /cannot read the config file nope\.json: it does not exist/,
+    );
+  });
+
+  it('an invalid config names each field and what was expected', async () => {
+    const file = await writeConfig(
+      dir,
+      {
+        warehouse: 'data/warehouse.duckdb',
+        rateLimit: 'fast',
+        stores: [{ name: 'eu', baseUrl: 'shop.example.com' }],
+      },
+      'invalid.json',
+    );
+    const result = await refused(['sync', '--config', file], /invalid\.json is invalid:/);
+    assert.match(result.stderr, /^ {2}rateLimit: .*expected number/m);
+    assert.match(result.stderr, /^ {2}stores\[0\]\.baseUrl: expected an absolute URL such as https:\/\//m);
+    await writeFile(path.join(dir, 'broken.json'), '{"warehouse": "data/warehouse.duckdb",');
+    await refused(['sync', '--config', 'broken.json'], /broken\.json is not valid JSON/);
+  });
+
+  it('a literal token in the config is refused, without repeating it', async () => {
+    const file = await writeConfig(
+      dir,
+      {
+        warehouse: 'data/warehouse.duckdb',
+        stores: [{ name: 'eu', baseUrl: sandbox.baseUrl, token: TOKEN }],
+      },
+      'literal.json',
+    );
+    await refused(
+      ['sync', '--config', file],
+      /stores\[0\] contains a literal token\. Tokens never go in the config file: put the token in an environment variable and name that variable in stores\[0\]\.tokenEnv/,
+    );
+  });
+
+  it('unknown streams', async () => {
+    await refused(
+      ['sync', '--config', config, '--streams', 'products,orders'],
+      /unknown stream "orders": the streams are locations, metadata_definitions, products, subscriptions, fulfillment_orders/,
+    );
+  });
+
+  it('--from later than --to, and a bad date', async () => {
+    await refused(
+      ['backfill', '--config', config, '--from', '2025-06-01', '--to', '2025-01-31'],
+      /--from 2025-06-01 is later than --to 2025-01-31/,
+    );
+    await refused(
+      ['backfill', '--config', config, '--from', '2025-02-30'],
+      /--from "2025-02-30" is not a date: expected YYYY-MM-DD/,
+    );
+  });
+
+  it('a missing token environment variable', async () => {
+    await refused(
+      ['sync', '--config', config],
+      new RegExp(`the token of store "eu" is missing: set the environment variable ${TOKEN_ENV}`),
+      { withToken: false },
+    );
+  });
+
+  it('a missing token of the second store stops the run before the first store syncs', async () => {
+    const file = await writeConfig(
+      dir,
+      {
+        warehouse: 'data/warehouse.duckdb',
+        stores: [
+          { name: 'eu', baseUrl: sandbox.baseUrl },
+          { name: 'us', baseUrl: sandbox.baseUrl, tokenEnv: 'STORE_SYNC_CLI_TEST_US_TOKEN' },
+        ],
+      },
+      'two-stores.json',
+    );
+    sandbox.resetStats();
+    await refused(
+      ['sync', '--config', file, '--streams', 'locations'],
+      /the token of store "us" is missing: set the environment variable STORE_SYNC_CLI_TEST_US_TOKEN/,
+    );
+    assert.equal(sandbox.stats().requests, 0, 'no store was synced');
+  });
+
+  it('a warehouse in a folder that does not exist', async () => {
+    const missing = path.join(dir, 'missing', 'w.duckdb');
+    await refused(
+      ['sync', '--base-url', sandbox.baseUrl, '--token-env', TOKEN_ENV, '--warehouse', missing],
+      new RegExp(
+        `warehouse folder ${path.dirname(missing)} does not exist: create it or choose another --warehouse path`,
+      ),
+    );
+    assert.deepEqual(await folderFingerprint(path.dirname(missing)), { '(folder)': 'absent' });
+  });
+
+  it('a warehouse in a folder that is not writable', async () => {
+    const readOnly = path.join(dir, 'read-only');
+    await mkdir(readOnly);
+    await chmod(readOnly, 0o555);
+    // root writes anywhere, so as root the command runs as nobody, for whom the folder is read-only.
+    const asOther = process.getuid?.() === 0 ? { uid: NOBODY, gid: NOBODY } : {};
+    await refused(
+      [
+        'sync',
+        '--base-url',
+        sandbox.baseUrl,
+        '--token-env',
+        TOKEN_ENV,
+        '--warehouse',
+        path.join(readOnly, 'w.duckdb'),
+      ],
+      new RegExp(`warehouse folder ${readOnly} is not writable by this user`),
+      asOther,
+    );
+    assert.deepEqual(await folderFingerprint(readOnly), {}, 'nothing created');
+  });
+
+  it('plain http to a host that is not this machine', async () => {
+    await refused(
+      [
+        'sync',
+        '--base-url',
+        'http://shop.example.com/api/',
+        '--token-env',
+        TOKEN_ENV,
+        '--warehouse',
+        warehouse,
+      ],
+      /https/i,
+    );
+  });
+
+  it('an unknown option', async () => {
+    const result = await runCli(['sync', '--config', config, '--full-refersh'], { cwd: dir });
+    assertExit(result, 2);
+    assert.match(result.stderr, /^Unknown argument: full-refersh\nRun with --help for usage\.$/m);
+  });
+
+  it('a second concurrent writer', async () => {
+    holder = spawn(process.execPath, ['--import', 'tsx', HOLDER, warehouse], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const [ready] = (await once(holder.stdout!, 'data')) as [Buffer];
+    assert.equal(ready.toString().trim(), 'ready');
+    try {
+      await refused(
+        ['sync', '--config', config],
+        new RegExp(
+          `another store-sync process \\(pid ${holder.pid}\\) is writing to ${warehouse}; wait for it to finish`,
+        ),
+      );
+    } finally {
+      holder.kill('SIGKILL');
+      await once(holder, 'exit');
+    }
+  });
+
+  it('never printed the token, and printed no ANSI escapes into pipes', () => {
+    assertNoSecretsOrEscapes();
+  });
+});
