@@ -13,6 +13,8 @@ async function main(argv: string[]): Promise<void> {
   try {
     await yargs(argv)
       .scriptName('store-sync')
+      // Options are read by their dashed names; camel-case copies would only double every "Unknown argument".
+      .parserConfiguration({ 'camel-case-expansion': false })
       .usage(
         "$0 <command> [options]\n\nCopy a store's Store Administration API into a DuckDB + Parquet warehouse.",
       )
