@@ -172,3 +172,8 @@ export async function assertWarehouseIsTruth(
   await assertIdsMatchTruth(file, truth, label);
   return truth;
 }
+
+/** Runs one read-only query over a warehouse file (after the process that wrote it has exited). */
+export function queryFile(file: string, sql: string): Promise<unknown[][]> {
+  return withFiles({ w: file }, (c) => rowsOf(c, sql));
+}

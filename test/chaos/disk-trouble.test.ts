@@ -1,0 +1,25 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { diskTrouble, hasPrlimit } from './support/disk.js';
+
+/** Chaos 6 (issue 6): the warehouse becomes unwritable in the middle of a sync. */
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'store-sync-chaos-disk-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('disk trouble: writes refused mid-run end it with an error; the state stays readable; the next run resumes', {
+  timeout: 10 * 60_000,
+  skip: hasPrlimit() ? false : 'needs util-linux prlimit to set RLIMIT_FSIZE',
+}, async () => {
+  const outcome = await diskTrouble({ scale: '2000', pageSize: 20, dir });
+  console.log(
+    `disk trouble: files limited to ${outcome.limitBytes} bytes; ${outcome.committedSubscriptions} subscriptions committed before writes failed with "${outcome.error}"`,
+  );
+});
