@@ -1,10 +1,11 @@
 import { type DuckDBConnection, DuckDBTimestampTZValue, LIST, VARCHAR } from '@duckdb/node-api';
 import type { EntityKind } from '../contracts.js';
-import { NormalizeError, type Normalizer, TableRows, tableDef } from '../normalize/index.js';
-import { ChunkAppender } from './chunks.js';
+import { NormalizeError, type Normalizer, ownedBy, TableRows, tableDef } from '../normalize/index.js';
+import { ChunkAppender, type Feed } from './chunks.js';
 import { CODEC, encodeBlock, type LandedRecord } from './landing.js';
+import type { Layouts } from './layouts.js';
 import { pickWinnersSql, type RowMeta, replaceSql } from './merge.js';
-import { literal, stagingTable, timestampLiteral } from './sql.js';
+import { ident, literal, stagingTable, timestampLiteral } from './sql.js';
 
 /**
  * The work of one transaction, built in memory first: records are landed raw and normalized into
@@ -117,16 +118,32 @@ export class Batch {
     this.counts.rejections++;
   }
 
-  /** Appends every buffer through the Appender and merges the staged units (inside a transaction). */
-  async write(connection: DuckDBConnection): Promise<BatchCounts> {
+  /**
+   * Writes the batch inside a transaction. Each unit table goes one of two ways: when none of its keys
+   * is stored yet and none repeats within the batch (a first load), its rows and the rows it owns are
+   * appended straight into the warehouse tables; otherwise they go through the staging tables and the
+   * merge SQL decides, per key, which version wins (see merge.ts).
+   */
+  async write(connection: DuckDBConnection, layouts: Layouts): Promise<BatchCounts> {
     const staged = new Set<string>();
     for (const rows of this.normalizer.tables.values()) {
-      if (rows.length === 0) continue;
-      await appendAll(connection, `stg_${rows.name}`, rows, 'temp');
-      staged.add(rows.name);
-      this.counts.rows += rows.length;
+      const def = tableDef(rows.name);
+      if (rows.length === 0 || !def.unit) continue;
+      const family = [rows, ...ownedBy(def.name).map((t) => this.normalizer.tables.get(t.name)!)].filter(
+        (r) => r.length,
+      );
+      const direct = await this.conflictFree(connection, rows);
+      for (const member of family) {
+        if (direct) await appendAll(connection, member.name, member, this.directFeeds(member, layouts));
+        else {
+          await appendAll(connection, `stg_${member.name}`, member, identityFeeds(member), 'temp');
+          staged.add(member.name);
+        }
+        this.counts.rows += member.length;
+      }
     }
-    if (this.rejected.length) await appendAll(connection, this.rejected.name, this.rejected, null);
+    if (this.rejected.length)
+      await appendAll(connection, this.rejected.name, this.rejected, identityFeeds(this.rejected));
     if (this.landed.length) await this.writeLanding(connection);
     for (const table of staged) {
       if (!tableDef(table).unit) continue;
@@ -137,6 +154,34 @@ export class Batch {
     const statements = [...truncate, ...this.after];
     if (statements.length) await connection.run(statements.join(';\n'));
     return this.counts;
+  }
+
+  /** True when no key of the unit table repeats in the batch or is already stored for this store. */
+  private async conflictFree(connection: DuckDBConnection, rows: TableRows): Promise<boolean> {
+    const def = tableDef(rows.name);
+    const keyColumn = rows.columns.findIndex((c) => c.name === def.unit!.key);
+    const keys = new Set<string | number | bigint>();
+    for (let row = 0; row < rows.length; row++) {
+      const key = rows.get(keyColumn, row) as string | number | bigint;
+      if (keys.has(key)) return false;
+      keys.add(key);
+    }
+    const list = [...keys].map((k) => (typeof k === 'string' ? literal(k) : String(k))).join(', ');
+    const reader = await connection.runAndReadAll(
+      `SELECT count(*) FROM ${ident(def.name)} WHERE _store = ${this.rowMeta.store} AND ${ident(def.unit!.key)} IN (${list})`,
+    );
+    return Number(reader.getRows()[0]![0]) === 0;
+  }
+
+  /** Feeds for a warehouse table in its physical column order: the standard columns are the same on every row. */
+  private directFeeds(rows: TableRows, layouts: Layouts): Feed[] {
+    return layouts.columns(rows.name).map((name): Feed => {
+      if (name === '_store') return { from: 'text', value: this.meta.store };
+      if (name === '_synced_at') return { from: 'int64', value: this.syncedMicros };
+      if (name === '_run_id') return { from: 'text', value: this.meta.runId };
+      const column = rows.columns.findIndex((c) => c.name === name);
+      return column > 0 ? { from: 'rows', column } : { from: 'null' };
+    });
   }
 
   /** Empties the buffers so the normalizer can serve the next batch. */
@@ -167,20 +212,18 @@ export class Batch {
   }
 }
 
-/** `catalog` null is the warehouse file itself (DuckDB names that catalog after the file). */
+const identityFeeds = (rows: TableRows): Feed[] =>
+  rows.columns.map((_, column) => ({ from: 'rows', column }));
+
+/** `catalog` undefined is the warehouse file itself (DuckDB names that catalog after the file). */
 async function appendAll(
   connection: DuckDBConnection,
   table: string,
   rows: TableRows,
-  catalog: 'temp' | null,
+  feeds: Feed[],
+  catalog?: string,
 ) {
-  const appender = await ChunkAppender.open(
-    connection,
-    table,
-    rows.columns.map((c) => c.type),
-    'main',
-    catalog ?? undefined,
-  );
+  const appender = await ChunkAppender.open(connection, table, feeds, catalog);
   try {
     appender.append(rows);
   } finally {

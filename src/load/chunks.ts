@@ -6,6 +6,7 @@ import {
   type DuckDBAppender,
   type DuckDBConnection,
   DuckDBDataChunk,
+  DuckDBListType,
   type DuckDBType,
   TIMESTAMPTZ,
   VARCHAR,
@@ -18,11 +19,12 @@ import type { ColumnType, TableRows } from '../normalize/index.js';
  * Numbers go in as whole vectors (one copy per column per chunk, from the typed arrays normalize filled)
  * and only strings cross into DuckDB one by one. Appending value by value through `appendVarchar` and
  * friends costs a native call per value, about five times slower on the ingest benchmark. The binding
- * calls used here (`copy_data_to_vector`, `vector_assign_string_element`, validity masks) are the same
- * ones @duckdb/node-api's own vectors use to flush.
+ * calls used here (`copy_data_to_vector`, `vector_assign_string_element`, validity masks, list children)
+ * are the ones @duckdb/node-api's own vectors use to flush.
  */
 
 const CHUNK_ROWS = 2048;
+const TWO_32 = 4294967296;
 
 /** The DuckDB type a staging column holds: numbers keep their target type, everything else is text. */
 export function stagingType(type: ColumnType): DuckDBType {
@@ -44,28 +46,47 @@ export function stagingType(type: ColumnType): DuckDBType {
 
 export const stagingSqlType = (type: ColumnType): string => stagingType(type).toString();
 
-/** One open Appender on a table, fed from a TableRows buffer of the same column order. */
+/** Where a table column's values come from: a column of the rows, or the same value on every row. */
+export type Feed =
+  | { from: 'rows'; column: number }
+  | { from: 'text'; value: string }
+  | { from: 'int64'; value: number }
+  | { from: 'null' };
+
+/** An open Appender on one table, fed from TableRows buffers through per-column feeds. */
 export class ChunkAppender {
   private readonly chunk: DuckDBDataChunk;
   private readonly validity = new Uint8Array(CHUNK_ROWS / 8);
+  private readonly words = new Int32Array(CHUNK_ROWS * 2);
+  private readonly isList: boolean[];
+  private readonly listOfText: boolean[];
   rowsAppended = 0;
 
   private constructor(
     private readonly appender: DuckDBAppender,
-    types: DuckDBType[],
+    private readonly feeds: readonly Feed[],
   ) {
+    const types = feeds.map((_, i) => appender.columnType(i));
     this.chunk = DuckDBDataChunk.create(types);
+    this.isList = types.map((t) => t instanceof DuckDBListType);
+    this.listOfText = types.map((t) => t instanceof DuckDBListType && t.valueType.toString() === 'VARCHAR');
   }
 
+  /** `feeds` gives, for every column of the table in its physical order, where the values come from. */
   static async open(
     connection: DuckDBConnection,
     table: string,
-    columnTypes: readonly ColumnType[],
-    schema = 'main',
+    feeds: readonly Feed[],
     catalog?: string,
   ): Promise<ChunkAppender> {
-    const appender = await connection.createAppender(table, schema, catalog);
-    return new ChunkAppender(appender, columnTypes.map(stagingType));
+    const appender = await connection.createAppender(table, 'main', catalog);
+    if (appender.columnCount !== feeds.length) {
+      appender.closeSync();
+      throw new Error(
+        `table ${table} has ${appender.columnCount} columns, the loader expected ${feeds.length}`,
+      );
+    }
+    return new ChunkAppender(appender, feeds);
   }
 
   /** Appends every row of the buffer (the caller clears it afterwards). */
@@ -82,52 +103,118 @@ export class ChunkAppender {
   private appendSlice(rows: TableRows, start: number, count: number): void {
     const raw = this.chunk.chunk;
     duckdb.data_chunk_reset(raw);
-    const words = Math.ceil(count / 64) * 8;
-    for (let c = 0; c < rows.kinds.length; c++) {
+    for (let c = 0; c < this.feeds.length; c++) {
       const vector = duckdb.data_chunk_get_vector(raw, c);
-      const valid = rows.valid[c]!;
-      switch (rows.kinds[c]) {
-        case 'i64': {
-          const data = rows.i64[c]!;
-          duckdb.copy_data_to_vector(
-            vector,
-            0,
-            data.buffer as ArrayBuffer,
-            data.byteOffset + start * 8,
-            count * 8,
-          );
-          break;
-        }
-        case 'f64': {
-          const data = rows.f64[c]!;
-          duckdb.copy_data_to_vector(
-            vector,
-            0,
-            data.buffer as ArrayBuffer,
-            data.byteOffset + start * 8,
-            count * 8,
-          );
-          break;
-        }
-        case 'bool': {
-          const data = rows.u8[c]!;
-          duckdb.copy_data_to_vector(vector, 0, data.buffer as ArrayBuffer, data.byteOffset + start, count);
-          break;
-        }
-        default: {
-          const strings = rows.str[c]!;
-          for (let i = 0; i < count; i++) {
-            if (valid[start + i]) duckdb.vector_assign_string_element(vector, i, strings[start + i]!);
-          }
-        }
-      }
+      const feed = this.feeds[c]!;
       this.validity.fill(0);
-      for (let i = 0; i < count; i++) if (valid[start + i]) this.validity[i >> 3]! |= 1 << (i & 7);
+      if (feed.from === 'rows') this.writeColumn(vector, rows, feed.column, c, start, count);
+      else if (feed.from === 'text') {
+        for (let i = 0; i < count; i++) duckdb.vector_assign_string_element(vector, i, feed.value);
+        this.validity.fill(255);
+      } else if (feed.from === 'int64') {
+        const hi = Math.floor(feed.value / TWO_32);
+        for (let i = 0; i < count; i++) {
+          this.words[i * 2] = feed.value - hi * TWO_32;
+          this.words[i * 2 + 1] = hi;
+        }
+        duckdb.copy_data_to_vector(vector, 0, this.words.buffer, 0, count * 8);
+        this.validity.fill(255);
+      }
       duckdb.vector_ensure_validity_writable(vector);
-      duckdb.copy_data_to_vector_validity(vector, 0, this.validity.buffer, 0, words);
+      duckdb.copy_data_to_vector_validity(vector, 0, this.validity.buffer, 0, Math.ceil(count / 64) * 8);
     }
     duckdb.data_chunk_set_size(raw, count);
     this.appender.appendDataChunk(this.chunk);
     this.rowsAppended += count;
+  }
+
+  /** Writes rows[start, start+count) of one buffer column into a vector and marks the present values. */
+  private writeColumn(
+    vector: duckdb.Vector,
+    rows: TableRows,
+    column: number,
+    target: number,
+    start: number,
+    count: number,
+  ): void {
+    const valid = rows.valid[column]!;
+    for (let i = 0; i < count; i++) if (valid[start + i]) this.validity[i >> 3]! |= 1 << (i & 7);
+    switch (rows.kinds[column]) {
+      case 'i64':
+      case 'f64': {
+        const data = (rows.i64[column] ?? rows.f64[column])!;
+        duckdb.copy_data_to_vector(
+          vector,
+          0,
+          data.buffer as ArrayBuffer,
+          data.byteOffset + start * 8,
+          count * 8,
+        );
+        return;
+      }
+      case 'bool': {
+        const data = rows.u8[column]!;
+        duckdb.copy_data_to_vector(vector, 0, data.buffer as ArrayBuffer, data.byteOffset + start, count);
+        return;
+      }
+      case 'str': {
+        const strings = rows.str[column]!;
+        for (let i = 0; i < count; i++)
+          if (valid[start + i]) duckdb.vector_assign_string_element(vector, i, strings[start + i]!);
+        return;
+      }
+      default: {
+        const lists = rows.list[column]!;
+        // A staging table holds lists as JSON text; a warehouse table as a real LIST.
+        if (!this.isList[target]) {
+          for (let i = 0; i < count; i++)
+            if (valid[start + i])
+              duckdb.vector_assign_string_element(vector, i, JSON.stringify(lists[start + i]));
+          return;
+        }
+        this.writeList(vector, lists, valid, target, start, count);
+      }
+    }
+  }
+
+  private writeList(
+    vector: duckdb.Vector,
+    lists: (string[] | number[] | null)[],
+    valid: Uint8Array,
+    target: number,
+    start: number,
+    count: number,
+  ): void {
+    const entries = new Uint32Array(count * 4);
+    let total = 0;
+    for (let i = 0; i < count; i++) {
+      const length = valid[start + i] ? lists[start + i]!.length : 0;
+      entries[i * 4] = total;
+      entries[i * 4 + 2] = length;
+      total += length;
+    }
+    duckdb.copy_data_to_vector(vector, 0, entries.buffer, 0, count * 16);
+    duckdb.list_vector_reserve(vector, total);
+    duckdb.list_vector_set_size(vector, total);
+    if (total === 0) return;
+    const child = duckdb.list_vector_get_child(vector);
+    const words = new Int32Array(this.listOfText[target] ? 0 : total * 2);
+    let at = 0;
+    for (let i = 0; i < count; i++) {
+      if (!valid[start + i]) continue;
+      for (const item of lists[start + i]!) {
+        if (typeof item === 'string') duckdb.vector_assign_string_element(child, at, item);
+        else {
+          const hi = Math.floor(item / TWO_32);
+          words[at * 2] = item - hi * TWO_32;
+          words[at * 2 + 1] = hi;
+        }
+        at++;
+      }
+    }
+    if (!this.listOfText[target]) duckdb.copy_data_to_vector(child, 0, words.buffer, 0, total * 8);
+    const childValidity = new Uint8Array(Math.ceil(total / 64) * 8).fill(255);
+    duckdb.vector_ensure_validity_writable(child);
+    duckdb.copy_data_to_vector_validity(child, 0, childValidity.buffer, 0, childValidity.length);
   }
 }

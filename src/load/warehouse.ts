@@ -18,6 +18,7 @@ import {
 import { Batch, type BatchCounts, type BatchMeta } from './batch.js';
 import { createStagingTables, migrate } from './ddl.js';
 import { KIND, loadRecord } from './documents.js';
+import { Layouts } from './layouts.js';
 import { fullScanSql } from './merge.js';
 import { type OpenOptions, openInstance } from './open.js';
 import { literal } from './sql.js';
@@ -46,6 +47,8 @@ export class Warehouse {
     private readonly release: () => void,
     readonly logger: Logger,
     private committedSeq: number,
+    /** Physical column order of the tables (writers only). */
+    readonly layouts: Layouts,
   ) {}
 
   static async open(file: string, options: WarehouseOptions = {}): Promise<Warehouse> {
@@ -63,15 +66,9 @@ export class Warehouse {
         const reader = await connection.runAndReadAll('SELECT coalesce(max(last_seq), 0) FROM _raw_landing');
         nextSeq = Number(reader.getRows()[0]?.[0] ?? 0) + 1;
       }
-      return new Warehouse(
-        absolute,
-        readOnly,
-        instance,
-        connection,
-        release,
-        options.logger ?? silentLogger,
-        nextSeq,
-      );
+      const layouts = await Layouts.read(connection);
+      const logger = options.logger ?? silentLogger;
+      return new Warehouse(absolute, readOnly, instance, connection, release, logger, nextSeq, layouts);
     } catch (error) {
       connection?.closeSync();
       instance.closeSync();
@@ -249,7 +246,7 @@ export class Transaction {
     const run = this.chain.then(async () => {
       try {
         if (this.failure) throw this.failure;
-        const counts = await batch.write(this.connection);
+        const counts = await batch.write(this.connection, this.warehouse.layouts);
         this.nextSeq = Math.max(this.nextSeq, batch.nextSeq);
         return counts;
       } catch (error) {

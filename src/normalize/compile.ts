@@ -1,6 +1,6 @@
 import type { TableRows } from './rows.js';
 import type { ColumnDef, Source } from './types.js';
-import { converterFor, type Int64, ValueError } from './values.js';
+import { type Converted, converterFor, ValueError } from './values.js';
 
 /**
  * Compiles the columns of one table, for one order shape, into a row writer. The writer is generated
@@ -73,7 +73,13 @@ function readAlternative(source: string): string {
   return lines.join(' ');
 }
 
-const SETTER = { i64: 'setInt64', f64: 'setDouble', bool: 'setBoolean', str: 'setText' } as const;
+const SETTER = {
+  i64: 'setInt64',
+  f64: 'setDouble',
+  bool: 'setBoolean',
+  str: 'setText',
+  list: 'setList',
+} as const;
 
 /**
  * A writer for the given staging columns (index 0, `_unit`, is written by the caller). `overrides` are
@@ -85,7 +91,7 @@ export function compileRowWriter(
   shape: string | null,
   overrides: Record<string, Source> = {},
 ): RowWriter {
-  const converters: ((value: unknown) => Int64 | string | boolean | number)[] = [];
+  const converters: ((value: unknown) => Converted)[] = [];
   const paths: string[] = [];
   const body: string[] = [];
   columns.forEach((column, k) => {

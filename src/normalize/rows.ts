@@ -1,15 +1,17 @@
 import type { ColumnDef, ColumnType } from './types.js';
-import type { Int64 } from './values.js';
+import type { Converted, Int64 } from './values.js';
 
 /**
  * Normalize's output: the rows of one table, held column by column in typed arrays so the loader can
  * hand them to DuckDB a vector at a time (see src/load/chunks.ts) instead of a value at a time.
  */
 
-export type StageKind = 'i64' | 'f64' | 'bool' | 'str';
+/** How a column is held: 64-bit integers, doubles, booleans, strings, or lists (arrays of strings or integers). */
+export type StageKind = 'i64' | 'f64' | 'bool' | 'str' | 'list';
 
 export function stageKind(type: ColumnType): StageKind {
   if (type === 'DOUBLE') return 'f64';
+  if (type.endsWith('[]')) return 'list';
   if (type === 'BOOLEAN') return 'bool';
   if (type === 'BIGINT' || type === 'TIMESTAMPTZ' || type.startsWith('DECIMAL')) return 'i64';
   return 'str';
@@ -27,6 +29,7 @@ export class TableRows {
   f64: (Float64Array | null)[];
   u8: (Uint8Array | null)[];
   str: ((string | null)[] | null)[];
+  list: ((string[] | number[] | null)[] | null)[];
   /** One byte per row: 1 = value present. Packed into DuckDB's bitmask when flushed. */
   valid: Uint8Array[];
 
@@ -40,6 +43,7 @@ export class TableRows {
     this.f64 = this.kinds.map((k) => (k === 'f64' ? new Float64Array(this.capacity) : null));
     this.u8 = this.kinds.map((k) => (k === 'bool' ? new Uint8Array(this.capacity) : null));
     this.str = this.kinds.map((k) => (k === 'str' ? [] : null));
+    this.list = this.kinds.map((k) => (k === 'list' ? [] : null));
     this.valid = this.kinds.map(() => new Uint8Array(this.capacity));
   }
 
@@ -78,8 +82,13 @@ export class TableRows {
     this.valid[column]![row] = 1;
   }
 
+  setList(column: number, row: number, value: string[] | number[]): void {
+    this.list[column]![row] = value;
+    this.valid[column]![row] = 1;
+  }
+
   /** Writes a converted value according to the column's kind. */
-  set(column: number, row: number, value: Int64 | string | boolean | number): void {
+  set(column: number, row: number, value: Converted): void {
     switch (this.kinds[column]) {
       case 'i64':
         this.setInt64(column, row, value as Int64);
@@ -89,6 +98,9 @@ export class TableRows {
         return;
       case 'bool':
         this.setBoolean(column, row, value as boolean);
+        return;
+      case 'list':
+        this.setList(column, row, value as string[] | number[]);
         return;
       default:
         this.setText(column, row, value as string);
@@ -105,11 +117,12 @@ export class TableRows {
   clear(): void {
     for (const v of this.valid) v.fill(0, 0, this.length);
     for (const s of this.str) if (s) s.length = 0;
+    for (const l of this.list) if (l) l.length = 0;
     this.length = 0;
   }
 
   /** Reads a value back (tests and small bookkeeping reads); null when absent. */
-  get(column: number, row: number): Int64 | string | boolean | number | null {
+  get(column: number, row: number): Converted | null {
     if (!this.valid[column]![row]) return null;
     switch (this.kinds[column]) {
       case 'i64': {
@@ -122,6 +135,8 @@ export class TableRows {
         return this.f64[column]![row]!;
       case 'bool':
         return this.u8[column]![row] === 1;
+      case 'list':
+        return this.list[column]![row]!;
       default:
         return this.str[column]![row]!;
     }

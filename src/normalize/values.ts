@@ -44,15 +44,15 @@ export function toJsonText(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export function toTextList(value: unknown): string {
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return JSON.stringify(value);
+export function toTextList(value: unknown): string[] {
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value;
   throw new ValueError('an array of strings');
 }
 
-export function toBigintList(value: unknown): string {
+export function toBigintList(value: unknown): number[] {
   if (Array.isArray(value) && value.every((v) => typeof v === 'number' && Number.isSafeInteger(v)))
-    return JSON.stringify(value);
-  throw new ValueError('an array of integers');
+    return value;
+  throw new ValueError('an array of integers within ±2^53');
 }
 
 const decimalMessages = new Map<string, string>();
@@ -178,7 +178,9 @@ export function toTimestamp(value: unknown): Int64 {
 }
 
 /** The converter for a column type. The result goes straight into the column's staging buffer. */
-export function converterFor(type: ColumnType): (value: unknown) => Int64 | string | boolean | number {
+export type Converted = Int64 | string | boolean | number | string[] | number[];
+
+export function converterFor(type: ColumnType): (value: unknown) => Converted {
   switch (type) {
     case 'BIGINT':
       return toBigint;

@@ -1,0 +1,87 @@
+import { createReadStream } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { exportParquet } from '../pipelines/export.js';
+import { ingestPaths } from '../pipelines/ingest.js';
+import { rebuildWarehouse } from '../pipelines/rebuild.js';
+import { openWarehouse } from '../src/load/index.js';
+import { LineSplitter } from '../src/load/input/splitters.js';
+import { literal } from '../src/load/sql.js';
+import { silentLogger } from '../src/log.js';
+
+/**
+ * One measured step of the warehouse benchmarks, run in its own process so that its peak RSS (VmHWM) is
+ * its own. Prints one JSON line: the step's wall time and what it did.
+ *   bound <dir>                  read + JSON.parse every document, nothing else
+ *   ingest <dir> <warehouse>     store-sync ingest of the folder
+ *   rebuild <warehouse>          store-sync rebuild
+ *   export <warehouse> <out>     store-sync export
+ *   copy <warehouse> <out>       plain COPY of the largest table to one Parquet file
+ */
+
+async function peakRssMb(): Promise<number> {
+  const status = await readFile('/proc/self/status', 'utf8').catch(() => '');
+  const kb = /VmHWM:\s+(\d+)/.exec(status)?.[1];
+  return kb ? Number(kb) / 1024 : process.memoryUsage().rss / 2 ** 20;
+}
+
+async function bound(dir: string) {
+  let documents = 0;
+  for (const name of (await readdir(dir)).sort()) {
+    const splitter = new LineSplitter();
+    for await (const chunk of createReadStream(path.join(dir, name), { highWaterMark: 1 << 20 })) {
+      for (const piece of splitter.push(chunk as Buffer)) {
+        JSON.parse(piece.text);
+        documents++;
+      }
+    }
+    for (const piece of splitter.finish()) {
+      JSON.parse(piece.text);
+      documents++;
+    }
+  }
+  return { documents };
+}
+
+async function largestTable(connection: import('@duckdb/node-api').DuckDBConnection): Promise<string> {
+  const reader = await connection.runAndReadAll(
+    "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT starts_with(table_name, '_') ORDER BY estimated_size DESC LIMIT 1",
+  );
+  return String(reader.getRows()[0]![0]);
+}
+
+const [step, a, b] = process.argv.slice(2) as [string, string, string];
+const memoryLimit = process.env.BENCH_DUCKDB_MEMORY;
+const started = performance.now();
+let result: Record<string, unknown>;
+if (step === 'bound') {
+  result = await bound(a);
+} else {
+  const warehouse = await openWarehouse(step === 'ingest' ? b : a, memoryLimit ? { memoryLimit } : {});
+  const t0 = performance.now();
+  if (step === 'ingest') {
+    const summary = await ingestPaths(warehouse, [a], {
+      store: 'bench',
+      runId: 'bench',
+      logger: silentLogger,
+    });
+    result = { documents: summary.documents, rows: summary.rows, rejections: summary.rejections };
+  } else if (step === 'rebuild') {
+    const summary = await rebuildWarehouse(warehouse, { logger: silentLogger });
+    result = { rows: summary.rows, records: summary.records };
+  } else if (step === 'export') {
+    const summary = await exportParquet(warehouse, b);
+    result = { tables: summary.tables.length, rows: summary.tables.reduce((n, t) => n + t.rows, 0) };
+  } else {
+    const table = await largestTable(warehouse.connection);
+    const copied = await warehouse.connection.run(
+      `COPY ${table} TO ${literal(path.join(b, `${table}.parquet`))} (FORMAT parquet)`,
+    );
+    result = { table, rows: Number(copied.rowsChanged) };
+  }
+  result.work = (performance.now() - t0) / 1000;
+  await warehouse.close();
+}
+process.stdout.write(
+  `${JSON.stringify({ ...result, seconds: (performance.now() - started) / 1000, peakRssMb: await peakRssMb() })}\n`,
+);

@@ -1,0 +1,71 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { writeOrderFiles } from './warehouse-data.js';
+
+/**
+ * Shared by bench/ingest, bench/rebuild and bench/export: the generated documents and the ingested
+ * warehouse, built once per process and size (bench/run.ts runs the three in one process), and the
+ * child-process runner for each measured step.
+ */
+
+export const DOCUMENTS = { full: 1_000_000, quick: 20_000 };
+
+const CHILD = fileURLToPath(new URL('./warehouse-child.ts', import.meta.url));
+const run = promisify(execFile);
+
+export interface StepResult {
+  seconds: number;
+  work?: number;
+  peakRssMb: number;
+  [key: string]: unknown;
+}
+
+export async function step(args: string[]): Promise<StepResult> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', CHILD, ...args], {
+    maxBuffer: 1 << 20,
+    env: process.env,
+  });
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as StepResult;
+}
+
+export interface Prepared {
+  dir: string;
+  docs: string;
+  warehouse: string;
+  documents: number;
+  bytes: number;
+  bound: StepResult;
+  ingest: StepResult;
+}
+
+const prepared = new Map<number, Promise<Prepared>>();
+
+/** Documents written, read+parse bound measured and ingested (each once per size in this process). */
+export function prepare(documents: number, log: (line: string) => void): Promise<Prepared> {
+  let ready = prepared.get(documents);
+  if (!ready) {
+    ready = (async () => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'store-sync-bench-'));
+      process.once('exit', () => void rm(dir, { recursive: true, force: true }));
+      const docs = path.join(dir, 'docs');
+      log(`  generating ${documents.toLocaleString('en')} order documents …`);
+      const { bytes } = await writeOrderFiles(docs, documents);
+      log(`  ${(bytes / 2 ** 20).toFixed(0)} MB of NDJSON; measuring read + JSON.parse …`);
+      const bound = await step(['bound', docs]);
+      const warehouse = path.join(dir, 'warehouse.duckdb');
+      log(`  ingesting (bound ${bound.seconds.toFixed(1)} s) …`);
+      const ingest = await step(['ingest', docs, warehouse]);
+      return { dir, docs, warehouse, documents, bytes, bound, ingest };
+    })();
+    prepared.set(documents, ready);
+  }
+  return ready;
+}
+
+export async function cleanup(p: Prepared): Promise<void> {
+  await rm(p.dir, { recursive: true, force: true });
+}
