@@ -212,15 +212,16 @@ describe('round trip of sandbox documents', () => {
       (cart.data.lines as Doc[]).map((l) => l.id),
       "the updated cart's lines replaced the first ones",
     );
-    cartLines.forEach((row, i) => compare('cart_lines', row, (cart.data.lines as Doc[])[i]!, null));
+    for (const [i, row] of cartLines.entries())
+      compare('cart_lines', row, (cart.data.lines as Doc[])[i]!, null);
     const ticket = latest((d) => 'comments' in d);
     const [t] = await tableRows(warehouse.connection, 'tickets');
     compare('tickets', t!, ticket.data, null);
     const comments = await tableRows(warehouse.connection, 'ticket_comments');
     assert.equal(comments.length, (ticket.data.comments as Doc[]).length);
-    comments.forEach((row) =>
-      compare('ticket_comments', row, (ticket.data.comments as Doc[]).find((c) => c.id === row.id)!, null),
-    );
+    for (const row of comments) {
+      compare('ticket_comments', row, (ticket.data.comments as Doc[]).find((c) => c.id === row.id)!, null);
+    }
     const attachments = await tableRows(warehouse.connection, 'ticket_attachments');
     assert.ok(attachments.some((a) => a.file_name === 'note.txt'));
   });

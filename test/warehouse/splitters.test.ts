@@ -60,7 +60,7 @@ describe('document splitters', () => {
             docs,
           );
           assert.ok(pieces.every((p) => !p.error));
-          pieces.forEach((p) => assert.equal(text.split('\n')[p.line - 1]!.trimStart()[0], p.text[0]));
+          for (const p of pieces) assert.equal(text.split('\n')[p.line - 1]!.trimStart()[0], p.text[0]);
         },
       ),
     );
