@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Argv } from 'yargs';
 import { loadConfig, parseConfig, type StoreConfig, type SyncConfig } from '../config.js';
 import { STREAM_NAMES, type StreamName } from '../contracts.js';
-import { ERROR_CODES, StoreSyncError } from '../errors.js';
+import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 
 /**
@@ -119,4 +119,15 @@ export function parseStreamList(value: string | string[] | undefined): StreamNam
 
 export function cliLogger(args: JobArgs): Logger {
   return createLogger({ format: args['log-format'] ?? 'human', level: args.verbose ? 'debug' : 'info' });
+}
+
+/**
+ * A read-only command (query, status) that meets a running writer's lock failed to read now: exit 1 as
+ * docs/querying.md says, not 2, because nothing the user asked for is wrong and the same command will work
+ * once the sync finishes. (A second WRITER is a usage error, exit 2, and stays one.)
+ */
+export function readerBlocked(error: unknown): unknown {
+  return isStoreSyncError(error, ERROR_CODES.WAREHOUSE_LOCKED)
+    ? new StoreSyncError(ERROR_CODES.QUERY, error.message, { cause: error })
+    : error;
 }

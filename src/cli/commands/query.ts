@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { type JobArgs, resolveJob, withJobOptions } from '../context.js';
+import { type JobArgs, readerBlocked, resolveJob, withJobOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { type OutputFormat, renderRows } from '../output.js';
 
@@ -24,7 +24,9 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
     const { runReadOnlyQuery } = await import('../../load/index.js');
-    const result = await runReadOnlyQuery(config.warehouse, args.sql);
+    const result = await runReadOnlyQuery(config.warehouse, args.sql).catch((error: unknown) => {
+      throw readerBlocked(error);
+    });
     const text = renderRows(
       args.format,
       result.columns.map((c) => c.name),

@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
-import { cliLogger, type JobArgs, resolveJob, withJobOptions } from '../context.js';
+import { cliLogger, type JobArgs, readerBlocked, resolveJob, withJobOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { renderRows, renderTable } from '../output.js';
 
@@ -33,7 +33,9 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
     const { openWarehouse, readStatus } = await import('../../load/index.js');
-    const warehouse = await openWarehouse(config.warehouse, { readOnly: true });
+    const warehouse = await openWarehouse(config.warehouse, { readOnly: true }).catch((error: unknown) => {
+      throw readerBlocked(error);
+    });
     let rows: Awaited<ReturnType<typeof readStatus>>;
     try {
       rows = await readStatus(warehouse);
