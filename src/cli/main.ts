@@ -1,6 +1,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { redact } from '../log.js';
+import { asStoreSyncError } from '../errors.js';
+import { createLogger, redact } from '../log.js';
 import { commands } from './commands/index.js';
 import { EXIT, exitCodeForError } from './exit-codes.js';
 
@@ -8,8 +9,16 @@ import { EXIT, exitCodeForError } from './exit-codes.js';
  * The store-sync command line. Each command lives in src/cli/commands and sets process.exitCode;
  * errors that escape a command are printed here, once, as one paragraph (stack only with --verbose).
  */
+/** Read before yargs parses, because a parse failure must be reported in the format asked for too. */
+function jsonLogsRequested(argv: string[]): boolean {
+  const at = argv.indexOf('--log-format');
+  return argv.includes('--log-format=json') || (at >= 0 && argv[at + 1] === 'json');
+}
+
 async function main(argv: string[]): Promise<void> {
   const verbose = argv.includes('--verbose');
+  // With --log-format json every stderr line is a JSON object, failures included, for log shippers.
+  const jsonLog = jsonLogsRequested(argv) ? createLogger({ format: 'json' }) : null;
   try {
     await yargs(argv)
       .scriptName('store-sync')
@@ -33,15 +42,22 @@ async function main(argv: string[]): Promise<void> {
       )
       .fail((message, error) => {
         if (error) throw error;
-        process.stderr.write(`${message}\nRun with --help for usage.\n`);
+        if (jsonLog) jsonLog.error('command.usage', { code: 'usage', message });
+        else process.stderr.write(`${message}\nRun with --help for usage.\n`);
         process.exit(EXIT.USAGE);
       })
       .wrap(Math.min(110, process.stdout.columns ?? 110))
       .parseAsync();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`${redact(`error: ${message}`)}\n`);
-    if (verbose && error instanceof Error && error.stack) process.stderr.write(`${redact(error.stack)}\n`);
+    const stack = verbose && error instanceof Error ? error.stack : undefined;
+    if (jsonLog) {
+      const { code } = asStoreSyncError(error);
+      jsonLog.error('command.failed', { code, message, ...(stack ? { stack } : {}) });
+    } else {
+      process.stderr.write(`${redact(`error: ${message}`)}\n`);
+      if (stack) process.stderr.write(`${redact(stack)}\n`);
+    }
     process.exitCode = exitCodeForError(error);
   }
 }
