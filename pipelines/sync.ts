@@ -5,6 +5,7 @@ import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../src/errors.js'
 import {
   ApiClient,
   type DateWindow,
+  parseBaseUrl,
   probeStreamAccess,
   runStream,
   STREAMS,
@@ -96,6 +97,17 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
   if (names.length === 0) {
     throw new StoreSyncError(ERROR_CODES.USAGE, `store "${job.store.name}" has no enabled stream to sync.`);
   }
+  // The base URL is checked before anything is opened, so an unsafe one changes nothing either.
+  parseBaseUrl(job.store.baseUrl);
+  const warehouse = job.warehouse ?? (await openWarehouse(job.config.warehouse, { logger: job.logger }));
+  const runId = await warehouse.startRun({
+    store: job.store.name,
+    command: 'sync',
+    mode: job.mode,
+    streams: names,
+  });
+  const logger = job.logger.child({ runId, store: job.store.name });
+  // Created after the run starts so that its request and retry lines carry the run id and store too.
   const client = new ApiClient({
     baseUrl: job.store.baseUrl,
     token,
@@ -106,16 +118,8 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
       headersMs: job.config.timeoutSeconds * 1000,
       bodyMs: job.config.timeoutSeconds * 1000,
     },
-    logger: job.logger,
+    logger,
   });
-  const warehouse = job.warehouse ?? (await openWarehouse(job.config.warehouse, { logger: job.logger }));
-  const runId = await warehouse.startRun({
-    store: job.store.name,
-    command: 'sync',
-    mode: job.mode,
-    streams: names,
-  });
-  const logger = job.logger.child({ runId, store: job.store.name });
   const results: StreamResult[] = [];
   let runError: StoreSyncError | null = null;
   try {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { STREAM_NAMES, type StreamName, type StreamOptions } from './contracts.js';
 import { ERROR_CODES, StoreSyncError } from './errors.js';
 import { defaultStreamOptions } from './extract/options.js';
+import { registerSecret } from './log.js';
 
 /**
  * sync.config.json: validated with zod, published as JSON Schema (schemas/sync.config.schema.json) for editors.
@@ -231,6 +232,8 @@ export function readToken(
       `the token of store "${store.name}" is missing: set the environment variable ${store.tokenEnv} to the store's API access token.`,
     );
   }
+  // Masked from here on, in every log line and error message, before any client exists to register it.
+  registerSecret(token);
   return token;
 }
 
