@@ -145,7 +145,7 @@ export function assertCleanError(result: CliResult, code: number, message: RegEx
   assert.doesNotMatch(result.stderr, /^\s+at .+:\d+:\d+\)?$/m, 'no stack trace without --verbose');
 }
 
-/** Every output of every run so far: the token never appears, and a pipe never gets ANSI escapes. */
+/** Every output of every run so far: the token never appears, and a pipe gets no ANSI escapes or bars. */
 export function assertNoSecretsOrEscapes(): void {
   assert.ok(transcripts.length > 0, 'no command ran');
   for (const run of transcripts) {
@@ -158,6 +158,12 @@ export function assertNoSecretsOrEscapes(): void {
         `the token appeared in the ${name} of store-sync ${run.args.join(' ')}`,
       );
       assert.doesNotMatch(text, /\u001b\[/, `ANSI escape in the ${name} of store-sync ${run.args.join(' ')}`);
+      // cli-progress draws its bars with these blocks: none may reach a pipe.
+      assert.doesNotMatch(
+        text,
+        /[\u2588\u2591]/,
+        `a progress bar in the ${name} of store-sync ${run.args.join(' ')}`,
+      );
     }
   }
 }

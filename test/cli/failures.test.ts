@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import {
+  assertExit,
+  assertNoSecretsOrEscapes,
+  killChildren,
+  readWarehouse,
+  runCli,
+  startCli,
+  TOKEN,
+  tempDir,
+  testSandbox,
+  waitForStderr,
+  writeConfig,
+} from './helpers.js';
+
+/**
+ * When things go wrong: a query while a sync writes, an API that keeps failing (with --verbose and with
+ * JSON logs), and a hostile server that echoes the bearer token back in its error bodies. The token must
+ * not appear in any output, and every JSON log line must parse.
+ */
+
+function jsonLines(stderr: string): Record<string, unknown>[] {
+  return stderr
+    .trimEnd()
+    .split('\n')
+    .map((line) => {
+      let parsed: Record<string, unknown> | undefined;
+      assert.doesNotThrow(() => {
+        parsed = JSON.parse(line) as Record<string, unknown>;
+      }, `a stderr line is not JSON: ${line}`);
+      return parsed!;
+    });
+}
+
+describe('store-sync under failure', () => {
+  let slow: Sandbox;
+  let failing: Sandbox;
+  let hostile: Server;
+  let hostileUrl: string;
+  let dir: string;
+  let cleanup: () => Promise<void>;
+
+  before(async () => {
+    [slow, failing] = await Promise.all([
+      testSandbox({ scale: 40, pageSize: 5 }),
+      testSandbox({ scale: 5, faults: '500:1' }),
+    ]);
+    // A server that answers every request with a 500 whose body repeats the Authorization header.
+    hostile = createServer((request, response) => {
+      response.writeHead(500, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ detail: `cannot serve ${request.headers.authorization}` }));
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    hostileUrl = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}/api/`;
+    ({ dir, cleanup } = await tempDir());
+  });
+
+  after(async () => {
+    killChildren();
+    await Promise.all([slow?.close(), failing?.close()]);
+    hostile?.closeAllConnections();
+    await new Promise((resolve) => hostile?.close(resolve));
+    await cleanup?.();
+  });
+
+  it('query while a sync is writing: answers, or says why not with exit 1, and never hangs', async () => {
+    // Paced at 3 requests a second, the sync holds the warehouse for several seconds.
+    const config = await writeConfig(
+      dir,
+      { warehouse: 'busy.duckdb', rateLimit: 3, stores: [{ name: 'shop', baseUrl: slow.baseUrl }] },
+      'busy.json',
+    );
+    const sync = startCli(['sync', '--config', config]);
+    await waitForStderr(sync, /^stream\.start /m);
+    const query = await runCli(['query', 'SELECT count(*) AS n FROM locations', '--config', config], {
+      timeoutMs: 30_000,
+    });
+    assert.equal(sync.child.exitCode, null, 'the query ran while the sync was still writing');
+    if (query.code === 0) {
+      assert.match(query.stdout, /^n\n-+\n\s*\d+$/);
+    } else {
+      assertExit(query, 1);
+      assert.match(
+        query.stderr,
+        /^error: cannot read \S+busy\.duckdb while another store-sync process \(pid \d+\) is writing to it: .*retry when that run finishes$/m,
+      );
+      assert.doesNotMatch(query.stderr, /^\s+at /m, 'no stack trace');
+    }
+    const status = await runCli(['status', '--config', config], { timeoutMs: 30_000 });
+    assert.ok(status.code === 0 || status.code === 1, `status exited ${status.code}: ${status.stderr}`);
+    const done = await sync.done;
+    assertExit(done, 0);
+    const [{ n }] = (await readWarehouse<{ n: number }>(
+      path.join(dir, 'busy.duckdb'),
+      'SELECT count(*) AS n FROM subscriptions',
+    )) as [{ n: number }];
+    assert.equal(n, slow.store.counts.subscriptions, 'the sync was not disturbed');
+  });
+
+  it('a persistent 500 with --verbose: one error paragraph and a stack trace, never the token', async () => {
+    const config = await writeConfig(
+      dir,
+      { warehouse: 'failing.duckdb', maxRetries: 1, stores: [{ name: 'shop', baseUrl: failing.baseUrl }] },
+      'failing.json',
+    );
+    const result = await runCli(['sync', '--config', config, '--verbose']);
+    assertExit(result, 1);
+    assert.match(
+      result.stderr,
+      /^DEBUG http\.request runId=\S+ store=shop method=GET path=\/api\/\S+ status=500/m,
+    );
+    assert.match(result.stderr, /^WARN http\.retry .*status=500 attempt=1/m);
+    assert.match(result.stderr, /^error: GET \/api\/\S+ failed after 2 attempts/m);
+    assert.match(result.stderr, /^\s+at .+\.ts:\d+:\d+\)?$/m, '--verbose shows the stack');
+  });
+
+  it('--log-format json: every stderr line is JSON with an event, failures included', async () => {
+    const config = path.join(dir, 'failing.json');
+    const result = await runCli(['sync', '--config', config, '--verbose', '--log-format', 'json']);
+    assertExit(result, 1);
+    const events = jsonLines(result.stderr);
+    for (const event of events) assert.equal(typeof event.event, 'string');
+    const runId = events.find((e) => e.event === 'sync.start')!.runId;
+    for (const event of events.filter((e) => /^(http|sync|stream)\./.test(String(e.event)))) {
+      assert.equal(event.runId, runId, JSON.stringify(event));
+      assert.equal(event.store, 'shop', JSON.stringify(event));
+    }
+    const failed = events.at(-1)!;
+    assert.equal(failed.event, 'command.failed');
+    assert.equal(failed.level, 'error');
+    assert.equal(failed.code, 'retries_exhausted');
+    assert.match(String(failed.stack), /StoreSyncError/);
+
+    const usage = await runCli(['sync', '--config', config, '--log-format', 'json', '--streams', 'orders']);
+    assertExit(usage, 2);
+    assert.deepEqual(
+      jsonLines(usage.stderr).map((e) => [e.event, e.code]),
+      [['command.failed', 'usage']],
+    );
+  });
+
+  it('a server that echoes the token in its errors: masked in the summary, the logs and the error', async () => {
+    const config = await writeConfig(
+      dir,
+      { warehouse: 'hostile.duckdb', maxRetries: 1, stores: [{ name: 'shop', baseUrl: hostileUrl }] },
+      'hostile.json',
+    );
+    const result = await runCli(['sync', '--config', config, '--streams', 'locations', '--verbose']);
+    assertExit(result, 1);
+    assert.match(result.stderr, /cannot serve Bearer \*\*\*/);
+    assert.ok(!result.stderr.includes(TOKEN) && !result.stdout.includes(TOKEN));
+    const runs = await readWarehouse<{ error: string }>(
+      path.join(dir, 'hostile.duckdb'),
+      'SELECT error FROM _sync_runs',
+    );
+    assert.equal(runs.length, 1);
+    assert.match(runs[0]!.error, /Bearer \*\*\*/);
+    assert.ok(!runs[0]!.error.includes(TOKEN), 'nor in the warehouse');
+  });
+
+  it('never printed the token, and printed no ANSI escapes into pipes', () => {
+    assertNoSecretsOrEscapes();
+  });
+});
