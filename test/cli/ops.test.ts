@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import {
+  assertExit,
+  assertNoSecretsOrEscapes,
+  killChildren,
+  readWarehouse,
+  runCli,
+  startCli,
+  TOKEN,
+  TOKEN_ENV,
+  tempDir,
+  testSandbox,
+  waitForStderr,
+  writeConfig,
+} from './helpers.js';
+
+/** The operator's commands: doctor's checklist (all well, a missing scope, a missing token) and schedule. */
+
+const STREAM_NAMES = ['locations', 'metadata_definitions', 'products', 'subscriptions', 'fulfillment_orders'];
+const LIMITED_ENV = 'STORE_SYNC_CLI_TEST_LIMITED_TOKEN';
+const LIMITED_TOKEN = 'cli-test-limited-4Hk8pR';
+
+describe('store-sync doctor and schedule', () => {
+  let sandbox: Sandbox;
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let config: string;
+
+  before(async () => {
+    sandbox = await testSandbox({
+      scale: 10,
+      tokens: [TOKEN, `${LIMITED_TOKEN}:catalogue:read,locations:read`],
+    });
+    ({ dir, cleanup } = await tempDir());
+    config = await writeConfig(dir, {
+      warehouse: 'warehouse.duckdb',
+      stores: [{ name: 'shop', baseUrl: sandbox.baseUrl }],
+    });
+  });
+
+  after(async () => {
+    killChildren();
+    await sandbox?.close();
+    await cleanup?.();
+  });
+
+  it('doctor: every check passes against the sandbox, the warehouse included', async () => {
+    assertExit(await runCli(['sync', '--config', config, '--streams', 'locations']), 0);
+    const result = await runCli(['doctor', '--config', config]);
+    assertExit(result, 0);
+    const lines = result.stdout.trimEnd().split('\n');
+    assert.equal(lines.at(-1), 'all checks passed');
+    for (const line of lines.slice(0, -1)) assert.match(line, /^\[ok\] {2}/);
+    assert.match(
+      result.stdout,
+      /^\[ok\] {3}store shop: base URL: http:\/\/127\.0\.0\.1:\d+\/api\/ \(loopback, plain http allowed\)$/m,
+    );
+    assert.match(
+      result.stdout,
+      new RegExp(`^\\[ok\\] {3}store shop: token: read from \\$${TOKEN_ENV}$`, 'm'),
+    );
+    for (const stream of STREAM_NAMES)
+      assert.match(
+        result.stdout,
+        new RegExp(`^\\[ok\\] {3}store shop: stream ${stream}: scope .+ granted$`, 'm'),
+      );
+    assert.match(result.stdout, /^\[ok\] {3}warehouse integrity: \d+ tables readable, \d+ rows$/m);
+  });
+
+  it('doctor: a token lacking a scope gets a FAIL line with the fix, and a non-zero exit', async () => {
+    const limited = await writeConfig(
+      dir,
+      {
+        warehouse: 'warehouse.duckdb',
+        stores: [{ name: 'shop', baseUrl: sandbox.baseUrl, tokenEnv: LIMITED_ENV }],
+      },
+      'limited.json',
+    );
+    const result = await runCli(['doctor', '--config', limited], { env: { [LIMITED_ENV]: LIMITED_TOKEN } });
+    assertExit(result, 1);
+    assert.match(result.stdout, /^\[ok\] {3}store shop: stream products: scope catalogue:read granted$/m);
+    assert.match(result.stdout, /^\[FAIL\] store shop: stream subscriptions: the token lacks the scope$/m);
+    assert.match(
+      result.stdout,
+      /^\[FAIL\] store shop: stream subscriptions: .*\n {7}fix: grant subscriptions:read to the token, or disable the stream in the config$/m,
+    );
+    assert.match(
+      result.stdout,
+      /^\[FAIL\] store shop: stream metadata_definitions: the token lacks the scope$/m,
+    );
+    assert.match(result.stdout, /^3 check\(s\) failed$/m);
+    assert.ok(
+      !`${result.stdout}${result.stderr}`.includes(LIMITED_TOKEN),
+      'that token is not printed either',
+    );
+  });
+
+  it('doctor: a missing token variable is a FAIL line naming the variable to set', async () => {
+    const result = await runCli(['doctor', '--config', config], { withToken: false });
+    assert.notEqual(result.code, 0);
+    assert.match(
+      result.stdout,
+      new RegExp(
+        `^\\[FAIL\\] store shop: token: the token of store "shop" is missing: set the environment variable ${TOKEN_ENV} .*\\n {7}fix: export ${TOKEN_ENV}=<the store's API access token>$`,
+        'm',
+      ),
+    );
+    assert.match(result.stdout, /check\(s\) failed$/m);
+  });
+
+  it('schedule runs sync at each tick and stops cleanly on SIGTERM', async () => {
+    const before = await readWarehouse<{ n: number }>(
+      path.join(dir, 'warehouse.duckdb'),
+      'SELECT count(*) AS n FROM _sync_runs',
+    );
+    const run = startCli([
+      'schedule',
+      '--cron',
+      '* * * * * *',
+      '--config',
+      config,
+      '--streams',
+      'locations',
+      '--log-format',
+      'json',
+    ]);
+    // Either outcome of the first tick ends the wait; the assertions below say which one is expected.
+    await waitForStderr(run, /"event":"schedule\.run(_failed)?"/);
+    run.child.kill('SIGTERM');
+    const result = await run.done;
+    assertExit(result, 0);
+    const events = result.stderr
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.equal(events[0]!.event, 'schedule.start');
+    assert.equal(events[0]!.cron, '* * * * * *');
+    const ran = events.find((e) => e.event === 'schedule.run')!;
+    assert.equal(ran.store, 'shop');
+    assert.equal(ran.outcome, 'succeeded');
+    assert.ok(events.some((e) => e.event === 'sync.done' && e.store === 'shop'));
+    assert.deepEqual(events.at(-1)!.event, 'schedule.stop');
+    assert.equal(events.at(-1)!.signal, 'SIGTERM');
+    const [{ n }] = (await readWarehouse<{ n: number }>(
+      path.join(dir, 'warehouse.duckdb'),
+      "SELECT count(*) AS n FROM _sync_runs WHERE outcome = 'succeeded'",
+    )) as [{ n: number }];
+    assert.ok(n > before[0]!.n, 'the scheduled run is recorded');
+  });
+
+  it('schedule refuses a pattern that is not cron, at start', async () => {
+    const result = await runCli(['schedule', '--cron', 'every night', '--config', config]);
+    assertExit(result, 2);
+    assert.match(result.stderr, /^error: --cron "every night" is not a cron pattern/m);
+  });
+
+  it('never printed the token, and printed no ANSI escapes into pipes', () => {
+    assertNoSecretsOrEscapes();
+  });
+});
