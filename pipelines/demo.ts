@@ -1,6 +1,7 @@
-import { rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parseConfig } from '../src/config.js';
+import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import { ApiClient } from '../src/extract/index.js';
 import { openWarehouse, tableDefinitions, type Warehouse } from '../src/load/index.js';
 import type { Logger } from '../src/log.js';
@@ -71,10 +72,40 @@ export interface DemoResult {
   answers: { title: string; columns: string[]; rows: unknown[][] }[];
 }
 
+/** What a demo run writes into its folder; anything else there belongs to someone else. */
+const DEMO_ENTRIES = new Set([
+  'inbox',
+  'parquet',
+  'warehouse.duckdb',
+  'warehouse.duckdb.wal',
+  'warehouse.duckdb.tmp',
+]);
+
+/**
+ * Replaces the previous demo completely, so two runs give the same warehouse. Only a folder that holds
+ * nothing but the demo's own files is emptied: `--dir .` or `--dir ~` must never delete a user's files.
+ */
+async function clearDemoDir(dir: string): Promise<void> {
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  const foreign = entries.filter((name) => !DEMO_ENTRIES.has(name));
+  if (foreign.length > 0) {
+    throw new StoreSyncError(
+      ERROR_CODES.USAGE,
+      `the demo folder ${dir} holds files the demo did not write (${foreign.slice(0, 3).join(', ')}${foreign.length > 3 ? ', …' : ''}); the demo replaces its folder on every run, so pass --dir with a new or empty folder.`,
+    );
+  }
+  for (const name of entries) await rm(path.join(dir, name), { recursive: true, force: true });
+}
+
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const { dir, logger } = options;
-  // Replace the previous demo completely, so two runs give the same warehouse.
-  await rm(dir, { recursive: true, force: true });
+  await clearDemoDir(dir);
   const inbox = path.join(dir, 'inbox');
   const warehousePath = path.join(dir, 'warehouse.duckdb');
   const parquetDir = path.join(dir, 'parquet');
@@ -125,7 +156,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       });
       const ingest = await ingestPaths(warehouse, [inbox], { store: 'demo', runId, logger });
       await warehouse.finishRun(runId, {
-        outcome: ingest.rejections > 0 ? 'completed_with_rejections' : 'ok',
+        outcome: ingest.rejections > 0 ? 'completed_with_rejections' : 'succeeded',
         counts: { documents: ingest.documents, rows: ingest.rows, rejections: ingest.rejections },
         requests: 0,
         retries: 0,

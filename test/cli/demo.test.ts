@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { tableDefinitions } from '../../src/load/index.js';
+import {
+  assertCleanError,
+  assertExit,
+  assertNoSecretsOrEscapes,
+  type CliResult,
+  killChildren,
+  readWarehouse,
+  runCli,
+  tempDir,
+} from './helpers.js';
+
+/**
+ * `store-sync demo` (what `npm start` runs) twice in a fresh folder: the second run replaces the first
+ * cleanly, with the same tables and counts; the commands it prints for querying further work as printed.
+ */
+
+/** The per-table row summary the demo prints, as `table rows` lines. */
+function tableSummary(stdout: string): string[] {
+  const lines = stdout.split('\n');
+  const start = lines.findIndex((line) => /^table\s+rows$/.test(line));
+  assert.ok(start >= 0, `no table summary in:\n${stdout}`);
+  const end = lines.findIndex((line, i) => i > start + 1 && !/^\S+\s+\d+$/.test(line));
+  return lines.slice(start + 2, end);
+}
+
+describe('store-sync demo', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  const runs: CliResult[] = [];
+  const warehouse = () => path.join(dir, 'data', 'demo', 'warehouse.duckdb');
+
+  async function allCounts(): Promise<Record<string, unknown>> {
+    const sql = `SELECT ${tableDefinitions.map((t) => `(SELECT count(*) FROM "${t.name}") AS "${t.name}"`).join(', ')}`;
+    const [counts] = await readWarehouse(warehouse(), sql);
+    return counts!;
+  }
+
+  before(async () => {
+    ({ dir, cleanup } = await tempDir());
+  });
+
+  after(async () => {
+    killChildren();
+    await cleanup?.();
+  });
+
+  it('runs in a fresh folder: sync, ingest, export, a summary and analyst answers', async () => {
+    const result = await runCli(['demo'], { cwd: dir, withToken: false, timeoutMs: 120_000 });
+    assertExit(result, 0);
+    runs.push(result);
+    assert.match(
+      result.stdout,
+      /store-sync demo: a seeded sandbox store synced into data\/demo\/warehouse\.duckdb/,
+    );
+    assert.match(result.stdout, /ingest: \d+ captured API documents/);
+    for (const title of [
+      'Revenue by month and currency',
+      'Subscriptions by status',
+      'Top products by units ordered',
+      'Fulfillment backlog by location',
+    ])
+      assert.match(result.stdout, new RegExp(`^${title}`, 'm'));
+    assert.match(result.stdout, /^Query further:\n {2}npx store-sync query "/m);
+    assert.match(result.stdout, /duckdb data\/demo\/warehouse\.duckdb/);
+    assert.match(result.stdout, /python -c "import duckdb/);
+    const summary = tableSummary(result.stdout);
+    assert.ok(summary.some((line) => /^orders\s+[1-9]\d*$/.test(line)));
+    assert.ok(summary.some((line) => /^subscriptions\s+[1-9]\d*$/.test(line)));
+    assert.deepEqual((await readdir(path.join(dir, 'data', 'demo'))).sort(), [
+      'inbox',
+      'parquet',
+      'warehouse.duckdb',
+    ]);
+  });
+
+  it('a second run replaces the data cleanly: same tables, same counts, same inbox', async () => {
+    const firstCounts = await allCounts();
+    const firstInbox = (await readdir(path.join(dir, 'data', 'demo', 'inbox'))).sort();
+    const result = await runCli(['demo'], { cwd: dir, withToken: false, timeoutMs: 120_000 });
+    assertExit(result, 0);
+    assert.deepEqual(tableSummary(result.stdout), tableSummary(runs[0]!.stdout));
+    assert.deepEqual(await allCounts(), firstCounts);
+    assert.equal(firstCounts._sync_runs, 2, 'one sync and one ingest: the first run left nothing behind');
+    assert.deepEqual((await readdir(path.join(dir, 'data', 'demo', 'inbox'))).sort(), firstInbox);
+  });
+
+  it('the printed query command works as printed', async () => {
+    const printed = /npx store-sync query "([^"]+)" --warehouse (\S+)/.exec(runs[0]!.stdout);
+    assert.ok(printed, 'a query command is printed');
+    const result = await runCli(['query', printed[1]!, '--warehouse', printed[2]!], {
+      cwd: dir,
+      withToken: false,
+    });
+    assertExit(result, 0);
+    assert.match(result.stdout, /^status\s+count_star\(\)\n/);
+    assert.match(result.stdout, /^active\s+\d+$/m);
+  });
+
+  it('refuses to replace a folder holding files it did not write', async () => {
+    const mine = path.join(dir, 'mine');
+    await mkdir(mine);
+    await writeFile(path.join(mine, 'thesis.tex'), 'precious');
+    const result = await runCli(['demo', '--dir', mine], { cwd: dir, withToken: false });
+    assertCleanError(result, 2, /the demo folder \S+mine holds files the demo did not write \(thesis\.tex\)/);
+    assert.equal(await readFile(path.join(mine, 'thesis.tex'), 'utf8'), 'precious');
+    assert.deepEqual(await readdir(mine), ['thesis.tex']);
+  });
+
+  it('printed no ANSI escapes or progress bars into pipes', () => {
+    assertNoSecretsOrEscapes();
+  });
+});
