@@ -207,6 +207,19 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
     );
   });
 
+  it('an unknown store, and an ingest input that does not exist', async () => {
+    await refused(['sync', '--config', config, '--store', 'us'], /unknown store "us": the config has "eu"/);
+    const missing = path.join(dir, 'captured', 'orders.json');
+    await refused(
+      ['ingest', missing, '--config', config],
+      new RegExp(`ingest input ${missing} does not exist`),
+    );
+    const fresh = path.join(dir, 'fresh');
+    await mkdir(fresh);
+    await refused(['ingest', missing, '--warehouse', path.join(fresh, 'w.duckdb')], /does not exist/);
+    assert.deepEqual(await folderFingerprint(fresh), {}, 'no warehouse created');
+  });
+
   it('an unknown option', async () => {
     const result = await runCli(['sync', '--config', config, '--full-refersh'], { cwd: dir });
     assertExit(result, 2);

@@ -38,6 +38,10 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
     const logger = cliLogger(args);
     const { ingestPaths } = await import('../../../pipelines/ingest.js');
     const { openWarehouse } = await import('../../load/index.js');
+    const { expandInputs } = await import('../../load/input/inputs.js');
+    const inputs = withStdin(args.inputs, process.argv.slice(2));
+    // A missing input is a usage error (exit 2), found before the warehouse is created or a run recorded.
+    await expandInputs(inputs);
     const warehouse = await openWarehouse(config.warehouse, { logger });
     try {
       const runId = await warehouse.startRun({
@@ -49,7 +53,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       let summary: IngestSummary | undefined;
       let failure: unknown;
       try {
-        summary = await ingestPaths(warehouse, withStdin(args.inputs, process.argv.slice(2)), {
+        summary = await ingestPaths(warehouse, inputs, {
           store: store!.name,
           runId,
           logger,
