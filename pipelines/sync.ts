@@ -136,6 +136,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
     // Records can also be rejected while normalizing (a value that does not fit its column exactly):
     // the warehouse reports those per commit, and they count like the extraction's own rejections.
     const loadRejections = new Map<string, number>();
+    const latest = new Map<StreamName, StreamProgress>();
     const commit = async (page: PageCommit) => {
       const result = await warehouse.commitPage(page);
       const extra = result.rejections - page.rejections.length;
@@ -156,7 +157,10 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
             logger,
             store: job.store.name,
             runId,
-            ...(job.onProgress ? { onProgress: job.onProgress } : {}),
+            onProgress: (progress) => {
+              latest.set(stream.name, progress);
+              job.onProgress?.(progress);
+            },
             ...(job.signal ? { signal: job.signal } : {}),
           });
           const rejections = summary.rejections + (loadRejections.get(stream.name) ?? 0);
@@ -179,7 +183,20 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
           // Problems of the whole job (warehouse, credentials) end the run; a stream's own failure does not.
           if (failure.code === ERROR_CODES.WAREHOUSE || failure.code === ERROR_CODES.HTTP_UNAUTHORIZED)
             throw failure;
-          results.push(emptyResult(stream.name, 'failed', failure.message));
+          // What the stream committed before it failed is kept, and the summary says so.
+          const done = latest.get(stream.name);
+          results.push({
+            ...emptyResult(stream.name, 'failed', failure.message),
+            ...(done
+              ? {
+                  pages: done.pages,
+                  records: done.records,
+                  rejections: done.rejections,
+                  requests: done.requests,
+                  retries: done.retries,
+                }
+              : {}),
+          });
         }
       }),
     );
