@@ -102,6 +102,61 @@ describe('store-sync under failure', () => {
     assert.equal(n, slow.store.counts.subscriptions, 'the sync was not disturbed');
   });
 
+  it('SIGTERM stops the whole command; status shows the cursor in progress; the same command resumes', async () => {
+    const config = await writeConfig(
+      dir,
+      {
+        warehouse: 'interrupted.duckdb',
+        rateLimit: 3,
+        stores: [
+          { name: 'first', baseUrl: slow.baseUrl },
+          { name: 'second', baseUrl: slow.baseUrl },
+        ],
+      },
+      'interrupted.json',
+    );
+    const args = ['sync', '--config', config, '--streams', 'subscriptions', '--verbose'];
+    const sync = startCli(args);
+    // The probe, then two pages: by the third request at least one page has been committed.
+    await waitForStderr(sync, /(http\.request .*path=\/api\/subscriptions\/[^\n]*\n[^]*){3}/);
+    sync.child.kill('SIGTERM');
+    const stopped = await sync.done;
+    assertExit(stopped, 1);
+    assert.match(
+      stopped.stderr,
+      /^error: interrupted by SIGTERM; store second not started\. Run the same command again: it resumes from the last committed page\.$/m,
+    );
+    assert.doesNotMatch(stopped.stderr, /store=second/);
+    const line = /^first\s+subscriptions\s+failed\s+(\d+)\s+(\d+)\s/m.exec(stopped.stdout);
+    assert.ok(line, stopped.stdout);
+    const [pages, records] = [Number(line[1]), Number(line[2])];
+    assert.ok(pages >= 1 && records === pages * 5, 'the summary counts what was committed');
+
+    const status = await runCli(['status', '--json', '--config', config]);
+    assertExit(status, 3);
+    const [row] = (JSON.parse(status.stdout) as { streams: Record<string, unknown>[] }).streams;
+    assert.equal(row!.store, 'first');
+    assert.equal(row!.rows, records);
+    assert.equal(row!.lastSuccessAt, null);
+    assert.match(String(row!.cursorInProgress), /^http:\/\/127\.0\.0\.1:\d+\/api\/subscriptions\/\?/);
+
+    const resumed = await runCli(args);
+    assertExit(resumed, 0);
+    assert.match(resumed.stderr, /^stream\.resume runId=\S+ store=first stream=subscriptions/m);
+    assert.match(resumed.stdout, /^first\s+subscriptions\s+ok\s+\d+\s+\d+\s+0\s+\d+\s+resumed$/m);
+    assert.deepEqual(
+      await readWarehouse(
+        path.join(dir, 'interrupted.duckdb'),
+        'SELECT _store, count(*) AS n, count(DISTINCT id) AS ids FROM subscriptions GROUP BY ALL ORDER BY _store',
+      ),
+      ['first', 'second'].map((store) => ({
+        _store: store,
+        n: slow.store.counts.subscriptions,
+        ids: slow.store.counts.subscriptions,
+      })),
+    );
+  });
+
   it('a persistent 500 with --verbose: one error paragraph and a stack trace, never the token', async () => {
     const config = await writeConfig(
       dir,

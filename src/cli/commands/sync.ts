@@ -4,6 +4,7 @@ import { readToken } from '../../config.js';
 import type { SyncMode } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { DateWindow } from '../../extract/index.js';
+import { redact } from '../../log.js';
 import {
   cliLogger,
   type JobArgs,
@@ -85,41 +86,63 @@ async function runSyncCommand(
   for (const store of stores) readToken(store);
   const logger = cliLogger(args);
   const results: SyncResult[] = [];
-  for (const store of stores) {
-    const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
-    const stop = new AbortController();
-    const onSignal = () =>
-      stop.abort(
-        new StoreSyncError(
-          ERROR_CODES.INTERNAL,
-          'interrupted; the next run resumes from the last committed page',
-        ),
-      );
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    try {
-      results.push(
-        await runSync({
-          config,
-          store,
-          streams,
-          mode,
-          ...(window ? { window } : {}),
-          logger,
-          onProgress: progress.update,
-          signal: stop.signal,
-        }),
-      );
-    } finally {
-      progress.stop();
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+  // One interrupt stops the whole command: the running store stops at its next page boundary and no
+  // further store starts.
+  const stop = new AbortController();
+  let interrupted: string | null = null;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupted = signal;
+    stop.abort(
+      new StoreSyncError(
+        ERROR_CODES.INTERNAL,
+        'interrupted; the next run resumes from the last committed page',
+      ),
+    );
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    for (const store of stores) {
+      if (interrupted) break;
+      const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
+      try {
+        results.push(
+          await runSync({
+            config,
+            store,
+            streams,
+            mode,
+            ...(window ? { window } : {}),
+            logger,
+            onProgress: progress.update,
+            signal: stop.signal,
+          }),
+        );
+      } catch (error) {
+        // Stopped before its streams began (during the access probe): the interrupt is the story.
+        if (!interrupted) throw error;
+      } finally {
+        progress.stop();
+      }
     }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
-  process.stdout.write(`${renderTable(SUMMARY_COLUMNS, summaryRows(results))}\n`);
+  // Messages come from errors that may quote a server's reply; masking again costs nothing.
+  process.stdout.write(redact(`${renderTable(SUMMARY_COLUMNS, summaryRows(results))}\n`));
   for (const run of results) {
     process.stdout.write(
-      `${run.store}: ${run.outcome.replace(/_/g, ' ')} in ${run.seconds.toFixed(1)} s, ${run.requests} requests, ${run.retries} retries (run ${run.runId})\n`,
+      redact(
+        `${run.store}: ${run.outcome.replace(/_/g, ' ')} in ${run.seconds.toFixed(1)} s, ${run.requests} requests, ${run.retries} retries (run ${run.runId})\n`,
+      ),
+    );
+  }
+  if (interrupted) {
+    const skipped = stores.filter((s) => !results.some((r) => r.store === s.name)).map((s) => s.name);
+    throw new StoreSyncError(
+      ERROR_CODES.INTERNAL,
+      `interrupted by ${interrupted}${skipped.length ? `; store ${skipped.join(', ')} not started` : ''}. Run the same command again: it resumes from the last committed page.`,
     );
   }
   process.exitCode = exitCodeOf(results);
