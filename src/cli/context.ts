@@ -117,8 +117,13 @@ export function parseStreamList(value: string | string[] | undefined): StreamNam
   return names as StreamName[];
 }
 
-export function cliLogger(args: JobArgs): Logger {
-  return createLogger({ format: args['log-format'] ?? 'human', level: args.verbose ? 'debug' : 'info' });
+/** `write` replaces the plain stderr line writer (progress bars take log lines to print above them). */
+export function cliLogger(args: JobArgs, write?: (line: string) => void): Logger {
+  return createLogger({
+    format: args['log-format'] ?? 'human',
+    level: args.verbose ? 'debug' : 'info',
+    ...(write ? { write } : {}),
+  });
 }
 
 /**

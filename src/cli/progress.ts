@@ -7,17 +7,25 @@ import type { StreamProgress } from '../extract/index.js';
  */
 export interface ProgressDisplay {
   update(progress: StreamProgress): void;
+  /** Writes a log line to stderr; while bars are drawn, above them, so neither overwrites the other. */
+  log(line: string): void;
   stop(): void;
 }
 
+const writeLine = (line: string) => {
+  process.stderr.write(`${line}\n`);
+};
+
 export function createProgressDisplay(enabled: boolean): ProgressDisplay {
-  if (!enabled) return { update: () => {}, stop: () => {} };
+  if (!enabled) return { update: () => {}, log: writeLine, stop: () => {} };
   const started = Date.now();
   const multi = new cliProgress.MultiBar(
     {
       stream: process.stderr,
       hideCursor: true,
       clearOnComplete: false,
+      // A log line printed above the bars shifts them down a line; only a full redraw puts each one back.
+      forceRedraw: true,
       format:
         '{stream} [{bar}] {value}/{total} slices | {pages} pages | {records} records | {rps} req/s | retries {retries} | ETA {eta_formatted}',
       barsize: 20,
@@ -44,7 +52,14 @@ export function createProgressDisplay(enabled: boolean): ProgressDisplay {
       bar.setTotal(Math.max(1, progress.slicesTotal));
       bar.update(progress.slicesDone, payload);
     },
+    log(line) {
+      // Before the first bar nothing is drawn; after it, MultiBar prints buffered lines at its next redraw.
+      if (bars.size === 0) writeLine(line);
+      else multi.log(`${line}\n`);
+    },
     stop() {
+      // A final redraw flushes the lines logged since the last one (stop() alone would drop them).
+      if (bars.size > 0) multi.update();
       multi.stop();
     },
   };

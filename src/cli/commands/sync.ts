@@ -84,7 +84,9 @@ async function runSyncCommand(
   // Every store's token is checked before the first store runs: a missing variable for the second store
   // must not leave the warehouse half-updated by the first (issue 5: bad input changes nothing).
   for (const store of stores) readToken(store);
-  const logger = cliLogger(args);
+  // Bars only on a terminal, and never with JSON logs: a log shipper wants lines, not redraws.
+  const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
+  const logger = cliLogger(args, progress.log);
   const results: SyncResult[] = [];
   // One interrupt stops the whole command: the running store stops at its next page boundary and no
   // further store starts.
@@ -104,7 +106,6 @@ async function runSyncCommand(
   try {
     for (const store of stores) {
       if (interrupted) break;
-      const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
       try {
         results.push(
           await runSync({
@@ -121,11 +122,10 @@ async function runSyncCommand(
       } catch (error) {
         // Stopped before its streams began (during the access probe): the interrupt is the story.
         if (!interrupted) throw error;
-      } finally {
-        progress.stop();
       }
     }
   } finally {
+    progress.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
