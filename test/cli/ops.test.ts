@@ -98,6 +98,26 @@ describe('store-sync doctor and schedule', () => {
     );
   });
 
+  it('sync with that token skips the streams it cannot read and exits 3', async () => {
+    const limited = path.join(dir, 'limited.json');
+    const result = await runCli(
+      ['sync', '--config', limited, '--warehouse', path.join(dir, 'limited.duckdb')],
+      {
+        env: { [LIMITED_ENV]: LIMITED_TOKEN },
+      },
+    );
+    assertExit(result, 3);
+    assert.match(result.stdout, /^shop\s+products\s+ok\s/m);
+    assert.match(result.stdout, /^shop\s+locations\s+ok\s/m);
+    for (const stream of ['metadata_definitions', 'subscriptions', 'fulfillment_orders'])
+      assert.match(
+        result.stdout,
+        new RegExp(`^shop\\s+${stream}\\s+skipped\\s+0\\s+0\\s+0\\s+0\\s+\\S`, 'm'),
+      );
+    assert.match(result.stdout, /^shop: partial in /m);
+    assert.match(result.stderr, /^WARN stream\.skipped: .* stream=subscriptions/m);
+  });
+
   it('doctor: a missing token variable is a FAIL line naming the variable to set', async () => {
     const result = await runCli(['doctor', '--config', config], { withToken: false });
     assert.notEqual(result.code, 0);

@@ -262,6 +262,36 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     assert.deepEqual(await read(sql), before);
   });
 
+  it('a document whose value does not fit exactly is rejected with its reason, and ingest exits 3', async () => {
+    const order = JSON.parse(await readFile(path.join(FIXTURES, 'order-2024.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    const result = await runCli(['ingest', '-', ...job()], {
+      input: JSON.stringify({ ...order, number: 'BAD-1', total_incl_tax: '12.34567' }),
+    });
+    assertExit(result, 3);
+    assert.equal((JSON.parse(result.stdout) as IngestJson).rejections, 1);
+    const rejected = await read<{ stream: string; key: string; reason: string }>(
+      'SELECT stream, key, reason FROM _rejected_records',
+    );
+    assert.equal(rejected.length, 1);
+    assert.deepEqual([rejected[0]!.stream, rejected[0]!.key], ['documents', 'BAD-1']);
+    assert.match(
+      rejected[0]!.reason,
+      /^total_incl_tax: got "12\.34567", expected decimal text that fits DECIMAL/,
+    );
+    assert.deepEqual(await read("SELECT count(*) AS n FROM orders WHERE number = 'BAD-1'"), [{ n: 0 }]);
+  });
+
+  it('status counts the rejections of the last run', {
+    todo: 'BUG in src/load/status.ts (rejectionsSince): it counts _synced_at > last success, but a run stamps its rejections at or before its own success time, so the column stays 0 after a run that completed with rejections',
+  }, async () => {
+    const result = await runCli(['status', '--json', ...job()]);
+    const documents = (JSON.parse(result.stdout) as StatusJson).streams.find((s) => s.stream === 'documents');
+    assert.equal(documents?.rejectionsSinceLastSuccess, 1);
+  });
+
   it('never printed the token, and printed no ANSI escapes into pipes', () => {
     assertNoSecretsOrEscapes();
   });
