@@ -80,7 +80,7 @@ describe('chaos, short', { concurrency: 1 }, () => {
     timeout: 180_000,
     skip: hasPrlimit() ? false : 'needs util-linux prlimit',
   }, async () => {
-    await diskTrouble({ scale: '300', pageSize: 10, dir });
+    await diskTrouble({ scale: '300', pageSize: 20, dir });
   });
 
   test('no output of any run contained the token', () => {

@@ -18,7 +18,7 @@ test('disk trouble: writes refused mid-run end it with an error; the state stays
   timeout: 10 * 60_000,
   skip: hasPrlimit() ? false : 'needs util-linux prlimit to set RLIMIT_FSIZE',
 }, async () => {
-  const outcome = await diskTrouble({ scale: '2000', pageSize: 20, dir });
+  const outcome = await diskTrouble({ scale: '1500', pageSize: 50, dir });
   console.log(
     `disk trouble: files limited to ${outcome.limitBytes} bytes; ${outcome.committedSubscriptions} subscriptions committed before writes failed with "${outcome.error}"`,
   );
