@@ -40,8 +40,12 @@ async function main(argv: string[]): Promise<void> {
       .epilogue(
         'Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 3 completed with rejections or a failed stream.',
       )
-      .fail((message, error) => {
+      .fail((reason, error) => {
         if (error) throw error;
+        // yargs reports a misspelt command only by its suggestion; say what was wrong first.
+        const message = reason.startsWith('Did you mean')
+          ? `unknown command "${argv[0]}". ${reason}`
+          : reason;
         if (jsonLog) jsonLog.error('command.usage', { code: 'usage', message });
         else process.stderr.write(`${message}\nRun with --help for usage.\n`);
         process.exit(EXIT.USAGE);

@@ -220,6 +220,35 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
     assert.deepEqual(await folderFingerprint(fresh), {}, 'no warehouse created');
   });
 
+  it('no command, or a misspelt one; --help documents the commands and exit codes', async () => {
+    const none = await runCli([]);
+    assertExit(none, 2);
+    assert.match(none.stderr, /^Name a command: store-sync <command> --help shows one in detail\.$/m);
+    const typo = await runCli(['snyc']);
+    assertExit(typo, 2);
+    assert.match(typo.stderr, /^unknown command "snyc"\. Did you mean sync\?$/m);
+    const help = await runCli(['--help']);
+    assertExit(help, 0);
+    for (const command of [
+      'demo',
+      'sync',
+      'backfill',
+      'ingest',
+      'status',
+      'query',
+      'export',
+      'rebuild',
+      'doctor',
+      'schedule',
+      'sandbox',
+    ])
+      assert.match(help.stdout, new RegExp(`^ {2}store-sync ${command}\\b`, 'm'));
+    assert.match(
+      help.stdout,
+      /Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 3 completed with rejections/,
+    );
+  });
+
   it('an unknown option', async () => {
     const result = await runCli(['sync', '--config', config, '--full-refersh'], { cwd: dir });
     assertExit(result, 2);
