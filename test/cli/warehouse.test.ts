@@ -71,6 +71,7 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     config = await writeConfig(dir, {
       warehouse: 'warehouse.duckdb',
       parquetDir: 'parquet',
+      exportAfterSync: true,
       stores: [{ name: 'shop', baseUrl: sandbox.baseUrl }],
     });
     assertExit(await runCli(['sync', ...job()]), 0);
@@ -231,10 +232,12 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     assert.equal(n, sandbox.store.counts.subscriptions);
   });
 
-  it('export writes Parquet that another reader reads back', async () => {
+  it('export writes Parquet that another reader reads back (sync did too, with exportAfterSync)', async () => {
+    const out = path.join(dir, 'parquet');
+    const afterSync = await parquetRows(await realpath(path.join(out, 'subscriptions')));
+    assert.equal(afterSync.length, sandbox.store.counts.subscriptions);
     const result = await runCli(['export', ...job()]);
     assertExit(result, 0);
-    const out = path.join(dir, 'parquet');
     assert.match(result.stdout, new RegExp(`exported \\d+ tables to ${out} in`));
     const subscriptions = await parquetRows(await realpath(path.join(out, 'subscriptions')));
     assert.equal(subscriptions.length, sandbox.store.counts.subscriptions);
