@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { diskTrouble, hasPrlimit } from './support/disk.js';
+import { diskFullAtStart, diskTrouble, hasPrlimit } from './support/disk.js';
 
 /** Chaos 6 (issue 6): the warehouse becomes unwritable in the middle of a sync. */
 
@@ -22,4 +22,12 @@ test('disk trouble: writes refused mid-run end it with an error; the state stays
   console.log(
     `disk trouble: files limited to ${outcome.limitBytes} bytes; ${outcome.committedSubscriptions} subscriptions committed before writes failed with "${outcome.error}"`,
   );
+});
+
+test('disk trouble: a disk that refuses the very first writes gives an error naming the failed write', {
+  timeout: 3 * 60_000,
+  skip: hasPrlimit() ? false : 'needs util-linux prlimit to set RLIMIT_FSIZE',
+}, async () => {
+  // 20 kB: less than the schema's first transaction writes to the WAL.
+  console.log(`disk full at start: ${await diskFullAtStart({ dir, limitBytes: 20_000 })}`);
 });

@@ -95,3 +95,29 @@ export async function diskTrouble(options: DiskOptions): Promise<DiskOutcome> {
     await sandbox.stop();
   }
 }
+
+/**
+ * The disk refuses writes from the start: the schema itself cannot be written. The run must fail with an
+ * error that says so (the write that failed), not with a follow-up error that hides it.
+ */
+export async function diskFullAtStart(options: { dir: string; limitBytes: number }): Promise<string> {
+  const sandbox = await startSandboxProcess(['--scale', '50', '--rate-limit', '0']);
+  try {
+    const warehouse = path.join(options.dir, 'full-disk.duckdb');
+    const result = await runCli(['sync', ...jobFlags(sandbox.baseUrl, warehouse)], {
+      prefix: ['prlimit', `--fsize=${options.limitBytes}`, '--'],
+      timeoutMs: 2 * 60_000,
+    });
+    assert.equal(result.timedOut, false, 'the sync hung');
+    assert.equal(result.code, 1, `exit ${result.code}\n${result.stderr.slice(-1000)}`);
+    const error = result.stderr.split('\n').find((l) => l.startsWith('error:')) ?? '';
+    assert.match(
+      error,
+      /could not write|File too large|no space|disk/i,
+      `the error names the failed write: ${error}`,
+    );
+    return error;
+  } finally {
+    await sandbox.stop();
+  }
+}
