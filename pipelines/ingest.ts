@@ -47,6 +47,8 @@ export interface IngestSummary {
 
 class IngestRun {
   private tx!: Transaction;
+  /** Settles once `tx` is open: a commit and the next BEGIN run while the next batch is being built. */
+  private txReady: Promise<void> = Promise.resolve();
   private batch!: Batch;
   private pending: Promise<BatchCounts> | null = null;
   private batchDocs = 0;
@@ -72,8 +74,18 @@ class IngestRun {
     });
   }
 
-  /** Hands the batch to the transaction and starts the next; one batch is merged while the next is built. */
+  private account(counts: BatchCounts): void {
+    this.summary.records += counts.records;
+    this.summary.rows += counts.rows;
+    this.summary.rejections += counts.rejections;
+  }
+
+  /**
+   * Hands the batch to the transaction and starts the next. One batch is merged while the next is built;
+   * with `commit`, the transaction commits (and the next begins) while the next batch is built too.
+   */
   private async rotate(commit: boolean): Promise<void> {
+    await this.txReady;
     const writing = this.tx.write(this.batch);
     writing.catch(() => undefined);
     await this.settle();
@@ -81,27 +93,30 @@ class IngestRun {
     this.batch = this.newBatch();
     this.batchDocs = 0;
     this.batchChars = 0;
-    if (commit) {
-      await this.settle();
-      await this.tx.commit();
+    if (!commit) return;
+    const tx = this.tx;
+    const last = this.pending;
+    this.pending = null;
+    this.txDocs = 0;
+    this.txReady = (async () => {
+      this.account(await last);
+      await tx.commit();
       this.tx = await this.warehouse.begin();
-      this.txDocs = 0;
-    }
+    })();
+    this.txReady.catch(() => undefined);
   }
 
   private async settle(): Promise<void> {
     if (!this.pending) return;
     const pending = this.pending;
     this.pending = null;
-    const counts = await pending;
-    this.summary.records += counts.records;
-    this.summary.rows += counts.rows;
-    this.summary.rejections += counts.rejections;
+    this.account(await pending);
   }
 
   async finish(): Promise<void> {
     await this.rotate(false);
     await this.settle();
+    await this.txReady;
     await this.tx.commit();
     this.warehouse.discard(this.batch);
   }
@@ -109,13 +124,17 @@ class IngestRun {
   async abort(): Promise<void> {
     this.warehouse.discard(this.batch);
     await this.pending?.catch(() => undefined);
+    await this.txReady.catch(() => undefined);
     await this.tx.rollback();
   }
 
   async file(input: InputFile): Promise<void> {
     const { store, runId, logger } = this.options;
     const stdin = input.path === '-';
-    const ledger = stdin ? null : await readLedger(this.tx.connection, store, input.path);
+    await this.txReady;
+    const ledger = stdin
+      ? null
+      : await this.tx.read((connection) => readLedger(connection, store, input.path));
     const result: IngestFileResult = { path: input.path, status: 'loaded', documents: 0, rejections: 0 };
     this.summary.files.push(result);
     if (ledger && ledger.size === input.size && (await this.unchanged(input, ledger))) {
@@ -145,8 +164,8 @@ class IngestRun {
       if (piece.end <= skipUntil) continue;
       const source = `${stdin ? 'stdin' : input.path}:${piece.line}`;
       const kind = piece.error ? KIND.unreadable : KIND.document;
-      const landed = this.batch.land(DOCUMENTS_STREAM, piece.error ?? null, kind, source, piece.text);
-      const rejected = loadDocument(this.batch, landed);
+      const landed = this.batch.land(DOCUMENTS_STREAM, piece.error ?? null, kind, source, piece.bytes);
+      const rejected = loadDocument(this.batch, landed, piece.text);
       result.documents++;
       entry.documents++;
       if (rejected) {

@@ -36,13 +36,17 @@ interface BlockRow {
 }
 
 async function blockSeqs(tx: Transaction): Promise<number[]> {
-  const reader = await tx.connection.runAndReadAll('SELECT first_seq FROM _raw_landing ORDER BY first_seq');
+  const reader = await tx.read((c) =>
+    c.runAndReadAll('SELECT first_seq FROM _raw_landing ORDER BY first_seq'),
+  );
   return reader.getRows().map(([seq]) => Number(seq));
 }
 
 async function readBlock(tx: Transaction, firstSeq: number): Promise<BlockRow> {
-  const reader = await tx.connection.runAndReadAll(
-    `SELECT first_seq, _store, codec, payload, epoch_ms(_synced_at), _run_id FROM _raw_landing WHERE first_seq = ${firstSeq}`,
+  const reader = await tx.read((c) =>
+    c.runAndReadAll(
+      `SELECT first_seq, _store, codec, payload, epoch_ms(_synced_at), _run_id FROM _raw_landing WHERE first_seq = ${firstSeq}`,
+    ),
   );
   const [seq, store, codec, payload, synced, runId] = reader.getRows()[0]!;
   return {
@@ -60,9 +64,9 @@ function replay(batch: Batch, record: LandedRecord, warehouse: Warehouse, store:
     const { entity, passStartedAt } = JSON.parse(record.text) as { entity: never; passStartedAt: string };
     batch.after.push(warehouse.fullScanSql(store, entity, passStartedAt));
   } else if (record.kind === KIND.record) {
-    loadRecord(batch, record, JSON.parse(record.text) as Record<string, unknown>);
+    loadRecord(batch, record, record.text, JSON.parse(record.text) as Record<string, unknown>);
   } else {
-    loadDocument(batch, record);
+    loadDocument(batch, record, record.text);
   }
 }
 

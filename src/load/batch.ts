@@ -1,8 +1,8 @@
 import { type DuckDBConnection, DuckDBTimestampTZValue, LIST, VARCHAR } from '@duckdb/node-api';
 import type { EntityKind } from '../contracts.js';
 import { NormalizeError, type Normalizer, ownedBy, TableRows, tableDef } from '../normalize/index.js';
-import { ChunkAppender, type Feed } from './chunks.js';
-import { CODEC, encodeBlock, type LandedRecord } from './landing.js';
+import type { AppenderPool, Feed } from './chunks.js';
+import { CODEC, encodeBlock, type LandedMeta, type LandingEntry } from './landing.js';
 import type { Layouts } from './layouts.js';
 import { pickWinnersSql, type RowMeta, replaceSql } from './merge.js';
 import { ident, literal, stagingTable, timestampLiteral } from './sql.js';
@@ -40,7 +40,7 @@ export interface BatchCounts {
 
 export class Batch {
   readonly counts: BatchCounts = { records: 0, rows: 0, rejections: 0 };
-  private readonly landed: LandedRecord[] = [];
+  private readonly landed: LandingEntry[] = [];
   private readonly rejected = new TableRows('_rejected_records', tableDef('_rejected_records').columns);
   private readonly syncedMicros: number;
   readonly rowMeta: RowMeta;
@@ -72,11 +72,11 @@ export class Batch {
     entity: string | null,
     kind: string,
     source: string | null,
-    text: string,
-  ): LandedRecord {
-    const record = { seq: this.nextSeq++, kind, stream, entity, source, text };
-    this.landed.push(record);
-    return record;
+    payload: string | Buffer,
+  ): LandedMeta {
+    const seq = this.nextSeq++;
+    this.landed.push({ seq, kind, stream, entity, source, payload });
+    return { seq, kind, stream, entity, source };
   }
 
   /** Records landed so far, and their characters (for batch sizing). */
@@ -124,7 +124,7 @@ export class Batch {
    * appended straight into the warehouse tables; otherwise they go through the staging tables and the
    * merge SQL decides, per key, which version wins (see merge.ts).
    */
-  async write(connection: DuckDBConnection, layouts: Layouts): Promise<BatchCounts> {
+  async write(connection: DuckDBConnection, layouts: Layouts, appenders: AppenderPool): Promise<BatchCounts> {
     const staged = new Set<string>();
     for (const rows of this.normalizer.tables.values()) {
       const def = tableDef(rows.name);
@@ -134,17 +134,17 @@ export class Batch {
       );
       const direct = await this.conflictFree(connection, rows);
       for (const member of family) {
-        if (direct) await appendAll(connection, member.name, member, this.directFeeds(member, layouts));
+        if (direct) (await appenders.get(member.name)).append(member, this.directFeeds(member, layouts));
         else {
-          await appendAll(connection, `stg_${member.name}`, member, identityFeeds(member), 'temp');
+          (await appenders.get(`stg_${member.name}`, 'temp')).append(member, identityFeeds(member));
           staged.add(member.name);
         }
         this.counts.rows += member.length;
       }
     }
     if (this.rejected.length)
-      await appendAll(connection, this.rejected.name, this.rejected, identityFeeds(this.rejected));
-    if (this.landed.length) await this.writeLanding(connection);
+      (await appenders.get(this.rejected.name)).append(this.rejected, identityFeeds(this.rejected));
+    if (this.landed.length) await this.writeLanding(layouts, appenders);
     for (const table of staged) {
       if (!tableDef(table).unit) continue;
       const picked = await connection.run(pickWinnersSql(table, this.rowMeta));
@@ -166,9 +166,22 @@ export class Batch {
       if (keys.has(key)) return false;
       keys.add(key);
     }
-    const list = [...keys].map((k) => (typeof k === 'string' ? literal(k) : String(k))).join(', ');
+    const values = [...keys];
+    const list = values.map((k) => (typeof k === 'string' ? literal(k) : String(k))).join(', ');
+    const key = ident(def.unit!.key);
+    // The range lets DuckDB skip whole row groups by their min/max (keys mostly grow); it is only used
+    // where JavaScript and DuckDB order the keys alike (numbers, ASCII text).
+    const ascii = values.every((k) => typeof k !== 'string' || /^[\x20-\x7e]*$/.test(k));
+    let range = '';
+    if (ascii && values.length) {
+      const sorted = values.slice().sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const bound = (k: string | number | bigint) => (typeof k === 'string' ? literal(k) : String(k));
+      range = ` AND ${key} BETWEEN ${bound(sorted[0]!)} AND ${bound(sorted.at(-1)!)}`;
+    }
+    // A semi join against the unnested key list: a long IN (…) list costs DuckDB several times more to plan.
     const reader = await connection.runAndReadAll(
-      `SELECT count(*) FROM ${ident(def.name)} WHERE _store = ${this.rowMeta.store} AND ${ident(def.unit!.key)} IN (${list})`,
+      `SELECT count(*) FROM ${ident(def.name)} t SEMI JOIN (SELECT unnest([${list}]) AS k) b ON t.${key} = b.k ` +
+        `WHERE t._store = ${this.rowMeta.store}${range.replaceAll(` ${key} `, ` t.${key} `)}`,
     );
     return Number(reader.getRows()[0]![0]) === 0;
   }
@@ -191,42 +204,33 @@ export class Batch {
     this.rejected.clear();
   }
 
-  private async writeLanding(connection: DuckDBConnection): Promise<void> {
+  /** One `_raw_landing` row for the batch, through a pooled appender (flushed, so its buffer is reused). */
+  private async writeLanding(layouts: Layouts, appenders: AppenderPool): Promise<void> {
     const payload = await encodeBlock(this.landed);
     const streams = [...new Set(this.landed.map((r) => r.stream))];
-    const appender = await connection.createAppender('_raw_landing');
+    const appender = (await appenders.get('_raw_landing')).raw;
+    const values: Record<string, () => void> = {
+      first_seq: () => appender.appendBigInt(BigInt(this.landed[0]!.seq)),
+      last_seq: () => appender.appendBigInt(BigInt(this.landed.at(-1)!.seq)),
+      _store: () => appender.appendVarchar(this.meta.store),
+      records: () => appender.appendBigInt(BigInt(this.landed.length)),
+      streams: () => appender.appendList(streams, LIST(VARCHAR)),
+      codec: () => appender.appendVarchar(CODEC),
+      payload: () => appender.appendBlob(payload),
+      _synced_at: () => appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(this.syncedMicros))),
+      _run_id: () => appender.appendVarchar(this.meta.runId),
+    };
     try {
-      appender.appendBigInt(BigInt(this.landed[0]!.seq));
-      appender.appendBigInt(BigInt(this.landed.at(-1)!.seq));
-      appender.appendVarchar(this.meta.store);
-      appender.appendBigInt(BigInt(this.landed.length));
-      appender.appendList(streams, LIST(VARCHAR));
-      appender.appendVarchar(CODEC);
-      appender.appendBlob(payload);
-      appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(this.syncedMicros)));
-      appender.appendVarchar(this.meta.runId);
+      for (const column of layouts.columns('_raw_landing'))
+        (values[column] ?? (() => appender.appendNull()))();
       appender.endRow();
-    } finally {
-      appender.closeSync();
+      appender.flushSync();
+    } catch (error) {
+      appender.clear();
+      throw error;
     }
   }
 }
 
 const identityFeeds = (rows: TableRows): Feed[] =>
   rows.columns.map((_, column) => ({ from: 'rows', column }));
-
-/** `catalog` undefined is the warehouse file itself (DuckDB names that catalog after the file). */
-async function appendAll(
-  connection: DuckDBConnection,
-  table: string,
-  rows: TableRows,
-  feeds: Feed[],
-  catalog?: string,
-) {
-  const appender = await ChunkAppender.open(connection, table, feeds, catalog);
-  try {
-    appender.append(rows);
-  } finally {
-    appender.close();
-  }
-}

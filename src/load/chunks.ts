@@ -26,6 +26,23 @@ import type { ColumnType, TableRows } from '../normalize/index.js';
 const CHUNK_ROWS = 2048;
 const TWO_32 = 4294967296;
 
+/**
+ * Data chunks are reused per table layout: a chunk's native memory is only released when its JavaScript
+ * wrapper is garbage collected, and the wrappers are too small for the collector to hurry, so a chunk
+ * per append grew the process by hundreds of megabytes over a large ingest.
+ */
+const chunkPool = new Map<string, DuckDBDataChunk>();
+
+function pooledChunk(types: DuckDBType[]): DuckDBDataChunk {
+  const key = types.map(String).join(',');
+  let chunk = chunkPool.get(key);
+  if (!chunk) {
+    chunk = DuckDBDataChunk.create(types);
+    chunkPool.set(key, chunk);
+  }
+  return chunk;
+}
+
 /** The DuckDB type a staging column holds: numbers keep their target type, everything else is text. */
 export function stagingType(type: ColumnType): DuckDBType {
   switch (type) {
@@ -53,47 +70,61 @@ export type Feed =
   | { from: 'int64'; value: number }
   | { from: 'null' };
 
-/** An open Appender on one table, fed from TableRows buffers through per-column feeds. */
+/**
+ * An Appender on one table, fed from TableRows buffers through per-column feeds. It is kept open for the
+ * connection's life (see AppenderPool) and flushed after every append, so its rows always land in the
+ * transaction that is current when `append` runs.
+ */
 export class ChunkAppender {
   private readonly chunk: DuckDBDataChunk;
   private readonly validity = new Uint8Array(CHUNK_ROWS / 8);
   private readonly words = new Int32Array(CHUNK_ROWS * 2);
   private readonly isList: boolean[];
   private readonly listOfText: boolean[];
+  private feeds: readonly Feed[] = [];
+  /** Text that is the same on every row becomes a constant vector: one value per chunk, not per row. */
+  private constants: (duckdb.Value | null)[] = [];
   rowsAppended = 0;
 
   private constructor(
     private readonly appender: DuckDBAppender,
-    private readonly feeds: readonly Feed[],
+    readonly table: string,
   ) {
-    const types = feeds.map((_, i) => appender.columnType(i));
-    this.chunk = DuckDBDataChunk.create(types);
+    const types = Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
+    this.chunk = pooledChunk(types);
     this.isList = types.map((t) => t instanceof DuckDBListType);
     this.listOfText = types.map((t) => t instanceof DuckDBListType && t.valueType.toString() === 'VARCHAR');
   }
 
-  /** `feeds` gives, for every column of the table in its physical order, where the values come from. */
-  static async open(
-    connection: DuckDBConnection,
-    table: string,
-    feeds: readonly Feed[],
-    catalog?: string,
-  ): Promise<ChunkAppender> {
-    const appender = await connection.createAppender(table, 'main', catalog);
-    if (appender.columnCount !== feeds.length) {
-      appender.closeSync();
-      throw new Error(
-        `table ${table} has ${appender.columnCount} columns, the loader expected ${feeds.length}`,
-      );
-    }
-    return new ChunkAppender(appender, feeds);
+  static async open(connection: DuckDBConnection, table: string, catalog?: string): Promise<ChunkAppender> {
+    return new ChunkAppender(await connection.createAppender(table, 'main', catalog), table);
   }
 
-  /** Appends every row of the buffer (the caller clears it afterwards). */
-  append(rows: TableRows): void {
-    for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
-      this.appendSlice(rows, start, Math.min(CHUNK_ROWS, rows.length - start));
+  /**
+   * Appends every row of the buffer (the caller clears it afterwards) and flushes. `feeds` gives, for every
+   * column of the table in its physical order, where the values come from.
+   */
+  append(rows: TableRows, feeds: readonly Feed[]): void {
+    if (feeds.length !== this.appender.columnCount)
+      throw new Error(
+        `table ${this.table} has ${this.appender.columnCount} columns, the loader expected ${feeds.length}`,
+      );
+    this.feeds = feeds;
+    this.constants = feeds.map((f) => (f.from === 'text' ? duckdb.create_varchar(f.value) : null));
+    try {
+      for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
+        this.appendSlice(rows, start, Math.min(CHUNK_ROWS, rows.length - start));
+      }
+      this.appender.flushSync();
+    } catch (error) {
+      this.appender.clear();
+      throw error;
     }
+  }
+
+  /** The underlying Appender, for the odd single row written value by value (flush it afterwards). */
+  get raw(): DuckDBAppender {
+    return this.appender;
   }
 
   close(): void {
@@ -106,12 +137,14 @@ export class ChunkAppender {
     for (let c = 0; c < this.feeds.length; c++) {
       const vector = duckdb.data_chunk_get_vector(raw, c);
       const feed = this.feeds[c]!;
+      const constant = this.constants[c];
+      if (constant) {
+        duckdb.vector_reference_value(vector, constant);
+        continue;
+      }
       this.validity.fill(0);
       if (feed.from === 'rows') this.writeColumn(vector, rows, feed.column, c, start, count);
-      else if (feed.from === 'text') {
-        for (let i = 0; i < count; i++) duckdb.vector_assign_string_element(vector, i, feed.value);
-        this.validity.fill(255);
-      } else if (feed.from === 'int64') {
+      else if (feed.from === 'int64') {
         const hi = Math.floor(feed.value / TWO_32);
         for (let i = 0; i < count; i++) {
           this.words[i * 2] = feed.value - hi * TWO_32;
@@ -216,5 +249,28 @@ export class ChunkAppender {
     const childValidity = new Uint8Array(Math.ceil(total / 64) * 8).fill(255);
     duckdb.vector_ensure_validity_writable(child);
     duckdb.copy_data_to_vector_validity(child, 0, childValidity.buffer, 0, childValidity.length);
+  }
+}
+
+/** One ChunkAppender per table and connection, opened on first use and closed with the warehouse. */
+export class AppenderPool {
+  private readonly open = new Map<string, Promise<ChunkAppender>>();
+
+  constructor(private readonly connection: DuckDBConnection) {}
+
+  get(table: string, catalog?: string): Promise<ChunkAppender> {
+    const key = `${catalog ?? ''}.${table}`;
+    let appender = this.open.get(key);
+    if (!appender) {
+      appender = ChunkAppender.open(this.connection, table, catalog);
+      appender.catch(() => this.open.delete(key));
+      this.open.set(key, appender);
+    }
+    return appender;
+  }
+
+  async closeAll(): Promise<void> {
+    for (const appender of this.open.values()) (await appender.catch(() => null))?.close();
+    this.open.clear();
   }
 }

@@ -1,7 +1,7 @@
 import type { EntityKind } from '../contracts.js';
 import { detectDocument, detectOrderShape } from '../normalize/index.js';
 import type { Batch } from './batch.js';
-import type { LandedRecord } from './landing.js';
+import type { LandedMeta } from './landing.js';
 
 /**
  * What happens to one received text, shared by ingest, commitPage and rebuild so a rebuild takes exactly
@@ -27,17 +27,12 @@ function reject(batch: Batch, origin: Origin, stage: 'parse' | 'normalize', reas
 }
 
 /** An ingested document (or an unreadable piece) that has already been landed as `seq`. */
-export function loadDocument(batch: Batch, landed: LandedRecord): boolean {
-  const origin: Origin = {
-    stream: landed.stream,
-    source: landed.source,
-    payload: landed.text,
-    seq: landed.seq,
-  };
+export function loadDocument(batch: Batch, landed: LandedMeta, text: string): boolean {
+  const origin: Origin = { stream: landed.stream, source: landed.source, payload: text, seq: landed.seq };
   if (landed.kind === KIND.unreadable) return reject(batch, origin, 'parse', landed.entity ?? 'unreadable');
   let value: unknown;
   try {
-    value = JSON.parse(landed.text);
+    value = JSON.parse(text);
   } catch (error) {
     return reject(batch, origin, 'parse', `malformed JSON: ${(error as Error).message}`);
   }
@@ -50,14 +45,14 @@ export function loadDocument(batch: Batch, landed: LandedRecord): boolean {
 }
 
 /** An API record of a known entity that has already been landed as `seq`. */
-export function loadRecord(batch: Batch, landed: LandedRecord, record: Record<string, unknown>): boolean {
+export function loadRecord(
+  batch: Batch,
+  landed: LandedMeta,
+  text: string,
+  record: Record<string, unknown>,
+): boolean {
   const entity = landed.entity as EntityKind;
   const shape = entity === 'order' ? detectOrderShape(record) : null;
-  const origin: Origin = {
-    stream: landed.stream,
-    source: landed.source,
-    payload: landed.text,
-    seq: landed.seq,
-  };
+  const origin: Origin = { stream: landed.stream, source: landed.source, payload: text, seq: landed.seq };
   return !batch.addRecord(record, entity, shape, origin);
 }

@@ -11,10 +11,16 @@ import { ERROR_CODES, StoreSyncError } from '../errors.js';
 
 export interface OpenOptions {
   readOnly?: boolean;
-  /** DuckDB memory_limit, e.g. '1GB' (DuckDB's default is 80% of RAM). */
+  /**
+   * DuckDB memory_limit, e.g. '1GB'. Writers default to 256MB: a load needs little (batches are bounded and
+   * DuckDB spills what does not fit), and DuckDB's own default, 80% of RAM, would let one ingest take the
+   * machine. Read-only opens keep DuckDB's default, for analysts' queries.
+   */
   memoryLimit?: string;
   threads?: number;
 }
+
+export const WRITER_MEMORY_LIMIT = '256MB';
 
 const writersInProcess = new Set<string>();
 
@@ -65,7 +71,8 @@ export async function openInstance(
       `another store-sync writer (pid ${process.pid}, this process) is writing to ${absolute}; close it first`,
     );
   const config: Record<string, string> = { access_mode: readOnly ? 'READ_ONLY' : 'READ_WRITE' };
-  if (options.memoryLimit) config.memory_limit = options.memoryLimit;
+  const memoryLimit = options.memoryLimit ?? (readOnly ? undefined : WRITER_MEMORY_LIMIT);
+  if (memoryLimit) config.memory_limit = memoryLimit;
   if (options.threads) config.threads = String(options.threads);
   let instance: DuckDBInstance;
   try {

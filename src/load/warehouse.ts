@@ -16,6 +16,7 @@ import {
   writeStateSql,
 } from '../state/index.js';
 import { Batch, type BatchCounts, type BatchMeta } from './batch.js';
+import { AppenderPool } from './chunks.js';
 import { createStagingTables, migrate } from './ddl.js';
 import { KIND, loadRecord } from './documents.js';
 import { Layouts } from './layouts.js';
@@ -38,6 +39,8 @@ export class Warehouse {
   /** Normalizers not in use: each batch being built needs its own buffers. */
   private readonly idleNormalizers: Normalizer[] = [];
   private lastBatch: Batch | null = null;
+  /** Appenders stay open for the connection's life (opening one per batch leaked native memory until GC). */
+  readonly appenders: AppenderPool;
 
   private constructor(
     readonly path: string,
@@ -49,7 +52,9 @@ export class Warehouse {
     private committedSeq: number,
     /** Physical column order of the tables (writers only). */
     readonly layouts: Layouts,
-  ) {}
+  ) {
+    this.appenders = new AppenderPool(connection);
+  }
 
   static async open(file: string, options: WarehouseOptions = {}): Promise<Warehouse> {
     const absolute = path.resolve(file);
@@ -145,8 +150,8 @@ export class Warehouse {
     const batch = this.newBatch(meta);
     try {
       for (const record of page.records) {
-        const landed = batch.land(page.stream, page.entity, KIND.record, null, JSON.stringify(record));
-        loadRecord(batch, landed, record);
+        const text = JSON.stringify(record);
+        loadRecord(batch, batch.land(page.stream, page.entity, KIND.record, null, text), text, record);
       }
       for (const r of page.rejections) {
         const payload = r.raw === undefined ? null : (JSON.stringify(r.raw) ?? null);
@@ -207,6 +212,7 @@ export class Warehouse {
   async close(): Promise<void> {
     await this.queue;
     try {
+      await this.appenders.closeAll();
       if (!this.readOnly) await this.connection.run('CHECKPOINT').catch(() => undefined);
       this.connection.closeSync();
       this.instance.closeSync();
@@ -246,7 +252,7 @@ export class Transaction {
     const run = this.chain.then(async () => {
       try {
         if (this.failure) throw this.failure;
-        const counts = await batch.write(this.connection, this.warehouse.layouts);
+        const counts = await batch.write(this.connection, this.warehouse.layouts, this.warehouse.appenders);
         this.nextSeq = Math.max(this.nextSeq, batch.nextSeq);
         return counts;
       } catch (error) {
@@ -256,6 +262,13 @@ export class Transaction {
         this.warehouse.discard(batch);
       }
     });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Reads inside the transaction, after the batches written so far (never beside one). */
+  read<T>(fn: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    const run = this.chain.then(() => fn(this.connection));
     this.chain = run.catch(() => undefined);
     return run;
   }

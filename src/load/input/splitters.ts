@@ -7,6 +7,8 @@
 
 export interface Piece {
   text: string;
+  /** The same piece as the bytes read (a view into the read buffer: no copy). */
+  bytes: Buffer;
   /** 1-based line where the piece starts. */
   line: number;
   /** Bytes of the (decompressed) stream consumed once this piece is taken. */
@@ -35,9 +37,21 @@ export class LineSplitter implements Splitter {
   private line = 1;
 
   push(chunk: Buffer): Piece[] {
-    const buf = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
     const pieces: Piece[] = [];
+    const buf = chunk;
     let pos = 0;
+    if (this.carry) {
+      // Only the line that straddles the two chunks is copied, not the whole chunk.
+      const nl = chunk.indexOf(10);
+      if (nl === -1) {
+        this.carry = Buffer.concat([this.carry, chunk]);
+        return pieces;
+      }
+      const joined = Buffer.concat([this.carry, chunk.subarray(0, nl + 1)]);
+      this.carry = null;
+      this.take(joined, 0, joined.length - 1, joined.length, pieces);
+      pos = nl + 1;
+    }
     for (let nl = buf.indexOf(10, pos); nl !== -1; nl = buf.indexOf(10, pos)) {
       this.take(buf, pos, nl, nl + 1, pieces);
       pos = nl + 1;
@@ -57,7 +71,12 @@ export class LineSplitter implements Splitter {
     this.offset += next - start;
     if (!isBlank(buf, start, end)) {
       const stop = end > start && buf[end - 1] === 13 ? end - 1 : end;
-      pieces.push({ text: buf.toString('utf8', start, stop), line: this.line, end: this.offset });
+      pieces.push({
+        text: buf.toString('utf8', start, stop),
+        bytes: buf.subarray(start, stop),
+        line: this.line,
+        end: this.offset,
+      });
     }
     this.line++;
   }
@@ -154,17 +173,14 @@ export class ValueSplitter implements Splitter {
     else if (this.start >= 0 || this.inString) {
       pieces.push({
         text: this.carry.toString('utf8', Math.max(this.start, 0)),
+        bytes: this.carry.subarray(Math.max(this.start, 0)),
         line: this.startLine,
         end: this.base + this.carry.length,
         error: 'the file ends inside a JSON value (truncated?)',
       });
     } else if (this.array && this.opened && !this.closed) {
-      pieces.push({
-        text: '',
-        line: this.line,
-        end: this.base,
-        error: 'the JSON array is not closed with ]',
-      });
+      const error = 'the JSON array is not closed with ]';
+      pieces.push({ text: '', bytes: Buffer.alloc(0), line: this.line, end: this.base, error });
     }
     return pieces;
   }
@@ -179,18 +195,15 @@ export class ValueSplitter implements Splitter {
 
   private emit(buf: Buffer, end: number, pieces: Piece[]): void {
     if (this.start < 0) return;
-    pieces.push({ text: buf.toString('utf8', this.start, end), line: this.startLine, end: this.base + end });
+    const bytes = buf.subarray(this.start, end);
+    pieces.push({ text: bytes.toString('utf8'), bytes, line: this.startLine, end: this.base + end });
     this.start = -1;
   }
 
   private unexpected(buf: Buffer, i: number, pieces: Piece[], error: string): void {
     if (this.junk) return;
     this.junk = true;
-    pieces.push({
-      text: buf.toString('utf8', i, Math.min(buf.length, i + 80)),
-      line: this.line,
-      end: this.base + i + 1,
-      error,
-    });
+    const bytes = buf.subarray(i, Math.min(buf.length, i + 80));
+    pieces.push({ text: bytes.toString('utf8'), bytes, line: this.line, end: this.base + i + 1, error });
   }
 }
