@@ -91,8 +91,8 @@ recognised), the reason, the payload as received, and the file and line for docu
 
 \`_raw_landing\` keeps everything received, in arrival order: each batch is one row whose \`payload\` is a
 brotli-compressed text in which every record is a header line, the JSON array
-\`[seq, kind, stream, entity, source, length]\`, followed by \`length\` characters (UTF-16 code units) of the record
-exactly as received and a newline. \`kind\` is \`record\` (an API record), \`document\` (an ingested document),
+\`[seq, kind, stream, entity, source, length]\`, followed by \`length\` bytes of the record exactly as received
+(UTF-8; for ingested documents, the very bytes of the file) and a newline. \`kind\` is \`record\` (an API record), \`document\` (an ingested document),
 \`unreadable\` (a piece of a file that could not be delimited; \`entity\` holds why) or \`full_scan_complete\` (the
 marker that replays soft deletes). \`store-sync rebuild\` drops and re-derives every data table and the parse and
 normalize rejections from this landing alone, in one transaction, with the original \`_synced_at\` and \`_run_id\`:
@@ -105,7 +105,8 @@ one DuckDB transaction; ingest commits thousands of documents per transaction to
 each file (\`_ingested_files\`). A run killed at any instant resumes from the last commit. Only one process writes a
 warehouse: a second writer stops at once with \`another store-sync process (pid N) is writing to …\`. DuckDB does not
 let other processes read a file while one writes it, so \`store-sync query\` and other readers wait for the run to
-finish (they fail at once with a message saying so).
+finish (they fail at once with a message saying so). A writer limits DuckDB to 256 MB of memory (DuckDB spills
+what does not fit to \`<warehouse>.tmp/\`); read-only opens keep DuckDB's default.
 
 ## Parquet
 
