@@ -9,16 +9,43 @@ import { EXIT, exitCodeForError } from './exit-codes.js';
  * The store-sync command line. Each command lives in src/cli/commands and sets process.exitCode;
  * errors that escape a command are printed here, once, as one paragraph (stack only with --verbose).
  */
+
 /** Read before yargs parses, because a parse failure must be reported in the format asked for too. */
 function jsonLogsRequested(argv: string[]): boolean {
   const at = argv.indexOf('--log-format');
   return argv.includes('--log-format=json') || (at >= 0 && argv[at + 1] === 'json');
 }
 
+function isAbort(error: unknown): boolean {
+  for (let e = error; e instanceof Error; e = e.cause) if (e.name === 'AbortError') return true;
+  return false;
+}
+
 async function main(argv: string[]): Promise<void> {
   const verbose = argv.includes('--verbose');
   // With --log-format json every stderr line is a JSON object, failures included, for log shippers.
   const jsonLog = jsonLogsRequested(argv) ? createLogger({ format: 'json' }) : null;
+  const report = (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    const stack = verbose && error instanceof Error ? error.stack : undefined;
+    if (jsonLog) {
+      const { code } = asStoreSyncError(error);
+      jsonLog.error('command.failed', { code, message, ...(stack ? { stack } : {}) });
+    } else {
+      process.stderr.write(`${redact(`error: ${message}`)}\n`);
+      if (stack) process.stderr.write(`${redact(stack)}\n`);
+    }
+  };
+  // Node's own crash dump would bypass the token masking: whatever escapes ends as the same paragraph.
+  // A request abandoned by an interrupt may reject after its reader stopped listening; the command is
+  // already stopping and says so itself, so that one is let go.
+  const crash = (error: unknown) => {
+    if (isAbort(error)) return;
+    report(error);
+    process.exit(exitCodeForError(error));
+  };
+  process.on('unhandledRejection', crash);
+  process.on('uncaughtException', crash);
   try {
     await yargs(argv)
       .scriptName('store-sync')
@@ -53,15 +80,7 @@ async function main(argv: string[]): Promise<void> {
       .wrap(Math.min(110, process.stdout.columns ?? 110))
       .parseAsync();
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const stack = verbose && error instanceof Error ? error.stack : undefined;
-    if (jsonLog) {
-      const { code } = asStoreSyncError(error);
-      jsonLog.error('command.failed', { code, message, ...(stack ? { stack } : {}) });
-    } else {
-      process.stderr.write(`${redact(`error: ${message}`)}\n`);
-      if (stack) process.stderr.write(`${redact(stack)}\n`);
-    }
+    report(error);
     process.exitCode = exitCodeForError(error);
   }
 }
