@@ -25,7 +25,13 @@ function cursorKey(url: URL): string {
 
 export async function* followCursor(options: ChainOptions): AsyncGenerator<RawPage> {
   const { client, operation, meter, signal } = options;
-  const fetchPage = (link: string) => client.listPage(operation, link, { meter, signal });
+  const fetchPage = (link: string) => {
+    const request = client.listPage(operation, link, { meter, signal });
+    // A prefetch may fail while nobody awaits it yet (an abort during the caller's commit); marking it
+    // handled here keeps that from being an unhandled rejection. Awaiting it later still throws.
+    request.catch(() => {});
+    return request;
+  };
   const seen = new Set<string>([cursorKey(checkSameOrigin(options.startUrl, client.baseUrl))]);
   let pending: Promise<RawPage> | null = fetchPage(options.startUrl);
   try {
@@ -50,6 +56,6 @@ export async function* followCursor(options: ChainOptions): AsyncGenerator<RawPa
     }
   } finally {
     // The caller stopped early (error or abort): nobody will await the prefetch, so its failure is moot.
-    pending?.catch(() => {});
+    pending = null;
   }
 }
