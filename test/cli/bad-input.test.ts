@@ -139,7 +139,7 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
     );
   });
 
-  it('a missing token of the second store stops the run before the first store syncs', async () => {
+  it('with two stores: a missing token of the second stops the run before the first syncs; ingest needs --store', async () => {
     const file = await writeConfig(
       dir,
       {
@@ -157,6 +157,10 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
       /the token of store "us" is missing: set the environment variable STORE_SYNC_CLI_TEST_US_TOKEN/,
     );
     assert.equal(sandbox.stats().requests, 0, 'no store was synced');
+    await refused(
+      ['ingest', path.join(dir, 'two-stores.json'), '--config', file],
+      /the config has 2 stores \(eu, us\): pass --store NAME to say whose documents these are/,
+    );
   });
 
   it('a warehouse in a folder that does not exist', async () => {

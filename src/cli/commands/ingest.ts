@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { IngestSummary } from '../../../pipelines/ingest.js';
+import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import { cliLogger, type JobArgs, resolveJob, selectStores, withJobOptions } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
 
@@ -35,6 +36,13 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
     const [store] = selectStores(config, args.store);
+    // Documents carry no store of their own: with several stores, guessing the first would misfile them.
+    if (args.store === undefined && config.stores.length > 1) {
+      throw new StoreSyncError(
+        ERROR_CODES.USAGE,
+        `the config has ${config.stores.length} stores (${config.stores.map((s) => s.name).join(', ')}): pass --store NAME to say whose documents these are.`,
+      );
+    }
     const logger = cliLogger(args);
     const { ingestPaths } = await import('../../../pipelines/ingest.js');
     const { openWarehouse } = await import('../../load/index.js');
