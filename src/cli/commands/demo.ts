@@ -16,7 +16,7 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
     yargs.option('dir', {
       type: 'string',
       default: 'data/demo',
-      description: 'Where the demo writes (replaced on every run)',
+      description: 'Where the demo writes (replaced on every run; a folder holding anything else is refused)',
     }) as never,
   handler: async (args) => {
     const started = Date.now();
