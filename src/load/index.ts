@@ -4,4 +4,5 @@ export { Batch, type BatchCounts, type BatchMeta, type RejectionRow } from './ba
 export { commentSql, createTableSql, schemaFingerprint } from './ddl.js';
 export { type QueryResult, runReadOnlyQuery } from './query.js';
 export { readStatus, STREAM_TABLES, type StatusRow } from './status.js';
-export { openWarehouse, Transaction, Warehouse, type WarehouseOptions } from './warehouse.js';
+export { Transaction } from './transaction.js';
+export { openWarehouse, Warehouse, type WarehouseOptions } from './warehouse.js';

@@ -23,6 +23,7 @@ import { Layouts } from './layouts.js';
 import { fullScanSql } from './merge.js';
 import { type OpenOptions, openInstance } from './open.js';
 import { literal } from './sql.js';
+import { Transaction } from './transaction.js';
 
 /**
  * The warehouse: one DuckDB file, one writer. Writes are batches (see batch.ts) built in memory and
@@ -227,94 +228,6 @@ export class Warehouse {
         ERROR_CODES.INTERNAL,
         `warehouse ${this.path} was opened read-only; open it for writing to change it`,
       );
-  }
-}
-
-/** One open transaction (see Warehouse.begin). */
-export class Transaction {
-  private chain: Promise<unknown> = Promise.resolve();
-  private nextSeq = 0;
-  private done = false;
-  /** The first write that failed: the transaction can then only roll back. */
-  private failure: unknown = null;
-
-  constructor(
-    private readonly warehouse: Warehouse,
-    private readonly release: () => void,
-  ) {}
-
-  get connection(): DuckDBConnection {
-    return this.warehouse.connection;
-  }
-
-  /** Stages and merges a batch (after the batches written before it) and hands its buffers back. */
-  write(batch: Batch): Promise<BatchCounts> {
-    const run = this.chain.then(async () => {
-      try {
-        if (this.failure) throw this.failure;
-        const counts = await batch.write(this.connection, this.warehouse.layouts, this.warehouse.appenders);
-        this.nextSeq = Math.max(this.nextSeq, batch.nextSeq);
-        return counts;
-      } catch (error) {
-        this.failure ??= asStoreSyncError(error, ERROR_CODES.WAREHOUSE);
-        throw this.failure;
-      } finally {
-        this.warehouse.discard(batch);
-      }
-    });
-    this.chain = run.catch(() => undefined);
-    return run;
-  }
-
-  /** Reads inside the transaction, after the batches written so far (never beside one). */
-  read<T>(fn: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
-    const run = this.chain.then(() => fn(this.connection));
-    this.chain = run.catch(() => undefined);
-    return run;
-  }
-
-  /** Runs SQL in the transaction, after the batches written so far. */
-  run(sql: string): Promise<void> {
-    const run = this.chain.then(async () => {
-      if (this.failure) throw this.failure;
-      try {
-        await this.connection.run(sql);
-      } catch (error) {
-        this.failure ??= asStoreSyncError(error, ERROR_CODES.WAREHOUSE);
-        throw this.failure;
-      }
-    });
-    this.chain = run.catch(() => undefined);
-    return run;
-  }
-
-  async commit(): Promise<void> {
-    await this.chain;
-    if (this.failure) {
-      await this.rollback();
-      throw this.failure;
-    }
-    try {
-      await this.connection.run('COMMIT');
-      this.warehouse.committed(this.nextSeq);
-    } catch (error) {
-      await this.rollback();
-      throw asStoreSyncError(error, ERROR_CODES.WAREHOUSE);
-    }
-    this.finish();
-  }
-
-  async rollback(): Promise<void> {
-    if (this.done) return;
-    await this.chain.catch(() => undefined);
-    await this.connection.run('ROLLBACK').catch(() => undefined);
-    this.warehouse.rolledBack();
-    this.finish();
-  }
-
-  private finish(): void {
-    this.done = true;
-    this.release();
   }
 }
 
