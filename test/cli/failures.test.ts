@@ -118,7 +118,7 @@ describe('store-sync under failure', () => {
     const args = ['sync', '--config', config, '--streams', 'subscriptions', '--verbose'];
     const sync = startCli(args);
     // The probe, then two pages: by the third request at least one page has been committed.
-    await waitForStderr(sync, /(http\.request .*path=\/api\/subscriptions\/[^\n]*\n[^]*){3}/);
+    await waitForStderr(sync, /(http\.request .*path=\/api\/subscriptions\/[\s\S]*){3}/);
     sync.child.kill('SIGTERM');
     const stopped = await sync.done;
     assertExit(stopped, 1);

@@ -58,7 +58,7 @@ describe('the README, followed from a fresh folder', () => {
   });
 
   it('the config block works as written, with the sandbox base URL', async () => {
-    const block = /Describe the store in `sync\.config\.json`[^]*?```json\n([^]*?)```/.exec(readme);
+    const block = /Describe the store in `sync\.config\.json`[\s\S]*?```json\n([\s\S]*?)```/.exec(readme);
     assert.ok(block, 'the README shows a sync.config.json');
     const config = JSON.parse(block[1]!) as {
       stores: { baseUrl: string; tokenEnv: string }[];
