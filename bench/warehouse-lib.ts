@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,7 +51,8 @@ export function prepare(documents: number, log: (line: string) => void): Promise
   if (!ready) {
     ready = (async () => {
       const dir = await mkdtemp(path.join(os.tmpdir(), 'store-sync-bench-'));
-      process.once('exit', () => void rm(dir, { recursive: true, force: true }));
+      // 'exit' handlers cannot wait for promises: the removal has to be synchronous.
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
       const docs = path.join(dir, 'docs');
       log(`  generating ${documents.toLocaleString('en')} order documents …`);
       const { bytes } = await writeOrderFiles(docs, documents);

@@ -151,7 +151,7 @@ export class Batch {
       await connection.run(replaceSql(table, this.rowMeta, picked.rowsChanged > 0, staged));
     }
     const truncate = [...staged].map((t) => `TRUNCATE ${stagingTable(t)}`);
-    const statements = [...truncate, ...this.after];
+    const statements = [...truncate, ...this.after.filter((sql) => sql.trim() !== '')];
     if (statements.length) await connection.run(statements.join(';\n'));
     return this.counts;
   }
