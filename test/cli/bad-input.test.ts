@@ -263,8 +263,12 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
     holder = spawn(process.execPath, ['--import', 'tsx', HOLDER, warehouse], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const [ready] = (await once(holder.stdout!, 'data')) as [Buffer];
-    assert.equal(ready.toString().trim(), 'ready');
+    // A holder that cannot start must fail this test at once, not leave it waiting for a line.
+    const ready = await Promise.race([
+      once(holder.stdout!, 'data').then(([data]) => String(data).trim()),
+      once(holder, 'exit').then(([code]) => `the holder exited with ${String(code)}`),
+    ]);
+    assert.equal(ready, 'ready');
     try {
       await refused(
         ['sync', '--config', config],
