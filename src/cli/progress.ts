@@ -19,6 +19,14 @@ const writeLine = (line: string) => {
 export function createProgressDisplay(enabled: boolean): ProgressDisplay {
   if (!enabled) return { update: () => {}, log: writeLine, stop: () => {} };
   const started = Date.now();
+  // Slices are the only total known in advance: the ETA extrapolates from those done (cli-progress's own
+  // estimate prints "NFs" until its buffer fills, which a stream with one slice never does).
+  const estimate = (elapsed: number, done: number, total: number) => {
+    if (done >= total) return 'done';
+    if (done === 0) return '…';
+    const left = Math.round((elapsed * (total - done)) / done);
+    return left >= 60 ? `${Math.floor(left / 60)}m${String(left % 60).padStart(2, '0')}s` : `${left}s`;
+  };
   const multi = new cliProgress.MultiBar(
     {
       stream: process.stderr,
@@ -27,9 +35,8 @@ export function createProgressDisplay(enabled: boolean): ProgressDisplay {
       // A log line printed above the bars shifts them down a line; only a full redraw puts each one back.
       forceRedraw: true,
       format:
-        '{stream} [{bar}] {value}/{total} slices | {pages} pages | {records} records | {rps} req/s | retries {retries} | ETA {eta_formatted}',
+        '{stream} [{bar}] {value}/{total} slices | {pages} pages | {records} records | {rps} req/s | retries {retries} | ETA {eta}',
       barsize: 20,
-      etaBuffer: 20,
     },
     cliProgress.Presets.shades_classic,
   );
@@ -43,6 +50,7 @@ export function createProgressDisplay(enabled: boolean): ProgressDisplay {
         records: progress.records,
         rps: (progress.requests / seconds).toFixed(1),
         retries: progress.retries,
+        eta: estimate(seconds, progress.slicesDone, progress.slicesTotal),
       };
       let bar = bars.get(progress.stream);
       if (!bar) {
