@@ -35,7 +35,7 @@ export function createProgressDisplay(enabled: boolean): ProgressDisplay {
       // A log line printed above the bars shifts them down a line; only a full redraw puts each one back.
       forceRedraw: true,
       format:
-        '{stream} [{bar}] {value}/{total} slices | {pages} pages | {records} records | {rps} req/s | retries {retries} | ETA {eta}',
+        '{stream} [{bar}] {value}/{total} slices | {pages} pages | {records} records | {rps} req/s | retries {retries} | ETA {remaining}',
       barsize: 20,
     },
     cliProgress.Presets.shades_classic,
@@ -50,7 +50,7 @@ export function createProgressDisplay(enabled: boolean): ProgressDisplay {
         records: progress.records,
         rps: (progress.requests / seconds).toFixed(1),
         retries: progress.retries,
-        eta: estimate(seconds, progress.slicesDone, progress.slicesTotal),
+        remaining: estimate(seconds, progress.slicesDone, progress.slicesTotal),
       };
       let bar = bars.get(progress.stream);
       if (!bar) {
