@@ -73,7 +73,7 @@ describe('chaos, short', { concurrency: 1 }, () => {
   }
 
   test('two writers', { timeout: 120_000 }, () =>
-    twoWriters({ scale: '300', latencyMs: 60, dir }).then(() => undefined),
+    twoWriters({ scale: '300', latencyMs: 150, dir }).then(() => undefined),
   );
 
   test('disk trouble', {

@@ -17,6 +17,8 @@ const RUNS = fuzzRuns(300);
 function stagedCell(rows: TableRows, column: number, row: number): Cell {
   const value = rows.get(column, row);
   if (value === null) return null;
+  // Lists are held as arrays; the oracle writes every list as its JSON text.
+  if (Array.isArray(value)) return JSON.stringify(value);
   return rows.kinds[column] === 'f64' ? canonicalDouble(value as number) : String(value);
 }
 

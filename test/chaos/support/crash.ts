@@ -63,9 +63,10 @@ export async function crashLoop(options: CrashOptions): Promise<CrashOutcome> {
       `uninterrupted backfill exited ${reference.code}: ${reference.stderr.slice(-1500)}`,
     );
 
-    // A kill after start-up waits at most this long, so 30 kills cover about 3/4 of the work in all and the
-    // backfill cannot finish before it has been killed often enough.
-    const window = (1.5 * uninterruptedMs) / options.kills;
+    // A kill after start-up waits at most this long: the kills together let about half of the work through
+    // (restarts re-read the page in flight, and machines slow down), so the backfill cannot finish before it
+    // has been killed often enough, and the last run finishes the rest.
+    const window = (1.3 * uninterruptedMs) / options.kills;
     const killedArgs = await args(killed);
     let kills = 0;
     let earlyKills = 0;

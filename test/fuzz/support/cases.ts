@@ -82,8 +82,19 @@ export function fuzzRuns(defaultRuns: number): number {
   return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : defaultRuns;
 }
 
-/** fast-check settings shared by the fuzz files; FUZZ_SEED replays a reported failure. */
-export function fuzzParameters(numRuns: number): fc.Parameters<unknown> {
+/**
+ * fast-check settings shared by the fuzz files; FUZZ_SEED replays a reported failure. `msPerRun` bounds
+ * the whole property (generation and shrinking, which for a property that writes to DuckDB can otherwise
+ * run for many minutes): past `numRuns × msPerRun` (at least two minutes) it stops and counts as failed.
+ */
+export function fuzzParameters(numRuns: number, msPerRun?: number): fc.Parameters<unknown> {
   const seed = Number(process.env.FUZZ_SEED);
-  return { numRuns, includeErrorInReport: true, ...(Number.isInteger(seed) ? { seed } : {}) };
+  return {
+    numRuns,
+    includeErrorInReport: true,
+    ...(msPerRun
+      ? { interruptAfterTimeLimit: Math.max(120_000, numRuns * msPerRun), markInterruptAsFailure: true }
+      : {}),
+    ...(Number.isInteger(seed) ? { seed } : {}),
+  };
 }
