@@ -122,6 +122,6 @@ test('reader: random bytes between documents are each rejected and every documen
         assert.equal(summary.documents, lines.length);
       },
     ),
-    fuzzParameters(Math.max(20, Math.round(RUNS / 15)), 1000),
+    fuzzParameters(Math.max(20, Math.round(RUNS / 40)), 1000),
   );
 });
