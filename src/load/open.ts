@@ -12,15 +12,16 @@ import { ERROR_CODES, StoreSyncError } from '../errors.js';
 export interface OpenOptions {
   readOnly?: boolean;
   /**
-   * DuckDB memory_limit, e.g. '1GB'. Writers default to 256MB: a load needs little (batches are bounded and
-   * DuckDB spills what does not fit), and DuckDB's own default, 80% of RAM, would let one ingest take the
-   * machine. Read-only opens keep DuckDB's default, for analysts' queries.
+   * DuckDB memory_limit, e.g. '2GB'. Writers default to 1GB: batches are bounded and DuckDB spills what does
+   * not fit, while DuckDB's own default, 80% of RAM, would let one ingest fill the machine with cached
+   * blocks. Not much less: a checkpoint of large tables needs room (at 256MB one failed, fatally, on a
+   * million documents). Read-only opens keep DuckDB's default, for analysts' queries.
    */
   memoryLimit?: string;
   threads?: number;
 }
 
-export const WRITER_MEMORY_LIMIT = '256MB';
+export const WRITER_MEMORY_LIMIT = '1GB';
 
 const writersInProcess = new Set<string>();
 
