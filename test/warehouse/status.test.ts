@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ingestPaths } from '../../pipelines/ingest.js';
+import { emptyStreamState, type StreamState } from '../../src/contracts.js';
+import { readStatus, type Warehouse } from '../../src/load/index.js';
+import { silentLogger } from '../../src/log.js';
+import { FIXTURES, tempWarehouse } from './helpers.js';
+
+/** `store-sync status`: per store and stream, last success, rows, watermark, cursor in progress, rejections. */
+
+describe('status', () => {
+  let warehouse: Warehouse;
+  let cleanup: () => Promise<void>;
+  const inProgress: StreamState = {
+    watermark: '2024-05-01',
+    lastFullScanAt: null,
+    pass: {
+      id: 'p1',
+      mode: 'incremental',
+      startedAt: '2024-05-02T00:00:00Z',
+      slices: {
+        a: { nextUrl: null, done: true, params: {} },
+        b: { nextUrl: 'https://api.example/subscriptions/?cursor=xyz', done: false, params: {} },
+      },
+    },
+    extra: {},
+  };
+
+  before(async () => {
+    ({ warehouse, cleanup } = await tempWarehouse());
+    const page = { store: 'shop', runId: 'r1', rejections: [] };
+    await warehouse.commitPage({
+      ...page,
+      stream: 'locations',
+      entity: 'location',
+      records: [{ id: 1, name: 'Leeds' }],
+      state: emptyStreamState(),
+    });
+    await warehouse.commitPage({
+      ...page,
+      stream: 'subscriptions',
+      entity: 'subscription',
+      records: [{ id: 7, status: 'active' }],
+      rejections: [
+        { stream: 'subscriptions', key: '8', reason: 'id: expected an integer id', raw: { id: 'x' } },
+      ],
+      state: inProgress,
+    });
+    await ingestPaths(warehouse, [path.join(FIXTURES, 'others.ndjson')], {
+      store: 'shop',
+      runId: 'r2',
+      logger: silentLogger,
+    });
+  });
+  after(() => cleanup());
+
+  it('reports every stream and the documents, with rows, cursor and rejections', async () => {
+    const rows = await readStatus(warehouse);
+    assert.deepEqual(
+      rows.map((r) => [
+        r.store,
+        r.stream,
+        r.rows,
+        r.watermark,
+        r.cursorInProgress,
+        r.rejectionsSinceLastSuccess,
+      ]),
+      [
+        ['shop', 'documents', 6, null, null, 0],
+        ['shop', 'locations', 1, null, null, 0],
+        ['shop', 'subscriptions', 1, '2024-05-01', 'https://api.example/subscriptions/?cursor=xyz', 1],
+      ],
+    );
+    const [documents, locations, subscriptions] = rows;
+    assert.ok(documents!.lastSuccessAt, 'a completed file counts as a success');
+    assert.ok(locations!.lastSuccessAt, 'a commit with no pass in progress is a completed pass');
+    assert.equal(subscriptions!.lastSuccessAt, null, 'a pass still in progress has not succeeded yet');
+  });
+
+  it('reads back the state committed with the page', async () => {
+    assert.deepEqual(await warehouse.readState('shop', 'subscriptions'), inProgress);
+    assert.deepEqual(await warehouse.readState('shop', 'nothing'), emptyStreamState());
+    assert.deepEqual(
+      (await warehouse.listStates()).map((s) => s.stream),
+      ['locations', 'subscriptions'],
+    );
+  });
+
+  it('records runs in _sync_runs', async () => {
+    const runId = await warehouse.startRun({
+      store: 'shop',
+      command: 'sync',
+      mode: 'incremental',
+      streams: ['locations'],
+    });
+    await warehouse.finishRun(runId, { outcome: 'ok', counts: { locations: 1 }, requests: 3, retries: 1 });
+    const reader = await warehouse.connection.runAndReadAll(
+      `SELECT command, mode, streams, outcome, counts::VARCHAR, requests, retries, finished_at IS NOT NULL FROM _sync_runs WHERE _run_id = '${runId}'`,
+    );
+    assert.deepEqual(reader.getRowsJson(), [
+      ['sync', 'incremental', ['locations'], 'ok', '{"locations":1}', '3', '1', true],
+    ]);
+  });
+});
