@@ -97,5 +97,11 @@ export interface StreamOptions {
 }
 
 /** The API-backed streams, in the order a sync runs them. Documents (orders, carts …) arrive by ingest instead. */
-export const STREAM_NAMES = ['locations', 'metadata_definitions', 'products', 'subscriptions', 'fulfillment_orders'] as const;
+export const STREAM_NAMES = [
+  'locations',
+  'metadata_definitions',
+  'products',
+  'subscriptions',
+  'fulfillment_orders',
+] as const;
 export type StreamName = (typeof STREAM_NAMES)[number];
