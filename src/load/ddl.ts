@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { dataTables, stagingColumns, type TableDef, tableDef, tableDefinitions } from '../normalize/index.js';
 import { stagingSqlType } from './chunks.js';
 import { ident, literal, stagingTable } from './sql.js';
@@ -59,8 +60,13 @@ export async function migrate(connection: DuckDBConnection): Promise<void> {
     await connection.run(`INSERT INTO ${SCHEMA_TABLE} VALUES (${literal(fingerprint)}, now())`);
     await connection.run('COMMIT');
   } catch (error) {
-    await connection.run('ROLLBACK');
-    throw error;
+    // A failed write (disk full, file too large) may leave nothing to roll back: the rollback's own error
+    // must not hide the one that says what went wrong.
+    await connection.run('ROLLBACK').catch(() => undefined);
+    const message = error instanceof Error ? error.message : String(error);
+    throw new StoreSyncError(ERROR_CODES.WAREHOUSE, `could not write the warehouse schema: ${message}`, {
+      cause: error,
+    });
   }
 }
 
