@@ -17,6 +17,10 @@ export interface StatusRow {
   lastFullScanAt: string | null;
   /** Next page of the pass in progress, when a run stopped inside one. */
   cursorInProgress: string | null;
+  /**
+   * Rejections of the run that last succeeded and of everything after it: a run that completed with
+   * rejections shows them until a later run succeeds without.
+   */
   rejectionsSinceLastSuccess: number;
 }
 
@@ -33,17 +37,22 @@ async function scalar(connection: DuckDBConnection, sql: string): Promise<unknow
   return (await connection.runAndReadAll(sql)).getRows()[0]?.[0] ?? null;
 }
 
+/** Rejections of `successRun` (when the last success is known to be that run) or later than `since`. */
 async function rejectionsSince(
   connection: DuckDBConnection,
   store: string,
   stream: string,
   since: string | null,
+  successRun: string | null,
 ) {
-  const after = since === null ? '' : ` AND _synced_at > TIMESTAMPTZ ${literal(since)}`;
+  const conditions: string[] = [];
+  if (successRun !== null) conditions.push(`_run_id = ${literal(successRun)}`);
+  if (since !== null) conditions.push(`_synced_at > TIMESTAMPTZ ${literal(since)}`);
+  const window = conditions.length ? ` AND (${conditions.join(' OR ')})` : '';
   return Number(
     await scalar(
       connection,
-      `SELECT count(*) FROM _rejected_records WHERE _store = ${literal(store)} AND stream = ${literal(stream)}${after}`,
+      `SELECT count(*) FROM _rejected_records WHERE _store = ${literal(store)} AND stream = ${literal(stream)}${window}`,
     ),
   );
 }
@@ -63,11 +72,12 @@ async function streamRows(
 
 async function documentRows(connection: DuckDBConnection): Promise<StatusRow[]> {
   const reader = await connection.runAndReadAll(
-    `SELECT _store, sum(documents), strftime(max(_synced_at) FILTER (status = 'complete'), '%Y-%m-%dT%H:%M:%S.%gZ')
+    `SELECT _store, sum(documents), strftime(max(_synced_at) FILTER (status = 'complete'), '%Y-%m-%dT%H:%M:%S.%gZ'),
+            arg_max(_run_id, _synced_at) FILTER (status = 'complete')
      FROM _ingested_files GROUP BY _store ORDER BY _store`,
   );
   const rows: StatusRow[] = [];
-  for (const [store, documents, last] of reader.getRows()) {
+  for (const [store, documents, last, run] of reader.getRows()) {
     const lastSuccessAt = last === null ? null : String(last);
     rows.push({
       store: String(store),
@@ -82,6 +92,7 @@ async function documentRows(connection: DuckDBConnection): Promise<StatusRow[]> 
         String(store),
         DOCUMENTS_STREAM,
         lastSuccessAt,
+        run === null ? null : String(run),
       ),
     });
   }
@@ -107,6 +118,8 @@ export async function readStatus(warehouse: Warehouse): Promise<StatusRow[]> {
           saved.store,
           saved.stream,
           saved.lastSuccessAt,
+          // The row was last saved by the run that completed the pass, when none is in progress.
+          saved.state.pass === null ? saved.runId : null,
         ),
       });
     }

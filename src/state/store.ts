@@ -14,6 +14,8 @@ export interface SavedState {
   state: StreamState;
   lastSuccessAt: string | null;
   savedAt: string;
+  /** The run that saved the row. */
+  runId: string;
 }
 
 /** The next page of the first unfinished slice of the pass in progress. */
@@ -41,15 +43,16 @@ export async function readState(
 export async function listStates(connection: DuckDBConnection): Promise<SavedState[]> {
   const reader = await connection.runAndReadAll(
     `SELECT _store, stream, state::VARCHAR, strftime(last_success_at, '%Y-%m-%dT%H:%M:%S.%fZ'),
-            strftime(_synced_at, '%Y-%m-%dT%H:%M:%S.%fZ')
+            strftime(_synced_at, '%Y-%m-%dT%H:%M:%S.%fZ'), _run_id
      FROM _sync_state ORDER BY _store, stream`,
   );
-  return reader.getRows().map(([store, stream, state, lastSuccessAt, savedAt]) => ({
+  return reader.getRows().map(([store, stream, state, lastSuccessAt, savedAt, runId]) => ({
     store: String(store),
     stream: String(stream),
     state: { ...emptyStreamState(), ...(JSON.parse(String(state)) as StreamState) },
     lastSuccessAt: lastSuccessAt === null ? null : String(lastSuccessAt),
     savedAt: String(savedAt),
+    runId: String(runId),
   }));
 }
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ingestPaths } from '../../pipelines/ingest.js';
@@ -11,6 +12,7 @@ import { FIXTURES, tempWarehouse } from './helpers.js';
 
 describe('status', () => {
   let warehouse: Warehouse;
+  let dir: string;
   let cleanup: () => Promise<void>;
   const inProgress: StreamState = {
     watermark: '2024-05-01',
@@ -28,7 +30,7 @@ describe('status', () => {
   };
 
   before(async () => {
-    ({ warehouse, cleanup } = await tempWarehouse());
+    ({ warehouse, dir, cleanup } = await tempWarehouse());
     const page = { store: 'shop', runId: 'r1', rejections: [] };
     await warehouse.commitPage({
       ...page,
@@ -47,7 +49,9 @@ describe('status', () => {
       ],
       state: inProgress,
     });
-    await ingestPaths(warehouse, [path.join(FIXTURES, 'others.ndjson')], {
+    const bad = path.join(dir, 'bad.ndjson');
+    await writeFile(bad, '{"id": 1, "checkout_url": "x", "total_cost": "1.2345"}\n');
+    await ingestPaths(warehouse, [path.join(FIXTURES, 'others.ndjson'), bad], {
       store: 'shop',
       runId: 'r2',
       logger: silentLogger,
@@ -67,7 +71,8 @@ describe('status', () => {
         r.rejectionsSinceLastSuccess,
       ]),
       [
-        ['shop', 'documents', 6, null, null, 0],
+        // The ingest that last succeeded rejected one document: it counts until a later run succeeds.
+        ['shop', 'documents', 7, null, null, 1],
         ['shop', 'locations', 1, null, null, 0],
         ['shop', 'subscriptions', 1, '2024-05-01', 'https://api.example/subscriptions/?cursor=xyz', 1],
       ],
