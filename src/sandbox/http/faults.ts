@@ -1,4 +1,5 @@
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
+import { Rng } from '../model/random.js';
 
 /**
  * Fault injection for API routes (never `/__sandbox/`). Grammar of the spec string (docs/sandbox.md):
@@ -92,18 +93,6 @@ export function formatFaultSpec(spec: FaultSpec): string {
   return items.length ? items.join(',') : 'none';
 }
 
-/** mulberry32: tiny, fast, and good enough to schedule faults reproducibly. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export class FaultInjector {
   private current: FaultSpec = { rates: {} };
   private random: () => number = Math.random;
@@ -119,7 +108,8 @@ export class FaultInjector {
   /** Replaces the mix; the PRNG restarts from the seed so a test can replay a sequence. */
   set(spec: string | FaultSpec): FaultSpec {
     this.current = typeof spec === 'string' ? parseFaultSpec(spec) : validateFaultSpec(spec);
-    this.random = mulberry32(this.current.seed ?? this.defaultSeed);
+    const rng = new Rng(this.current.seed ?? this.defaultSeed);
+    this.random = () => rng.next();
     this.stormLeft = 0;
     return this.spec();
   }

@@ -7,6 +7,7 @@ import type {
 } from '../../../schemas/index.js';
 import { CURRENCIES, convertMinor, formatMinor, parseMinor, storePrice } from './money.js';
 import type { ProductHidden, SeededProduct } from './seed-catalogue.js';
+import { indexOfId } from './sorted.js';
 import type { ListView } from './types.js';
 import { SandboxRuleError } from './types.js';
 import { RANGES } from './vocab.js';
@@ -97,16 +98,7 @@ export class Catalogue {
   }
 
   private position(id: number): number {
-    let lo = 0;
-    let hi = this.items.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const midId = this.items[mid]!.id;
-      if (midId === id) return mid;
-      if (midId < id) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
+    return indexOfId(this.items, id);
   }
 
   get(id: number): Product | undefined {

@@ -19,6 +19,7 @@ import type { LocationBook } from './locations.js';
 import type { OrderState } from './order-state.js';
 import type { OrderDesk } from './orders.js';
 import type { IdCounter } from './scale.js';
+import { indexOfId } from './sorted.js';
 import { dayNumber } from './time.js';
 import { type ListView, SandboxRuleError } from './types.js';
 
@@ -55,16 +56,7 @@ export class FulfillmentOrderDesk {
   }
 
   private position(id: number): number {
-    let lo = 0;
-    let hi = this.items.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const midId = this.items[mid]!.id;
-      if (midId === id) return mid;
-      if (midId < id) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
+    return indexOfId(this.items, id);
   }
 
   get(id: number): FulfillmentOrder {

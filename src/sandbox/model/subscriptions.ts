@@ -1,6 +1,7 @@
 import type { Subscription, SubscriptionsQuery } from '../../../schemas/index.js';
 import { allOf, anyOf, dayRange, digitsOnly, equalsIgnoreCase, lower, oneOf, type Test } from './filters.js';
 import { ORDER_NUMBER_BASE, type SeededSubscription, type SubscriptionFacts } from './seed-subscriptions.js';
+import { indexOfId } from './sorted.js';
 import type { ListView } from './types.js';
 
 /** A subscription seen by the filters: the public record with its hidden facts. */
@@ -159,16 +160,7 @@ export class SubscriptionBook {
   }
 
   position(id: number): number {
-    let lo = 0;
-    let hi = this.items.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const midId = this.items[mid]!.id;
-      if (midId === id) return mid;
-      if (midId < id) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
+    return indexOfId(this.items, id);
   }
 
   add(subscription: Subscription, facts: SubscriptionFacts): void {

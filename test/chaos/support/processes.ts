@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Rng } from '../../../src/sandbox/model/random.js';
 
 /**
  * Real processes for the chaos scenarios: the sandbox and `store-sync` as children of the test, exactly
@@ -177,16 +178,10 @@ export async function waitFor(predicate: () => boolean, timeoutMs: number, what:
   }
 }
 
-/** A small seeded PRNG (mulberry32): a failing chaos run can be replayed with its printed seed. */
+/** A seeded PRNG (the sandbox's own): a failing chaos run can be replayed with its printed seed. */
 export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = new Rng(seed);
+  return () => rng.next();
 }
 
 /** CHAOS_SEED replays a run; otherwise each run draws a fresh seed (printed by the scenario). */
