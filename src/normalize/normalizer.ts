@@ -1,9 +1,10 @@
 import type { EntityKind } from '../contracts.js';
-import { ColumnError, compileRowWriter, type RowWriter, type WalkContext } from './compile.js';
+import { ColumnError, compileRowWriter, type RowWriter, sourceFor, type WalkContext } from './compile.js';
+import { recordProblem } from './guard.js';
 import { type PlanNode, plans, planTables } from './plans.js';
 import { TableRows } from './rows.js';
 import { dataTables, sourcedColumns, tableDef } from './tables/index.js';
-import type { ColumnDef, TableDef } from './types.js';
+import type { ColumnDef, ColumnType, TableDef } from './types.js';
 
 /**
  * Record → rows. A record is walked along its entity's plan; every row goes into the columnar buffer of
@@ -29,14 +30,29 @@ export class NormalizeError extends Error {
   }
 }
 
+/** A key column every row of a table must fill (DuckDB holds keys NOT NULL): where it comes from. */
+interface KeyCheck {
+  index: number;
+  /** The field named in a rejection: the source path, or the column when the value comes from elsewhere. */
+  field: string;
+  expected: string;
+}
+
 interface CompiledNode {
   node: PlanNode;
   rows: TableRows;
   write: RowWriter;
   keyIndex: number;
-  keyName: string;
+  /** Key columns checked after each row (an optional unit key is handled before: its row is skipped). */
+  keys: KeyCheck[];
   children: CompiledNode[];
 }
+
+const KEY_EXPECTED: Partial<Record<ColumnType, string>> = {
+  BIGINT: 'an integer id',
+  VARCHAR: 'a string',
+  TIMESTAMPTZ: 'a date-time',
+};
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -54,6 +70,8 @@ export class Normalizer {
 
   /** Rows of one record, or a NormalizeError (and no rows) when a value cannot be stored exactly. */
   normalize(record: Record<string, unknown>, entity: EntityKind, apiVersion: string | null): void {
+    const problem = recordProblem(record);
+    if (problem !== null) throw new NormalizeError(problem, documentKey(record));
     const root = this.compile(entity, apiVersion);
     const touched = this.touchedTables(entity);
     const marks = touched.map((t) => t.length);
@@ -97,13 +115,16 @@ export class Normalizer {
       if (error instanceof ColumnError) throw this.reject(ctx, error.path, error.value, error.expected);
       throw error;
     }
-    if (c.node.unit && !rows.valid[c.keyIndex]![row]) {
-      if (!c.node.optionalKey) throw this.reject(ctx, c.keyName, undefined, 'a key value (it is missing)');
+    if (c.node.optionalKey && !rows.valid[c.keyIndex]![row]) {
       rows.truncate(row);
       this.units--;
       ctx.unitRoot = savedRoot;
       return;
     }
+    // A row without its key could not be merged (and DuckDB refuses it): the whole document is rejected.
+    for (const key of c.keys)
+      if (!rows.valid[key.index]![row])
+        throw this.reject(ctx, key.field, undefined, key.expected, 'missing, ');
     for (const child of c.children) {
       const field = child.node.field!;
       const value = item[field];
@@ -128,15 +149,18 @@ export class Normalizer {
     ctx.unitRoot = savedRoot;
   }
 
-  private reject(ctx: WalkContext, field: string, value: unknown, expected: string): NormalizeError {
+  private reject(
+    ctx: WalkContext,
+    field: string,
+    value: unknown,
+    expected: string,
+    what = '',
+  ): NormalizeError {
     const trail = ctx.fields.map((f, i) => `${f}[${ctx.indexes[i]}]`);
     if (field) trail.push(field);
     const path = trail.join('.') || '(record)';
-    const got = value === undefined ? '' : ` got ${truncate(JSON.stringify(value))},`;
-    const doc = ctx.doc;
-    const key =
-      typeof doc.number === 'string' ? doc.number : typeof doc.id === 'number' ? String(doc.id) : null;
-    return new NormalizeError(`${path}:${got} expected ${expected}`, key);
+    const got = value === undefined ? '' : `got ${truncate(JSON.stringify(value))}, `;
+    return new NormalizeError(`${path}: ${what}${got}expected ${expected}`, documentKey(ctx.doc));
   }
 
   private touchedTables(entity: EntityKind): TableRows[] {
@@ -164,15 +188,33 @@ export class Normalizer {
     const write = compileRowWriter(rows.columns, rows.kinds, shape, node.sources);
     const keyName = def.unit?.key ?? '';
     const keyIndex = def.unit ? rows.columns.findIndex((c) => c.name === keyName) : -1;
+    const keys: KeyCheck[] = [];
+    rows.columns.forEach((column, index) => {
+      if (!def.key.includes(column.name) || (node.optionalKey && index === keyIndex)) return;
+      const source = node.sources?.[column.name] ?? column.source;
+      const text = source === undefined ? null : sourceFor(source, shape);
+      // A plain field path names what the document lacks; `$.id`, `^.id` or `#` come from elsewhere.
+      const plain = text !== null && /^[A-Za-z_][\w.]*$/.test(text.split('|')[0]!);
+      keys.push({
+        index,
+        field: plain ? text!.split('|')[0]! : `${column.name} (from ${text})`,
+        expected: KEY_EXPECTED[column.type] ?? 'a value',
+      });
+    });
     return {
       node,
       rows,
       write,
       keyIndex,
-      keyName,
+      keys,
       children: (node.children ?? []).map((n) => this.compileNode(n, shape)),
     };
   }
+}
+
+/** The document's own key, for `_rejected_records.key`: an order's number, else the record's id. */
+function documentKey(doc: Record<string, unknown>): string | null {
+  return typeof doc.number === 'string' ? doc.number : typeof doc.id === 'number' ? String(doc.id) : null;
 }
 
 function truncate(text: string | undefined): string {

@@ -2,6 +2,7 @@ import type { EntityKind } from '../../../src/contracts.js';
 import {
   type ColumnDef,
   type ColumnType,
+  MAX_NESTING,
   type PlanNode,
   plans,
   type Source,
@@ -214,6 +215,8 @@ export function expectRows(
   entity: EntityKind,
   shape: string | null,
 ): Expected {
+  const unstorable = unstorableText(record, 1);
+  if (unstorable) return { rejected: true, why: unstorable };
   const w: Walk = { doc: record, shape, rows: new Map(), columns: new Map() };
   try {
     walk(plans[entity], record, null, record, 0, w);
@@ -221,7 +224,22 @@ export function expectRows(
     if (error instanceof Refused) return { rejected: true, why: error.message };
     throw error;
   }
-  return { rejected: false, rows: w.rows, columns: w.columns };
+  const loaded: Expected = { rejected: false, rows: w.rows, columns: w.columns };
+  const missing = missingKeys(loaded);
+  return missing.length ? { rejected: true, why: `key missing: ${missing.join(', ')}` } : loaded;
+}
+
+/** Nesting beyond the documented limit, or a lone surrogate anywhere (in a value or a field name). */
+function unstorableText(value: unknown, depth: number): string | null {
+  if (typeof value === 'string') return /\p{Cs}/u.test(value) ? 'a lone surrogate' : null;
+  if (typeof value !== 'object' || value === null) return null;
+  if (depth > MAX_NESTING) return `nested deeper than ${MAX_NESTING} levels`;
+  const entries = Array.isArray(value) ? value.map((v) => ['', v] as const) : Object.entries(value);
+  for (const [key, item] of entries) {
+    const found = unstorableText(key, 0) ?? unstorableText(item, depth + 1);
+    if (found) return found;
+  }
+  return null;
 }
 
 /**
