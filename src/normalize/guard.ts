@@ -95,3 +95,33 @@ function describeProblem(record: object): string {
   }
   return '(record): could not be checked';
 }
+
+/** A record's text for the raw landing, or a marker standing in for a record too deep to serialize. */
+export interface RawText {
+  text: string;
+  /** Null when `text` is the record exactly; else why the record is rejected and only a marker kept. */
+  unserializable: string | null;
+}
+
+/**
+ * JSON text of a received value. JSON.stringify recurses and overflows the stack near 5,000 levels; such
+ * a record is over MAX_NESTING anyway (so it is rejected), and what is kept of it is a small marker with
+ * its key and the reason, since there is no text of it to keep.
+ */
+export function rawText(value: unknown): RawText {
+  try {
+    return { text: JSON.stringify(value) ?? 'null', unserializable: null };
+  } catch (error) {
+    if (!(error instanceof RangeError) || typeof value !== 'object' || value === null) throw error;
+    const problem = recordProblem(value) ?? `(record): ${DEPTH_REASON}`;
+    const unserializable = `${problem}; the record is too deep to serialize, so the raw landing keeps only a marker`;
+    const doc = value as Record<string, unknown>;
+    const key =
+      typeof doc.number === 'string'
+        ? { number: doc.number }
+        : typeof doc.id === 'number'
+          ? { id: doc.id }
+          : {};
+    return { text: JSON.stringify({ store_sync_unserializable: unserializable, ...key }), unserializable };
+  }
+}

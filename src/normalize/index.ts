@@ -8,7 +8,7 @@ export {
   detectEntity,
   detectOrderShape,
 } from './detect.js';
-export { MAX_NESTING, recordProblem } from './guard.js';
+export { MAX_NESTING, type RawText, rawText, recordProblem } from './guard.js';
 export { NormalizeError, Normalizer, stagingColumns, UNIT_COLUMN } from './normalizer.js';
 export { type PlanNode, plans, planTables } from './plans.js';
 export { type StageKind, stageKind, TableRows } from './rows.js';

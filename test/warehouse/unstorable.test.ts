@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { rebuildWarehouse } from '../../pipelines/rebuild.js';
+import { emptyStreamState, type PageCommit } from '../../src/contracts.js';
+import type { Warehouse } from '../../src/load/index.js';
+import { silentLogger } from '../../src/log.js';
+import { MAX_NESTING, NormalizeError, Normalizer } from '../../src/normalize/index.js';
+import { tableRows, tempWarehouse } from './helpers.js';
+
+/**
+ * Records the warehouse cannot store as received: a row without its key, nesting beyond MAX_NESTING (deep
+ * enough that JSON.stringify itself overflows), a lone UTF-16 surrogate. Each is a rejection of its own
+ * record with a precise reason; never a DuckDB error, a stack overflow, a partial parent or a silent U+FFFD.
+ */
+
+/** Arrays nested `depth` levels, built without recursion. */
+function nestedArrays(depth: number): unknown {
+  let value: unknown = 'bottom';
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+}
+
+function refusal(record: Record<string, unknown>, entity: 'order' | 'ticket' = 'order'): string {
+  const normalizer = new Normalizer();
+  try {
+    normalizer.normalize(record, entity, null);
+  } catch (error) {
+    assert.ok(error instanceof NormalizeError, `a NormalizeError, not ${String(error)}`);
+    for (const rows of normalizer.tables.values())
+      assert.equal(rows.length, 0, `no rows left in ${rows.name}`);
+    return error.reason;
+  }
+  assert.fail('the record loaded');
+}
+
+describe('normalize: unstorable records are refused whole, naming the field', () => {
+  const order = (extra: Record<string, unknown>) => ({ number: 'H', total_incl_tax: '10.00', ...extra });
+
+  const missingIds: [string, Record<string, unknown>, string][] = [
+    ['an order line', order({ lines: [{ product_id: 1, quantity: 1 }] }), 'lines[0].id'],
+    ['an order tax line', order({ tax_lines: [{ amount: '1.00' }] }), 'tax_lines[0].id'],
+    ['a transaction', order({ transactions: [{ id: 1 }, { id: null }] }), 'transactions[1].id'],
+    [
+      'a fulfillment line item',
+      order({ fulfillments: [{ id: 5, line_items: [{ quantity: 1 }] }] }),
+      'fulfillments[0].line_items[0].id',
+    ],
+    [
+      'a refund line',
+      order({ refunds: [{ id: 3, refund_line_items: [{ quantity: 1 }] }] }),
+      'refunds[0].refund_line_items[0].id',
+    ],
+  ];
+  for (const [what, record, path] of missingIds) {
+    it(`${what} without its id`, () => {
+      assert.equal(refusal(record), `${path}: missing, expected an integer id`);
+    });
+  }
+
+  it('a ticket comment without its id', () => {
+    const ticket = { id: 9, subject: 's', comments: [{ body: 'hi' }] };
+    assert.equal(refusal(ticket, 'ticket'), 'comments[0].id: missing, expected an integer id');
+  });
+
+  it('an order without its number', () => {
+    assert.equal(refusal({ total_incl_tax: '1.00' }), 'number: missing, expected a string');
+  });
+
+  it('a lone surrogate in a text column, a list or a field name', () => {
+    const tail = 'contains an unpaired UTF-16 surrogate, which cannot be stored as UTF-8';
+    assert.match(refusal(order({ currency: '\ud800x' })), new RegExp(`^currency: ${tail}`));
+    assert.match(refusal(order({ tags: ['ok', '\udfff'] })), new RegExp(`^tags\\[1\\]: ${tail}`));
+    assert.match(refusal(order({ metadata: { 'k\udc00': 1 } })), /^metadata\["k\\udc00"\]: the field name/);
+  });
+
+  it('a well-formed surrogate pair is text like any other', () => {
+    const normalizer = new Normalizer();
+    normalizer.normalize(order({ currency: '😀' }), 'order', null);
+    assert.equal(normalizer.tables.get('orders')!.length, 1);
+  });
+
+  it(`nesting up to ${MAX_NESTING} levels loads, deeper is refused, however deep`, () => {
+    // The record is level 1 and `metadata` level 2, so the junk may take MAX_NESTING - 2 more levels.
+    const normalizer = new Normalizer();
+    normalizer.normalize(order({ metadata: { junk: nestedArrays(MAX_NESTING - 2) } }), 'order', null);
+    assert.equal(normalizer.tables.get('orders')!.length, 1);
+    for (const depth of [MAX_NESTING - 1, 100_000]) {
+      const reason = refusal(order({ metadata: { junk: nestedArrays(depth) } }));
+      assert.match(reason, new RegExp(`^metadata\\.junk\\[0\\].*: nested deeper than ${MAX_NESTING} levels`));
+    }
+  });
+});
+
+describe('warehouse: a record too deep to serialize is a rejection, rebuilt the same', () => {
+  let warehouse: Warehouse;
+  let cleanup: () => Promise<void>;
+
+  before(async () => {
+    ({ warehouse, cleanup } = await tempWarehouse());
+  });
+  after(() => cleanup());
+
+  it('commitPage lands a marker, rejects the record and commits the rest of the page', async () => {
+    const deep = { id: 7, subject: 'deep', metadata: { junk: nestedArrays(20_000) } };
+    assert.throws(() => JSON.stringify(deep), RangeError, 'deep enough that JSON.stringify overflows');
+    const page: PageCommit = {
+      store: 'shop',
+      stream: 'tickets',
+      entity: 'ticket',
+      runId: 'run-1',
+      records: [{ id: 6, subject: 'fine' }, deep, { id: 8, subject: 'fine too' }],
+      rejections: [
+        { stream: 'tickets', key: '9', reason: 'from extract', raw: { junk: nestedArrays(20_000) } },
+      ],
+      state: emptyStreamState(),
+    };
+    const counts = await warehouse.commitPage(page);
+    assert.equal(counts.rejections, 2);
+    const ids = (await tableRows(warehouse.connection, 'tickets')).map((r) => r.id);
+    assert.deepEqual(ids, [6, 8]);
+    const before = await tableRows(warehouse.connection, '_rejected_records', { exclude: [] });
+    const normalizeStage = before.find((r) => r.key === null);
+    assert.ok(normalizeStage, 'the deep record is rejected');
+    assert.match(String(normalizeStage.reason), /^metadata\.junk\[0\].*: nested deeper than 1000 levels/);
+    assert.match(
+      String(normalizeStage.reason),
+      /too deep to serialize, so the raw landing keeps only a marker/,
+    );
+    assert.equal(JSON.parse(String(normalizeStage.payload)).id, 7, 'the marker names the record');
+    const extract = before.find((r) => r.key === '9');
+    assert.ok(extract && JSON.parse(String(extract.payload)).store_sync_unserializable);
+
+    await rebuildWarehouse(warehouse, { logger: silentLogger });
+    assert.deepEqual(await tableRows(warehouse.connection, '_rejected_records', { exclude: [] }), before);
+    assert.deepEqual(
+      (await tableRows(warehouse.connection, 'tickets')).map((r) => r.id),
+      [6, 8],
+    );
+  });
+});
