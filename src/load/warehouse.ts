@@ -3,7 +3,7 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { PageCommit, StreamState } from '../contracts.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import { Normalizer, planTables, tableDef } from '../normalize/index.js';
+import { Normalizer, planTables, rawText, tableDef } from '../normalize/index.js';
 import {
   finishRunSql,
   listStates,
@@ -18,7 +18,7 @@ import {
 import { Batch, type BatchCounts, type BatchMeta } from './batch.js';
 import { AppenderPool } from './chunks.js';
 import { createStagingTables, migrate } from './ddl.js';
-import { KIND, loadRecord } from './documents.js';
+import { KIND, loadDocument, loadRecord } from './documents.js';
 import { Layouts } from './layouts.js';
 import { fullScanSql } from './merge.js';
 import { type OpenOptions, openInstance } from './open.js';
@@ -151,11 +151,14 @@ export class Warehouse {
     const batch = this.newBatch(meta);
     try {
       for (const record of page.records) {
-        const text = JSON.stringify(record);
-        loadRecord(batch, batch.land(page.stream, page.entity, KIND.record, null, text), text, record);
+        const { text, unserializable } = rawText(record);
+        if (unserializable === null)
+          loadRecord(batch, batch.land(page.stream, page.entity, KIND.record, null, text), text, record);
+        // Landed as unreadable with its reason, so a rebuild rejects it again the same way.
+        else loadDocument(batch, batch.land(page.stream, unserializable, KIND.unreadable, null, text), text);
       }
       for (const r of page.rejections) {
-        const payload = r.raw === undefined ? null : (JSON.stringify(r.raw) ?? null);
+        const payload = r.raw === undefined ? null : rawText(r.raw).text;
         const source = r.source ?? null;
         batch.reject({
           stream: r.stream,
