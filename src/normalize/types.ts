@@ -7,7 +7,11 @@ import type { EntityKind } from '../contracts.js';
  */
 
 export const MONEY = 'DECIMAL(18,3)';
-/** The spec's request pattern `^-?\d{0,10}(?:\.\d{0,2})?$` (variant unit_cost, subscription shipping_price). */
+/**
+ * The spec's request pattern `^-?\d{0,10}(?:\.\d{0,2})?$`, for variants' unit_cost, whose only writer is the
+ * variant update request that carries the pattern. (Subscriptions' shipping_price is a response value in
+ * the store's currency, which may have three decimals: it is MONEY.)
+ */
 export const MONEY_2 = 'DECIMAL(12,2)';
 
 export type ColumnType =

@@ -962,7 +962,7 @@ export const expected: Record<string, Row[]> = {
       interval_count: 1,
       currency: 'EUR',
       total: '50.000',
-      shipping_price: '4.99',
+      shipping_price: '4.990',
       shipping_code: 'std',
       is_tax_known: true,
       is_test: false,

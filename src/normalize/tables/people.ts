@@ -17,7 +17,7 @@ import {
   userFields,
   voucherDiscountFields,
 } from '../columns.js';
-import { MONEY_2, type TableDef } from '../types.js';
+import type { TableDef } from '../types.js';
 
 /** Customers, subscriptions (2.8), carts (2.3), metadata definitions (2.9) and support tickets (2.10). */
 
@@ -58,7 +58,11 @@ const subscriptions: TableDef = {
     int('interval_count', 'Intervals between renewals.'),
     text('currency', 'Currency.'),
     money('total', 'Total per renewal.'),
-    col('shipping_price', MONEY_2, 'Shipping price (the spec pattern: up to 10 integer digits, 2 decimals).'),
+    money(
+      'shipping_price',
+      'Shipping price. General money, not the 2-decimal pattern of the order-create request field: ' +
+        'three-decimal currencies (KWD) send e.g. 4.625.',
+    ),
     text('shipping_code', 'Shipping rate code.'),
     bool('is_tax_known', 'Whether tax is known.'),
     bool('is_test', 'Whether it is a test subscription.'),
