@@ -57,6 +57,8 @@ export async function migrate(connection: DuckDBConnection): Promise<void> {
   await connection.run('BEGIN');
   try {
     await connection.run(migrationSql().join(';\n'));
+    const widen = await wideningSql(connection);
+    if (widen.length) await connection.run(widen.join(';\n'));
     await connection.run(`INSERT INTO ${SCHEMA_TABLE} VALUES (${literal(fingerprint)}, now())`);
     await connection.run('COMMIT');
   } catch (error) {
@@ -68,6 +70,34 @@ export async function migrate(connection: DuckDBConnection): Promise<void> {
       cause: error,
     });
   }
+}
+
+const DECIMAL_TYPE = /^DECIMAL\((\d+),(\d+)\)$/;
+
+/**
+ * A column whose registry type became a wider DECIMAL (subscriptions.shipping_price: DECIMAL(12,2) →
+ * DECIMAL(18,3)) is widened in place: ADD COLUMN IF NOT EXISTS leaves an existing column's type alone, and
+ * a narrower column would round the values it now receives. Widening loses nothing; nothing is narrowed.
+ */
+async function wideningSql(connection: DuckDBConnection): Promise<string[]> {
+  const reader = await connection.runAndReadAll(
+    "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = 'main'",
+  );
+  const existing = new Map(reader.getRows().map(([t, c, type]) => [`${t}.${c}`, String(type)]));
+  const statements: string[] = [];
+  for (const def of tableDefinitions) {
+    for (const c of def.columns) {
+      const want = DECIMAL_TYPE.exec(c.type);
+      const have = DECIMAL_TYPE.exec(existing.get(`${def.name}.${c.name}`) ?? '');
+      if (!want || !have || c.type === have[0]) continue;
+      const [p, s, oldP, oldS] = [want[1], want[2], have[1], have[2]].map(Number) as number[];
+      if (s! >= oldS! && p! - s! >= oldP! - oldS!)
+        statements.push(
+          `ALTER TABLE ${ident(def.name)} ALTER COLUMN ${ident(c.name)} SET DATA TYPE ${c.type}`,
+        );
+    }
+  }
+  return statements;
 }
 
 /** Per-connection staging tables: `_unit` plus the sourced columns, numbers already in their target types. */

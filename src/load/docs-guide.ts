@@ -32,7 +32,7 @@ its columns, their types and the API field each column comes from. The same desc
 | API value | Column type | Notes |
 |---|---|---|
 | money and other decimal text | \`DECIMAL(18,3)\` | 15 integer digits and 3 decimals: room for three-decimal currencies. |
-| \`unit_cost\` of variants, \`shipping_price\` of subscriptions | \`DECIMAL(12,2)\` | The spec's request pattern \`^-?\\d{0,10}(?:\\.\\d{0,2})?$\`. |
+| \`unit_cost\` of variants | \`DECIMAL(12,2)\` | The spec's request pattern \`^-?\\d{0,10}(?:\\.\\d{0,2})?$\` (variant update, its only writer). A subscription's \`shipping_price\` is general money: the pattern binds only the order-create request. |
 | date-time | \`TIMESTAMPTZ\` | Stored in UTC; offsets are converted, microseconds kept. |
 | ids and integers | \`BIGINT\` | |
 | numbers (\`rate\`, \`rating\`, coordinates) | \`DOUBLE\` | |
