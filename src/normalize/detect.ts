@@ -66,7 +66,7 @@ export function detectEntity(doc: Record<string, unknown>): EntityKind | 'fulfil
   return null;
 }
 
-export function detectDocument(value: unknown): Detection {
+export function detectDocument(value: unknown, insideArray = false): Detection {
   let doc = value;
   let envelopeVersion: string | null = null;
   if (isObject(doc) && 'data' in doc && typeof doc.api_version === 'string') {
@@ -74,9 +74,14 @@ export function detectDocument(value: unknown): Detection {
     doc = doc.data;
   }
   if (Array.isArray(doc)) {
+    // One level of array only: an array's items are documents or envelopes, so nesting cannot recurse deep.
+    if (insideArray) return { error: 'expected a document or an envelope, not an array inside an array' };
     const records: DetectedRecord[] = [];
     for (const [i, item] of doc.entries()) {
-      const inner = detectDocument(envelopeVersion ? { api_version: envelopeVersion, data: item } : item);
+      const inner = detectDocument(
+        envelopeVersion ? { api_version: envelopeVersion, data: item } : item,
+        true,
+      );
       if ('error' in inner) return { error: `data[${i}]: ${inner.error}` };
       records.push(...inner.records);
     }

@@ -138,3 +138,21 @@ describe('warehouse: a record too deep to serialize is a rejection, rebuilt the 
     );
   });
 });
+
+describe('document detection', () => {
+  it('refuses arrays nested in arrays instead of recursing into them (no stack overflow at any depth)', async () => {
+    const { detectDocument } = await import('../../src/normalize/index.js');
+    let deep: unknown = { number: 'A-1' };
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const detected = detectDocument(deep);
+    assert.ok('error' in detected);
+    assert.match(
+      detected.error,
+      /data\[0\]: expected a document or an envelope, not an array inside an array/,
+    );
+    const enveloped = detectDocument({ api_version: '2024-04-01', data: [[{ number: 'A-1' }]] });
+    assert.ok('error' in enveloped);
+    const flat = detectDocument({ api_version: '2024-04-01', data: [{ number: 'A-1', lines: [] }] });
+    assert.ok('records' in flat && flat.records.length === 1);
+  });
+});
