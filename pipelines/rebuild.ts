@@ -2,7 +2,7 @@ import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import { KIND, loadDocument, loadRecord } from '../src/load/documents.js';
 import type { Batch, BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { decodeBlock, type LandedRecord } from '../src/load/landing.js';
-import { ident, literal } from '../src/load/sql.js';
+import { literal } from '../src/load/sql.js';
 import type { Logger } from '../src/log.js';
 import { dataTables } from '../src/normalize/index.js';
 
@@ -78,9 +78,10 @@ export async function rebuildWarehouse(
   const summary: RebuildSummary = { blocks: 0, records: 0, rows: 0, rejections: 0, tables: tables.length };
   const tx = await warehouse.begin();
   try {
-    const wipe = tables.map((t) => `DELETE FROM ${ident(t.name)}`);
-    wipe.push(`DELETE FROM _rejected_records WHERE stage IN (${literal('parse')}, ${literal('normalize')})`);
-    await tx.run(wipe.join(';\n'));
+    await warehouse.recreateDataTables(tx);
+    await tx.run(
+      `DELETE FROM _rejected_records WHERE stage IN (${literal('parse')}, ${literal('normalize')})`,
+    );
     let pending: Promise<BatchCounts> | null = null;
     const settle = async () => {
       if (!pending) return;
@@ -119,6 +120,7 @@ export async function rebuildWarehouse(
     await tx.commit();
   } catch (error) {
     await tx.rollback();
+    await warehouse.reopenTables();
     if (error instanceof StoreSyncError) throw error;
     throw new StoreSyncError(
       ERROR_CODES.WAREHOUSE,

@@ -3,7 +3,7 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { PageCommit, StreamState } from '../contracts.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import { Normalizer, planTables, rawText, tableDef } from '../normalize/index.js';
+import { dataTables, Normalizer, planTables, rawText, tableDef } from '../normalize/index.js';
 import {
   finishRunSql,
   listStates,
@@ -17,12 +17,12 @@ import {
 } from '../state/index.js';
 import { Batch, type BatchCounts, type BatchMeta } from './batch.js';
 import { AppenderPool } from './chunks.js';
-import { createStagingTables, migrate } from './ddl.js';
+import { commentSql, createStagingTables, createTableSql, migrate } from './ddl.js';
 import { KIND, loadDocument, loadRecord } from './documents.js';
 import { Layouts } from './layouts.js';
 import { fullScanSql } from './merge.js';
 import { type OpenOptions, openInstance } from './open.js';
-import { literal } from './sql.js';
+import { ident, literal } from './sql.js';
 import { Transaction } from './transaction.js';
 
 /**
@@ -52,7 +52,7 @@ export class Warehouse {
     readonly logger: Logger,
     private committedSeq: number,
     /** Physical column order of the tables (writers only). */
-    readonly layouts: Layouts,
+    private currentLayouts: Layouts,
   ) {
     this.appenders = new AppenderPool(connection);
   }
@@ -88,6 +88,36 @@ export class Warehouse {
     const run = this.queue.then(fn, fn);
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** Physical column order of the tables (writers only). */
+  get layouts(): Layouts {
+    return this.currentLayouts;
+  }
+
+  /**
+   * Drops and recreates the data tables inside the transaction (rebuild): empty tables, no delete markers to
+   * scan past, and a rollback brings the old ones back. Appenders on the old tables are closed first.
+   */
+  async recreateDataTables(tx: Transaction): Promise<void> {
+    await tx.read(async (connection) => {
+      await this.appenders.closeAll();
+      const statements = dataTables().flatMap((def) => [
+        `DROP TABLE ${ident(def.name)}`,
+        createTableSql(def),
+        ...commentSql(def),
+      ]);
+      await connection.run(statements.join(';\n'));
+      this.currentLayouts = await Layouts.read(connection);
+    });
+  }
+
+  /** After a rollback that may have undone recreated tables: fresh appenders and layouts. */
+  async reopenTables(): Promise<void> {
+    await this.exclusive(async () => {
+      await this.appenders.closeAll();
+      this.currentLayouts = await Layouts.read(this.connection);
+    });
   }
 
   /** A new batch; its records land after those of every batch made before it. */
