@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type Benchmark, ratioResult } from './lib.js';
+import { type Benchmark, ratioResult, runAloneIfMain } from './lib.js';
 import { DOCUMENTS, prepare, step } from './warehouse-lib.js';
 
 /**
@@ -37,3 +37,5 @@ const bench: Benchmark = async ({ quick, log }) => {
 };
 
 export default bench;
+
+await runAloneIfMain(import.meta.url, bench);

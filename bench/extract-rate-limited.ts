@@ -1,7 +1,6 @@
-import { pathToFileURL } from 'node:url';
 import { ApiClient } from '../src/extract/index.js';
 import { SANDBOX_TOKEN, seconds, spawnSandbox, syncAll } from './extract-support.js';
-import { type Benchmark, ratioResult } from './lib.js';
+import { type Benchmark, ratioResult, runAloneIfMain } from './lib.js';
 
 /**
  * A full sync of every stream of a medium store, against the sandbox limited to 4 requests a second with
@@ -44,7 +43,4 @@ const bench: Benchmark = async ({ quick, log }) => {
 
 export default bench;
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const quick = process.env.BENCH_QUICK === '1';
-  console.log(JSON.stringify(await bench({ quick, log: (line) => console.error(line) }), null, 2));
-}
+await runAloneIfMain(import.meta.url, bench);

@@ -1,9 +1,8 @@
-import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { OPERATIONS } from '../schemas/index.js';
 import { ApiClient, STREAMS } from '../src/extract/index.js';
 import { ALL_STREAMS, SANDBOX_TOKEN, seconds, spawnSandbox, syncAll } from './extract-support.js';
-import { type Benchmark, ratioResult } from './lib.js';
+import { type Benchmark, ratioResult, runAloneIfMain } from './lib.js';
 
 /**
  * The pipeline's own cost. A large store with no rate limit and 20 ms latency is extracted twice: by the
@@ -87,7 +86,4 @@ const bench: Benchmark = async ({ quick, log }) => {
 
 export default bench;
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const quick = process.env.BENCH_QUICK === '1';
-  console.log(JSON.stringify(await bench({ quick, log: (line) => console.error(line) }), null, 2));
-}
+await runAloneIfMain(import.meta.url, bench);

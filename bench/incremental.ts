@@ -1,7 +1,6 @@
-import { pathToFileURL } from 'node:url';
 import { ApiClient } from '../src/extract/index.js';
 import { SANDBOX_TOKEN, spawnSandbox, syncAll } from './extract-support.js';
-import { type Benchmark, ratioResult } from './lib.js';
+import { type Benchmark, ratioResult, runAloneIfMain } from './lib.js';
 
 /**
  * What a nightly run costs. On a large store, a first run reads everything; then 1 % of the subscriptions
@@ -59,7 +58,4 @@ const bench: Benchmark = async ({ quick, log }) => {
 
 export default bench;
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const quick = process.env.BENCH_QUICK === '1';
-  console.log(JSON.stringify(await bench({ quick, log: (line) => console.error(line) }), null, 2));
-}
+await runAloneIfMain(import.meta.url, bench);

@@ -1,4 +1,4 @@
-import { type Benchmark, ratioResult } from './lib.js';
+import { type Benchmark, ratioResult, runAloneIfMain } from './lib.js';
 import { DOCUMENTS, prepare } from './warehouse-lib.js';
 
 /**
@@ -61,3 +61,5 @@ const bench: Benchmark = async ({ quick, log }) => {
 };
 
 export default bench;
+
+await runAloneIfMain(import.meta.url, bench);

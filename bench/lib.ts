@@ -30,3 +30,14 @@ export function ratioResult(
   const ratio = base.measured / base.bound;
   return { ...base, ratio, pass: compare === 'max' ? ratio <= targetRatio : ratio >= targetRatio };
 }
+
+/**
+ * Lets a benchmark file run on its own (`node --import tsx bench/<name>.ts`, BENCH_QUICK=1 for reduced
+ * sizes), printing its results as JSON; imported by bench/run.ts it does nothing.
+ */
+export async function runAloneIfMain(moduleUrl: string, bench: Benchmark): Promise<void> {
+  const { pathToFileURL } = await import('node:url');
+  if (moduleUrl !== pathToFileURL(process.argv[1] ?? '').href) return;
+  const quick = process.env.BENCH_QUICK === '1';
+  console.log(JSON.stringify(await bench({ quick, log: (line) => console.error(line) }), null, 2));
+}

@@ -1,4 +1,4 @@
-import { type Benchmark, ratioResult } from './lib.js';
+import { type Benchmark, ratioResult, runAloneIfMain } from './lib.js';
 import { DOCUMENTS, prepare, step } from './warehouse-lib.js';
 
 /** `store-sync rebuild` of the warehouse bench/ingest built, against that ingest's time. */
@@ -27,3 +27,5 @@ const bench: Benchmark = async ({ quick, log }) => {
 };
 
 export default bench;
+
+await runAloneIfMain(import.meta.url, bench);
