@@ -134,6 +134,7 @@ export class Batch {
       );
       const direct = await this.conflictFree(connection, rows);
       for (const member of family) {
+        member.seal();
         if (direct) (await appenders.get(member.name)).append(member, this.directFeeds(member, layouts));
         else {
           (await appenders.get(`stg_${member.name}`, 'temp')).append(member, identityFeeds(member));
@@ -142,6 +143,7 @@ export class Batch {
         this.counts.rows += member.length;
       }
     }
+    this.rejected.seal();
     if (this.rejected.length)
       (await appenders.get(this.rejected.name)).append(this.rejected, identityFeeds(this.rejected));
     if (this.landed.length) await this.writeLanding(layouts, appenders);

@@ -12,7 +12,7 @@ import {
   VARCHAR,
 } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
-import type { ColumnType, TableRows } from '../normalize/index.js';
+import type { ColumnType, EncodedText, TableRows } from '../normalize/index.js';
 
 /**
  * Hands normalize's columnar rows to a DuckDB Appender one data chunk (≤ 2048 rows) at a time.
@@ -25,6 +25,9 @@ import type { ColumnType, TableRows } from '../normalize/index.js';
 
 const CHUNK_ROWS = 2048;
 const TWO_32 = 4294967296;
+/** DuckDB's `string_t`: 4-byte length, then 12 inline bytes, or a 4-byte prefix and an 8-byte pointer. */
+const STRING_T = 16;
+const STRING_INLINE = 12;
 
 /**
  * Data chunks are reused per table layout: a chunk's native memory is only released when its JavaScript
@@ -79,6 +82,8 @@ export class ChunkAppender {
   private readonly chunk: DuckDBDataChunk;
   private readonly validity = new Uint8Array(CHUNK_ROWS / 8);
   private readonly words = new Int32Array(CHUNK_ROWS * 2);
+  private readonly structs = new Uint8Array(CHUNK_ROWS * STRING_T);
+  private readonly structView = new DataView(this.structs.buffer);
   private readonly isList: boolean[];
   private readonly listOfText: boolean[];
   private feeds: readonly Feed[] = [];
@@ -191,9 +196,9 @@ export class ChunkAppender {
         return;
       }
       case 'str': {
-        const strings = rows.str[column]!;
-        for (let i = 0; i < count; i++)
-          if (valid[start + i]) duckdb.vector_assign_string_element(vector, i, strings[start + i]!);
+        const text = rows.text[column];
+        if (!text) throw new Error(`rows of ${rows.name} must be sealed before they are appended`);
+        this.writeText(vector, text, valid, start, count);
         return;
       }
       default: {
@@ -208,6 +213,62 @@ export class ChunkAppender {
         this.writeList(vector, lists, valid, target, start, count);
       }
     }
+  }
+
+  /**
+   * Writes a chunk of strings as DuckDB `string_t`s in one copy. A native call per string
+   * (`vector_assign_string_element`) was the loader's largest cost; instead the column was encoded to UTF-8
+   * once (TableRows.seal), the chunk's slice of those bytes is assigned to row 0 so DuckDB copies it into
+   * the vector's own string heap (freed with the chunk, after the Appender has copied the rows), and every
+   * row's 16-byte `string_t` is written here: length and up to 12 bytes inline, or length, 4-byte prefix
+   * and a pointer into that heap copy. Row 0's struct is then overwritten with its own value.
+   */
+  private writeText(
+    vector: duckdb.Vector,
+    text: EncodedText,
+    valid: Uint8Array,
+    start: number,
+    count: number,
+  ): void {
+    const { bytes, ends } = text;
+    const first = start === 0 ? 0 : ends[start - 1]!;
+    const last = ends[start + count - 1]!;
+    if (last === first) {
+      if (!valid.subarray(start, start + count).includes(1)) return;
+    }
+    let long = false;
+    for (let i = 0, from = first; i < count; i++) {
+      const end = ends[start + i]!;
+      if (end - from > STRING_INLINE) {
+        long = true;
+        break;
+      }
+      from = end;
+    }
+    let base = 0n;
+    if (long) {
+      duckdb.vector_assign_string_element_len(vector, 0, bytes.subarray(first, last));
+      const row0 = duckdb.vector_get_data(vector, STRING_T);
+      base = new DataView(row0.buffer, row0.byteOffset, STRING_T).getBigUint64(8, true);
+    }
+    const structs = this.structs;
+    const view = this.structView;
+    structs.fill(0, 0, count * STRING_T);
+    for (let i = 0, from = first; i < count; i++) {
+      const end = ends[start + i]!;
+      if (!valid[start + i]) continue;
+      const length = end - from;
+      const at = i * STRING_T;
+      view.setUint32(at, length, true);
+      if (length <= STRING_INLINE) {
+        for (let b = 0; b < length; b++) structs[at + 4 + b] = bytes[from + b]!;
+      } else {
+        for (let b = 0; b < 4; b++) structs[at + 4 + b] = bytes[from + b]!;
+        view.setBigUint64(at + 8, base + BigInt(from - first), true);
+      }
+      from = end;
+    }
+    duckdb.copy_data_to_vector(vector, 0, structs.buffer, 0, count * STRING_T);
   }
 
   private writeList(

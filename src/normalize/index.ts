@@ -11,7 +11,14 @@ export {
 export { MAX_NESTING, type RawText, rawText, recordProblem } from './guard.js';
 export { NormalizeError, Normalizer, stagingColumns, UNIT_COLUMN } from './normalizer.js';
 export { type PlanNode, plans, planTables } from './plans.js';
-export { type StageKind, stageKind, TableRows } from './rows.js';
+export {
+  type EncodedText,
+  type RowsSnapshot,
+  type StageKind,
+  snapshotBuffers,
+  stageKind,
+  TableRows,
+} from './rows.js';
 export { dataTables, ownedBy, sourcedColumns, tableDef, tableDefinitions } from './tables/index.js';
 export {
   API_2023,

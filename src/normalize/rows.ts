@@ -19,6 +19,72 @@ export function stageKind(type: ColumnType): StageKind {
 
 const TWO_32 = 4294967296;
 
+/**
+ * A text column ready for DuckDB: every present value's UTF-8 bytes one after another, and where each
+ * row's bytes end (a NULL row ends where the previous one did). Encoding a column once, not value by value,
+ * is what lets the loader write whole vectors of strings (see src/load/chunks.ts).
+ */
+export interface EncodedText {
+  bytes: Uint8Array;
+  ends: Uint32Array;
+}
+
+/** A TableRows' content as plain data: typed arrays that can be moved to another thread without copying. */
+export interface RowsSnapshot {
+  name: string;
+  length: number;
+  i64: (Int32Array | null)[];
+  f64: (Float64Array | null)[];
+  u8: (Uint8Array | null)[];
+  text: (EncodedText | null)[];
+  list: ((string[] | number[] | null)[] | null)[];
+  valid: Uint8Array[];
+}
+
+/** The typed arrays of a snapshot, for `postMessage`'s transfer list. */
+export function snapshotBuffers(snapshot: RowsSnapshot): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>();
+  const add = (a: { buffer: ArrayBufferLike } | null) => {
+    if (a) buffers.add(a.buffer as ArrayBuffer);
+  };
+  for (const a of [...snapshot.i64, ...snapshot.f64, ...snapshot.u8, ...snapshot.valid]) add(a);
+  for (const t of snapshot.text) if (t) for (const a of [t.bytes, t.ends]) add(a);
+  return [...buffers];
+}
+
+/**
+ * Encodes the present values (`valid[i]` = 1) into one UTF-8 buffer; `ends[i]` is where value i's bytes end.
+ * A slot that is not valid may still hold a value written before a rejected record was taken back.
+ */
+export function encodeTexts(
+  values: readonly (string | null)[],
+  valid: Uint8Array,
+  length: number,
+): EncodedText {
+  const ends = new Uint32Array(length);
+  const present: string[] = [];
+  for (let i = 0; i < length; i++) if (valid[i]) present.push(values[i]!);
+  const joined = present.join('');
+  let bytes: Uint8Array = Buffer.from(joined, 'utf8');
+  const ascii = bytes.length === joined.length;
+  let end = 0;
+  for (let i = 0; i < length; i++) {
+    if (valid[i]) end += ascii ? values[i]!.length : Buffer.byteLength(values[i]!, 'utf8');
+    ends[i] = end;
+  }
+  // A lone surrogate at the seam of two values encodes differently joined than apart (only possible in
+  // rejection payloads): then each value is encoded on its own, exactly as it would be alone.
+  if (end !== bytes.length) {
+    bytes = Buffer.concat(present.map((v) => Buffer.from(v, 'utf8')));
+    end = 0;
+    for (let i = 0; i < length; i++) {
+      if (valid[i]) end += Buffer.byteLength(values[i]!, 'utf8');
+      ends[i] = end;
+    }
+  }
+  return { bytes, ends };
+}
+
 export class TableRows {
   readonly kinds: StageKind[];
   length = 0;
@@ -29,6 +95,8 @@ export class TableRows {
   f64: (Float64Array | null)[];
   u8: (Uint8Array | null)[];
   str: ((string | null)[] | null)[];
+  /** Text columns once sealed (see `seal`); `str` is then empty. */
+  text: (EncodedText | null)[];
   list: ((string[] | number[] | null)[] | null)[];
   /** One byte per row: 1 = value present. Packed into DuckDB's bitmask when flushed. */
   valid: Uint8Array[];
@@ -44,11 +112,70 @@ export class TableRows {
     this.u8 = this.kinds.map((k) => (k === 'bool' ? new Uint8Array(this.capacity) : null));
     this.str = this.kinds.map((k) => (k === 'str' ? [] : null));
     this.list = this.kinds.map((k) => (k === 'list' ? [] : null));
+    this.text = this.kinds.map(() => null);
     this.valid = this.kinds.map(() => new Uint8Array(this.capacity));
+  }
+
+  /** True once the text columns are encoded: no more rows can be added. */
+  get sealed(): boolean {
+    return this.text.some((t) => t !== null);
+  }
+
+  /** Encodes the text columns for the loader (idempotent); rows can no longer be added or changed. */
+  seal(): void {
+    if (this.sealed) return;
+    this.kinds.forEach((kind, column) => {
+      if (kind !== 'str') return;
+      this.text[column] = encodeTexts(this.str[column]!, this.valid[column]!, this.length);
+      this.str[column]!.length = 0;
+    });
+  }
+
+  /**
+   * Seals and hands the content over as a snapshot (its typed arrays can be transferred), leaving this
+   * object empty with fresh buffers of the same capacity, ready for the next batch.
+   */
+  takeSnapshot(): RowsSnapshot {
+    this.seal();
+    const snapshot: RowsSnapshot = {
+      name: this.name,
+      length: this.length,
+      i64: this.i64.map((a) => a?.subarray(0, this.length * 2) ?? null),
+      f64: this.f64.map((a) => a?.subarray(0, this.length) ?? null),
+      u8: this.u8.map((a) => a?.subarray(0, this.length) ?? null),
+      text: this.text,
+      list: this.list.map((l) => l?.slice(0, this.length) ?? null),
+      valid: this.valid.map((a) => a.subarray(0, this.length)),
+    };
+    this.i64 = this.kinds.map((k) => (k === 'i64' ? new Int32Array(this.capacity * 2) : null));
+    this.u32 = this.i64.map((a) => (a ? new Uint32Array(a.buffer) : null));
+    this.f64 = this.kinds.map((k) => (k === 'f64' ? new Float64Array(this.capacity) : null));
+    this.u8 = this.kinds.map((k) => (k === 'bool' ? new Uint8Array(this.capacity) : null));
+    this.valid = this.kinds.map(() => new Uint8Array(this.capacity));
+    this.text = this.kinds.map(() => null);
+    for (const l of this.list) if (l) l.length = 0;
+    this.length = 0;
+    return snapshot;
+  }
+
+  /** Rows rebuilt from a snapshot (sealed: ready to load, not to extend). */
+  static fromSnapshot(snapshot: RowsSnapshot, columns: readonly ColumnDef[]): TableRows {
+    const rows = new TableRows(snapshot.name, columns);
+    rows.length = snapshot.length;
+    rows.capacity = snapshot.length;
+    rows.i64 = snapshot.i64;
+    rows.u32 = snapshot.i64.map((a) => (a ? new Uint32Array(a.buffer, a.byteOffset, a.length) : null));
+    rows.f64 = snapshot.f64;
+    rows.u8 = snapshot.u8;
+    rows.text = snapshot.text;
+    rows.list = snapshot.list;
+    rows.valid = snapshot.valid;
+    return rows;
   }
 
   /** Starts a row and returns its index; every column is null until set. */
   addRow(): number {
+    if (this.sealed) throw new Error(`rows of ${this.name} are sealed`);
     if (this.length === this.capacity) this.grow();
     return this.length++;
   }
@@ -110,6 +237,7 @@ export class TableRows {
   /** Drops rows from `length` on (a rejected document takes back what it wrote). */
   truncate(length: number): void {
     if (length >= this.length) return;
+    if (this.sealed) throw new Error(`rows of ${this.name} are sealed`);
     for (const v of this.valid) v.fill(0, length, this.length);
     this.length = length;
   }
@@ -118,6 +246,7 @@ export class TableRows {
     for (const v of this.valid) v.fill(0, 0, this.length);
     for (const s of this.str) if (s) s.length = 0;
     for (const l of this.list) if (l) l.length = 0;
+    this.text.fill(null);
     this.length = 0;
   }
 
@@ -137,8 +266,16 @@ export class TableRows {
         return this.u8[column]![row] === 1;
       case 'list':
         return this.list[column]![row]!;
-      default:
-        return this.str[column]![row]!;
+      default: {
+        const text = this.text[column];
+        if (!text) return this.str[column]![row]!;
+        const start = row === 0 ? 0 : text.ends[row - 1]!;
+        return Buffer.from(
+          text.bytes.buffer,
+          text.bytes.byteOffset + start,
+          text.ends[row]! - start,
+        ).toString('utf8');
+      }
     }
   }
 
