@@ -2,6 +2,7 @@ import { type DuckDBConnection, DuckDBTimestampTZValue, LIST, VARCHAR } from '@d
 import type { EntityKind } from '../contracts.js';
 import { NormalizeError, type Normalizer, ownedBy, TableRows, tableDef } from '../normalize/index.js';
 import type { AppenderPool, Feed } from './chunks.js';
+import { type Key, KeyRanges } from './key-ranges.js';
 import { CODEC, encodeBlock, type LandedMeta, type LandingEntry } from './landing.js';
 import type { Layouts } from './layouts.js';
 import { pickWinnersSql, type RowMeta, replaceSql } from './merge.js';
@@ -124,7 +125,12 @@ export class Batch {
    * appended straight into the warehouse tables; otherwise they go through the staging tables and the
    * merge SQL decides, per key, which version wins (see merge.ts).
    */
-  async write(connection: DuckDBConnection, layouts: Layouts, appenders: AppenderPool): Promise<BatchCounts> {
+  async write(
+    connection: DuckDBConnection,
+    layouts: Layouts,
+    appenders: AppenderPool,
+    keyRanges: KeyRanges,
+  ): Promise<BatchCounts> {
     const staged = new Set<string>();
     for (const rows of this.normalizer.tables.values()) {
       const def = tableDef(rows.name);
@@ -132,7 +138,7 @@ export class Batch {
       const family = [rows, ...ownedBy(def.name).map((t) => this.normalizer.tables.get(t.name)!)].filter(
         (r) => r.length,
       );
-      const direct = await this.conflictFree(connection, rows);
+      const direct = await this.conflictFree(connection, rows, keyRanges);
       for (const member of family) {
         member.seal();
         if (direct) (await appenders.get(member.name)).append(member, this.directFeeds(member, layouts));
@@ -158,16 +164,33 @@ export class Batch {
     return this.counts;
   }
 
-  /** True when no key of the unit table repeats in the batch or is already stored for this store. */
-  private async conflictFree(connection: DuckDBConnection, rows: TableRows): Promise<boolean> {
+  /**
+   * True when no key of the unit table repeats in the batch or is already stored for this store. Keys
+   * outside the range the loader knows to be stored need no query (see key-ranges.ts); the range is widened
+   * by this batch's keys whichever way they are written.
+   */
+  private async conflictFree(
+    connection: DuckDBConnection,
+    rows: TableRows,
+    keyRanges: KeyRanges,
+  ): Promise<boolean> {
     const def = tableDef(rows.name);
     const keyColumn = rows.columns.findIndex((c) => c.name === def.unit!.key);
-    const keys = new Set<string | number | bigint>();
+    const keys = new Set<Key>();
+    let repeated = false;
     for (let row = 0; row < rows.length; row++) {
-      const key = rows.get(keyColumn, row) as string | number | bigint;
-      if (keys.has(key)) return false;
+      const key = rows.get(keyColumn, row) as Key;
+      if (keys.has(key)) repeated = true;
       keys.add(key);
     }
+    const span = KeyRanges.span(keys);
+    const known =
+      span !== null &&
+      !repeated &&
+      (await keyRanges.outside(connection, def.name, def.unit!.key, this.meta.store, span));
+    keyRanges.widen(def.name, this.meta.store, span);
+    if (repeated) return false;
+    if (known) return true;
     const values = [...keys];
     const list = values.map((k) => (typeof k === 'string' ? literal(k) : String(k))).join(', ');
     const key = ident(def.unit!.key);
@@ -177,13 +200,13 @@ export class Batch {
     let range = '';
     if (ascii && values.length) {
       const sorted = values.slice().sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-      const bound = (k: string | number | bigint) => (typeof k === 'string' ? literal(k) : String(k));
-      range = ` AND ${key} BETWEEN ${bound(sorted[0]!)} AND ${bound(sorted.at(-1)!)}`;
+      const bound = (k: Key) => (typeof k === 'string' ? literal(k) : String(k));
+      range = ` AND t.${key} BETWEEN ${bound(sorted[0]!)} AND ${bound(sorted.at(-1)!)}`;
     }
     // A semi join against the unnested key list: a long IN (…) list costs DuckDB several times more to plan.
     const reader = await connection.runAndReadAll(
       `SELECT count(*) FROM ${ident(def.name)} t SEMI JOIN (SELECT unnest([${list}]) AS k) b ON t.${key} = b.k ` +
-        `WHERE t._store = ${this.rowMeta.store}${range.replaceAll(` ${key} `, ` t.${key} `)}`,
+        `WHERE t._store = ${this.rowMeta.store}${range}`,
     );
     return Number(reader.getRows()[0]![0]) === 0;
   }

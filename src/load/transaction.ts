@@ -29,7 +29,12 @@ export class Transaction {
     const run = this.chain.then(async () => {
       try {
         if (this.failure) throw this.failure;
-        const counts = await batch.write(this.connection, this.warehouse.layouts, this.warehouse.appenders);
+        const counts = await batch.write(
+          this.connection,
+          this.warehouse.layouts,
+          this.warehouse.appenders,
+          this.warehouse.keyRanges,
+        );
         this.nextSeq = Math.max(this.nextSeq, batch.nextSeq);
         return counts;
       } catch (error) {

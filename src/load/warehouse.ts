@@ -19,6 +19,7 @@ import { Batch, type BatchCounts, type BatchMeta } from './batch.js';
 import { AppenderPool } from './chunks.js';
 import { commentSql, createStagingTables, createTableSql, migrate } from './ddl.js';
 import { KIND, loadDocument, loadRecord } from './documents.js';
+import { KeyRanges } from './key-ranges.js';
 import { Layouts } from './layouts.js';
 import { fullScanSql } from './merge.js';
 import { type OpenOptions, openInstance } from './open.js';
@@ -42,6 +43,8 @@ export class Warehouse {
   private lastBatch: Batch | null = null;
   /** Appenders stay open for the connection's life (opening one per batch leaked native memory until GC). */
   readonly appenders: AppenderPool;
+  /** Ranges of stored unit keys, so most batches are known not to collide without a query. */
+  readonly keyRanges = new KeyRanges();
 
   private constructor(
     readonly path: string,
@@ -102,6 +105,7 @@ export class Warehouse {
   async recreateDataTables(tx: Transaction): Promise<void> {
     await tx.read(async (connection) => {
       await this.appenders.closeAll();
+      this.keyRanges.clear();
       const statements = dataTables().flatMap((def) => [
         `DROP TABLE ${ident(def.name)}`,
         createTableSql(def),
@@ -116,6 +120,7 @@ export class Warehouse {
   async reopenTables(): Promise<void> {
     await this.exclusive(async () => {
       await this.appenders.closeAll();
+      this.keyRanges.clear();
       this.currentLayouts = await Layouts.read(this.connection);
     });
   }
