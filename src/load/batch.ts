@@ -1,7 +1,16 @@
-import { type DuckDBConnection, DuckDBTimestampTZValue, LIST, VARCHAR } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { EntityKind } from '../contracts.js';
-import { NormalizeError, type Normalizer, ownedBy, TableRows, tableDef } from '../normalize/index.js';
-import type { AppenderPool, Feed } from './chunks.js';
+import {
+  NormalizeError,
+  type Normalizer,
+  ownedBy,
+  type RowsSnapshot,
+  snapshotBuffers,
+  stagingColumns,
+  TableRows,
+  tableDef,
+} from '../normalize/index.js';
+import type { AppenderPool, Feed, LandingValue } from './chunks.js';
 import { type Key, KeyRanges } from './key-ranges.js';
 import { CODEC, encodeBlock, type LandedMeta, type LandingEntry } from './landing.js';
 import type { Layouts } from './layouts.js';
@@ -39,10 +48,43 @@ export interface BatchCounts {
   rejections: number;
 }
 
+/** A `_raw_landing` row: the batch's records, encoded (see landing.ts). */
+export interface LandingBlock {
+  payload: Uint8Array;
+  firstSeq: number;
+  lastSeq: number;
+  records: number;
+  streams: string[];
+}
+
+/**
+ * A batch built and encoded away from the warehouse (in the ingest worker, see input/prepare.ts), as plain
+ * data that moves between threads: its rows sealed, its raw landing already compressed.
+ */
+export interface PreparedBatch {
+  meta: BatchMeta;
+  firstSeq: number;
+  nextSeq: number;
+  tables: RowsSnapshot[];
+  rejected: RowsSnapshot;
+  landing: LandingBlock | null;
+  counts: BatchCounts;
+  after: string[];
+}
+
+/** The buffers of a prepared batch, for `postMessage`'s transfer list. */
+export function preparedBuffers(prepared: PreparedBatch): ArrayBuffer[] {
+  return [...prepared.tables, prepared.rejected].flatMap(snapshotBuffers);
+}
+
+const REJECTED_COLUMNS = tableDef('_rejected_records').columns;
+
 export class Batch {
   readonly counts: BatchCounts = { records: 0, rows: 0, rejections: 0 };
   private readonly landed: LandingEntry[] = [];
-  private readonly rejected = new TableRows('_rejected_records', tableDef('_rejected_records').columns);
+  private rejected = new TableRows('_rejected_records', REJECTED_COLUMNS);
+  /** Set on a batch made from a PreparedBatch: its rows and landing, ready to write. */
+  private prepared: { tables: Map<string, TableRows>; landing: LandingBlock | null } | null = null;
   private readonly syncedMicros: number;
   readonly rowMeta: RowMeta;
   /** Statements to run in the same transaction after the merge (state, ledger, soft deletes). */
@@ -50,7 +92,8 @@ export class Batch {
   readonly firstSeq: number;
 
   constructor(
-    readonly normalizer: Normalizer,
+    /** Null for a batch made from a PreparedBatch (its rows were normalized elsewhere). */
+    readonly normalizer: Normalizer | null,
     readonly meta: BatchMeta,
     /** The next raw landing sequence number; advanced as records land. */
     public nextSeq: number,
@@ -62,6 +105,48 @@ export class Batch {
       syncedAt: timestampLiteral(meta.syncedAtMs),
       runId: literal(meta.runId),
     };
+  }
+
+  /** A batch prepared elsewhere, ready to write. */
+  static fromPrepared(prepared: PreparedBatch): Batch {
+    const batch = new Batch(null, prepared.meta, prepared.nextSeq);
+    (batch as { firstSeq: number }).firstSeq = prepared.firstSeq;
+    const tables = new Map<string, TableRows>();
+    for (const snapshot of prepared.tables)
+      tables.set(snapshot.name, TableRows.fromSnapshot(snapshot, stagingColumns(tableDef(snapshot.name))));
+    batch.prepared = { tables, landing: prepared.landing };
+    batch.rejected = TableRows.fromSnapshot(prepared.rejected, REJECTED_COLUMNS);
+    Object.assign(batch.counts, prepared.counts);
+    batch.after.push(...prepared.after);
+    return batch;
+  }
+
+  /**
+   * Seals and encodes the batch into plain data (the normalizer's buffers are handed over and replaced,
+   * so the normalizer can go on with the next batch at once).
+   */
+  async prepare(): Promise<PreparedBatch> {
+    const normalizer = this.normalizer!;
+    const tables = [...normalizer.tables.values()].filter((t) => t.length).map((t) => t.takeSnapshot());
+    normalizer.clear();
+    const landing = this.landed.length ? await encodeLanding(this.landed) : null;
+    this.landed.length = 0;
+    const rejected = this.rejected.takeSnapshot();
+    return {
+      meta: this.meta,
+      firstSeq: this.firstSeq,
+      nextSeq: this.nextSeq,
+      tables,
+      rejected,
+      landing,
+      counts: { ...this.counts },
+      after: [...this.after],
+    };
+  }
+
+  /** The rows to write, by table. */
+  private get tables(): Map<string, TableRows> {
+    return this.prepared?.tables ?? this.normalizer!.tables;
   }
 
   /**
@@ -93,7 +178,7 @@ export class Batch {
     origin: { stream: string; source: string | null; payload: string; seq: number },
   ): boolean {
     try {
-      this.normalizer.normalize(record, entity, apiVersion);
+      this.normalizer!.normalize(record, entity, apiVersion);
       this.counts.records++;
       return true;
     } catch (error) {
@@ -132,11 +217,12 @@ export class Batch {
     keyRanges: KeyRanges,
   ): Promise<BatchCounts> {
     const staged = new Set<string>();
-    for (const rows of this.normalizer.tables.values()) {
+    const tables = this.tables;
+    for (const rows of tables.values()) {
       const def = tableDef(rows.name);
       if (rows.length === 0 || !def.unit) continue;
-      const family = [rows, ...ownedBy(def.name).map((t) => this.normalizer.tables.get(t.name)!)].filter(
-        (r) => r.length,
+      const family = [rows, ...ownedBy(def.name).map((t) => tables.get(t.name))].filter(
+        (r): r is TableRows => r !== undefined && r.length > 0,
       );
       const direct = await this.conflictFree(connection, rows, keyRanges);
       for (const member of family) {
@@ -152,7 +238,12 @@ export class Batch {
     this.rejected.seal();
     if (this.rejected.length)
       (await appenders.get(this.rejected.name)).append(this.rejected, identityFeeds(this.rejected));
-    if (this.landed.length) await this.writeLanding(layouts, appenders);
+    const landing = this.prepared
+      ? this.prepared.landing
+      : this.landed.length
+        ? await encodeLanding(this.landed)
+        : null;
+    if (landing) await this.writeLanding(landing, layouts, appenders);
     for (const table of staged) {
       if (!tableDef(table).unit) continue;
       const picked = await connection.run(pickWinnersSql(table, this.rowMeta));
@@ -224,37 +315,39 @@ export class Batch {
 
   /** Empties the buffers so the normalizer can serve the next batch. */
   release(): void {
-    this.normalizer.clear();
+    this.normalizer?.clear();
+    this.prepared = null;
     this.landed.length = 0;
     this.rejected.clear();
   }
 
   /** One `_raw_landing` row for the batch, through a pooled appender (flushed, so its buffer is reused). */
-  private async writeLanding(layouts: Layouts, appenders: AppenderPool): Promise<void> {
-    const payload = await encodeBlock(this.landed);
-    const streams = [...new Set(this.landed.map((r) => r.stream))];
-    const appender = (await appenders.get('_raw_landing')).raw;
-    const values: Record<string, () => void> = {
-      first_seq: () => appender.appendBigInt(BigInt(this.landed[0]!.seq)),
-      last_seq: () => appender.appendBigInt(BigInt(this.landed.at(-1)!.seq)),
-      _store: () => appender.appendVarchar(this.meta.store),
-      records: () => appender.appendBigInt(BigInt(this.landed.length)),
-      streams: () => appender.appendList(streams, LIST(VARCHAR)),
-      codec: () => appender.appendVarchar(CODEC),
-      payload: () => appender.appendBlob(payload),
-      _synced_at: () => appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(this.syncedMicros))),
-      _run_id: () => appender.appendVarchar(this.meta.runId),
+  private async writeLanding(block: LandingBlock, layouts: Layouts, appenders: AppenderPool): Promise<void> {
+    const values: Record<string, LandingValue> = {
+      first_seq: { int64: block.firstSeq },
+      last_seq: { int64: block.lastSeq },
+      _store: { text: this.meta.store },
+      records: { int64: block.records },
+      streams: { texts: block.streams },
+      codec: { text: CODEC },
+      payload: { blob: block.payload },
+      _synced_at: { timestampMicros: this.syncedMicros },
+      _run_id: { text: this.meta.runId },
     };
-    try {
-      for (const column of layouts.columns('_raw_landing'))
-        (values[column] ?? (() => appender.appendNull()))();
-      appender.endRow();
-      appender.flushSync();
-    } catch (error) {
-      appender.clear();
-      throw error;
-    }
+    (await appenders.get('_raw_landing')).appendRow(
+      layouts.columns('_raw_landing').map((c) => values[c] ?? null),
+    );
   }
+}
+
+async function encodeLanding(landed: readonly LandingEntry[]): Promise<LandingBlock> {
+  return {
+    payload: await encodeBlock(landed),
+    firstSeq: landed[0]!.seq,
+    lastSeq: landed.at(-1)!.seq,
+    records: landed.length,
+    streams: [...new Set(landed.map((r) => r.stream))],
+  };
 }
 
 const identityFeeds = (rows: TableRows): Feed[] =>

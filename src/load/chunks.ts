@@ -7,7 +7,9 @@ import {
   type DuckDBConnection,
   DuckDBDataChunk,
   DuckDBListType,
+  DuckDBTimestampTZValue,
   type DuckDBType,
+  LIST,
   TIMESTAMPTZ,
   VARCHAR,
 } from '@duckdb/node-api';
@@ -65,6 +67,15 @@ export function stagingType(type: ColumnType): DuckDBType {
 }
 
 export const stagingSqlType = (type: ColumnType): string => stagingType(type).toString();
+
+/** A value of a row appended value by value (see ChunkAppender.appendRow). */
+export type LandingValue =
+  | { int64: number }
+  | { text: string }
+  | { texts: string[] }
+  | { blob: Uint8Array }
+  | { timestampMicros: number }
+  | null;
 
 /** Where a table column's values come from: a column of the rows, or the same value on every row. */
 export type Feed =
@@ -127,9 +138,24 @@ export class ChunkAppender {
     }
   }
 
-  /** The underlying Appender, for the odd single row written value by value (flush it afterwards). */
-  get raw(): DuckDBAppender {
-    return this.appender;
+  /** Appends one row value by value and flushes (the raw landing's one row per batch). */
+  appendRow(values: readonly LandingValue[]): void {
+    const a = this.appender;
+    try {
+      for (const v of values) {
+        if (v === null) a.appendNull();
+        else if ('int64' in v) a.appendBigInt(BigInt(v.int64));
+        else if ('text' in v) a.appendVarchar(v.text);
+        else if ('texts' in v) a.appendList(v.texts, LIST(VARCHAR));
+        else if ('blob' in v) a.appendBlob(v.blob);
+        else a.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(v.timestampMicros)));
+      }
+      a.endRow();
+      a.flushSync();
+    } catch (error) {
+      a.clear();
+      throw error;
+    }
   }
 
   close(): void {

@@ -177,7 +177,8 @@ export class Warehouse {
   /** Gives a batch's buffers back without writing it. */
   discard(batch: Batch): void {
     batch.release();
-    if (!this.idleNormalizers.includes(batch.normalizer)) this.idleNormalizers.push(batch.normalizer);
+    const normalizer = batch.normalizer;
+    if (normalizer && !this.idleNormalizers.includes(normalizer)) this.idleNormalizers.push(normalizer);
   }
 
   /** Rows, rejections, raw landing and the stream's state of one API page, in one transaction. */
