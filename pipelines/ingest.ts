@@ -1,22 +1,23 @@
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
-import { DOCUMENTS_STREAM, KIND, loadDocument } from '../src/load/documents.js';
 import type { Batch, BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { expandInputs, type InputFile } from '../src/load/input/inputs.js';
+import { hashFile, type LedgerEntry, readLedger, sameTime } from '../src/load/input/ledger.js';
+import { prepareInWorker } from '../src/load/input/parallel.js';
 import {
-  hashFile,
-  type LedgerEntry,
-  readLedger,
-  sameTime,
-  writeLedgerSql,
-} from '../src/load/input/ledger.js';
-import { DocumentReader } from '../src/load/input/reader.js';
+  type FilePlan,
+  type PreparedEvent,
+  type PrepareJob,
+  prepareFiles,
+} from '../src/load/input/prepare.js';
 import type { Logger } from '../src/log.js';
 
 /**
  * `store-sync ingest`: documents from files, folders or stdin into the warehouse (docs/ingest.md).
- * Documents go to DuckDB in batches of thousands; a transaction takes several batches and the ledger
- * position of every file they touched, so a killed run resumes after the last commit and a finished file
- * is never read twice. While DuckDB merges one batch, the next one is parsed and normalized.
+ * First the ledger decides, per file, whether it is unchanged (skipped), partly read (resumed) or new.
+ * Then the files are read, parsed and normalized in a worker thread (input/prepare.ts) into batches of
+ * thousands of documents, while this thread writes the previous batches into DuckDB. A transaction takes
+ * several batches and the ledger position of every file they touched, so a killed run resumes after the
+ * last commit and a finished file is never read twice. stdin is read on this thread.
  */
 
 export interface IngestOptions {
@@ -27,6 +28,8 @@ export interface IngestOptions {
   batchDocuments?: number;
   batchBytes?: number;
   commitDocuments?: number;
+  /** Read files in a worker thread (default true); false reads them on this thread, as stdin is. */
+  worker?: boolean;
 }
 
 export interface IngestFileResult {
@@ -49,10 +52,7 @@ class IngestRun {
   private tx!: Transaction;
   /** Settles once `tx` is open: a commit and the next BEGIN run while the next batch is being built. */
   private txReady: Promise<void> = Promise.resolve();
-  private batch!: Batch;
   private pending: Promise<BatchCounts> | null = null;
-  private batchDocs = 0;
-  private batchChars = 0;
   private txDocs = 0;
   readonly summary: IngestSummary = { files: [], documents: 0, records: 0, rows: 0, rejections: 0, bytes: 0 };
 
@@ -63,16 +63,77 @@ class IngestRun {
 
   async start(): Promise<void> {
     this.tx = await this.warehouse.begin();
-    this.batch = this.newBatch();
   }
 
-  private newBatch(): Batch {
-    return this.warehouse.newBatch({
+  /** What to do with each input, from the ledger: skip it, resume it, or read it whole. */
+  async plan(files: InputFile[]): Promise<FilePlan[]> {
+    const { store, logger } = this.options;
+    const plans: FilePlan[] = [];
+    for (const [index, input] of files.entries()) {
+      const stdin = input.path === '-';
+      const ledger = stdin ? null : await this.tx.read((c) => readLedger(c, store, input.path));
+      const result: IngestFileResult = { path: input.path, status: 'loaded', documents: 0, rejections: 0 };
+      this.summary.files.push(result);
+      if (ledger && ledger.size === input.size && (await this.unchanged(input, ledger))) {
+        result.status = 'unchanged';
+        logger.debug('ingest_file_unchanged', { path: input.path });
+        continue;
+      }
+      const resume =
+        ledger?.status === 'partial' && ledger.size === input.size && sameTime(ledger.mtimeMs, input.mtimeMs);
+      if (resume) result.status = 'resumed';
+      plans.push({
+        index,
+        path: input.path,
+        status: resume ? 'resumed' : 'loaded',
+        entry: {
+          size: input.size,
+          mtimeMs: input.mtimeMs,
+          sha256: null,
+          status: 'partial',
+          byteOffset: resume ? ledger.byteOffset : 0,
+          line: resume ? ledger.line : 0,
+          documents: resume ? ledger.documents : 0,
+          rejected: resume ? ledger.rejected : 0,
+        },
+      });
+    }
+    return plans;
+  }
+
+  job(files: FilePlan[]): PrepareJob {
+    return {
       store: this.options.store,
       runId: this.options.runId,
-      syncedAtMs: Date.now(),
-    });
+      firstSeq: this.warehouse.nextSeq(),
+      files,
+      batchDocuments: this.options.batchDocuments ?? 5000,
+      batchBytes: this.options.batchBytes ?? 32 << 20,
+    };
   }
+
+  /** One prepared batch: written while the next is prepared; the transaction commits every so many documents. */
+  readonly accept = async (event: PreparedEvent): Promise<void> => {
+    await this.txReady;
+    const batch = this.warehouse.adopt(event.prepared);
+    this.txDocs += event.documents;
+    await this.rotate(batch, this.txDocs >= (this.options.commitDocuments ?? 200_000));
+    for (const read of event.filesRead) {
+      const result = this.summary.files[read.index]!;
+      result.documents = read.documents;
+      result.rejections = read.rejections;
+      this.summary.documents += read.documents;
+      this.summary.bytes += read.bytes;
+      this.options.logger.info('ingest_file', {
+        path: read.path,
+        status: read.status,
+        documents: read.documents,
+        rejections: read.rejections,
+        format: read.format,
+        gzip: read.gzip,
+      });
+    }
+  };
 
   private account(counts: BatchCounts): void {
     this.summary.records += counts.records;
@@ -81,18 +142,14 @@ class IngestRun {
   }
 
   /**
-   * Hands the batch to the transaction and starts the next. One batch is merged while the next is built;
-   * with `commit`, the transaction commits (and the next begins) while the next batch is built too.
+   * Hands the batch to the transaction. One batch is merged while the next is built; with `commit`, the
+   * transaction commits (and the next begins) while the next batch is built too.
    */
-  private async rotate(commit: boolean): Promise<void> {
-    await this.txReady;
-    const writing = this.tx.write(this.batch);
+  private async rotate(batch: Batch, commit: boolean): Promise<void> {
+    const writing = this.tx.write(batch);
     writing.catch(() => undefined);
     await this.settle();
     this.pending = writing;
-    this.batch = this.newBatch();
-    this.batchDocs = 0;
-    this.batchChars = 0;
     if (!commit) return;
     const tx = this.tx;
     const last = this.pending;
@@ -114,88 +171,15 @@ class IngestRun {
   }
 
   async finish(): Promise<void> {
-    await this.rotate(false);
-    await this.settle();
     await this.txReady;
+    await this.settle();
     await this.tx.commit();
-    this.warehouse.discard(this.batch);
   }
 
   async abort(): Promise<void> {
-    this.warehouse.discard(this.batch);
     await this.pending?.catch(() => undefined);
     await this.txReady.catch(() => undefined);
     await this.tx.rollback();
-  }
-
-  async file(input: InputFile): Promise<void> {
-    const { store, runId, logger } = this.options;
-    const stdin = input.path === '-';
-    await this.txReady;
-    const ledger = stdin
-      ? null
-      : await this.tx.read((connection) => readLedger(connection, store, input.path));
-    const result: IngestFileResult = { path: input.path, status: 'loaded', documents: 0, rejections: 0 };
-    this.summary.files.push(result);
-    if (ledger && ledger.size === input.size && (await this.unchanged(input, ledger))) {
-      result.status = 'unchanged';
-      logger.debug('ingest_file_unchanged', { path: input.path });
-      return;
-    }
-    const resume =
-      ledger?.status === 'partial' && ledger.size === input.size && sameTime(ledger.mtimeMs, input.mtimeMs);
-    const skipUntil = resume ? ledger.byteOffset : 0;
-    if (resume) result.status = 'resumed';
-    const entry: LedgerEntry = {
-      size: input.size,
-      mtimeMs: input.mtimeMs,
-      sha256: null,
-      status: 'partial',
-      byteOffset: skipUntil,
-      line: resume ? ledger.line : 0,
-      documents: resume ? ledger.documents : 0,
-      rejected: resume ? ledger.rejected : 0,
-    };
-    const reader = new DocumentReader(input.path);
-    const limitDocs = this.options.batchDocuments ?? 5000;
-    const limitChars = this.options.batchBytes ?? 32 << 20;
-    const limitTx = this.options.commitDocuments ?? 200_000;
-    for await (const piece of reader.pieces()) {
-      if (piece.end <= skipUntil) continue;
-      const source = `${stdin ? 'stdin' : input.path}:${piece.line}`;
-      const kind = piece.error ? KIND.unreadable : KIND.document;
-      const landed = this.batch.land(DOCUMENTS_STREAM, piece.error ?? null, kind, source, piece.bytes);
-      const rejected = loadDocument(this.batch, landed, piece.text);
-      result.documents++;
-      entry.documents++;
-      if (rejected) {
-        result.rejections++;
-        entry.rejected++;
-      }
-      entry.byteOffset = piece.end;
-      entry.line = piece.line;
-      this.batchChars += piece.text.length;
-      if (++this.batchDocs >= limitDocs || this.batchChars >= limitChars) {
-        if (!stdin)
-          this.batch.after.push(writeLedgerSql(store, input.path, entry, runId, this.batch.meta.syncedAtMs));
-        this.txDocs += this.batchDocs;
-        await this.rotate(this.txDocs >= limitTx);
-      }
-    }
-    this.summary.documents += result.documents;
-    this.summary.bytes += reader.bytesRead;
-    const done: LedgerEntry = { ...entry, status: 'complete', sha256: reader.digest() };
-    if (stdin) done.size = reader.bytesRead;
-    const ledgerPath = stdin ? `stdin:${done.sha256}` : input.path;
-    this.batch.after.push(writeLedgerSql(store, ledgerPath, done, runId, this.batch.meta.syncedAtMs));
-    logger.info('ingest_file', {
-      path: input.path,
-      status: result.status,
-      documents: result.documents,
-      rejections: result.rejections,
-      format: reader.format ?? 'empty',
-      gzip: reader.gzip,
-    });
   }
 
   /** Same size: unchanged when the time matches too, or when the content hash does (a touched file). */
@@ -215,7 +199,14 @@ export async function ingestPaths(
   const run = new IngestRun(warehouse, options);
   await run.start();
   try {
-    for (const file of files) await run.file(file);
+    const plans = await run.plan(files);
+    if (plans.length) {
+      const job = run.job(plans);
+      // stdin belongs to this thread; a worker cannot read it.
+      const inWorker = (options.worker ?? true) && !plans.some((p) => p.path === '-');
+      if (inWorker) await prepareInWorker(job, run.accept);
+      else await prepareFiles(job, run.accept);
+    }
     await run.finish();
   } catch (error) {
     await run.abort();

@@ -15,7 +15,7 @@ import {
   startRunSql,
   writeStateSql,
 } from '../state/index.js';
-import { Batch, type BatchCounts, type BatchMeta } from './batch.js';
+import { Batch, type BatchCounts, type BatchMeta, type PreparedBatch } from './batch.js';
 import { AppenderPool } from './chunks.js';
 import { commentSql, createStagingTables, createTableSql, migrate } from './ddl.js';
 import { KIND, loadDocument, loadRecord } from './documents.js';
@@ -128,8 +128,26 @@ export class Warehouse {
   /** A new batch; its records land after those of every batch made before it. */
   newBatch(meta: BatchMeta): Batch {
     this.assertWritable();
-    const first = Math.max(this.committedSeq, this.lastBatch?.nextSeq ?? 0);
-    const batch = new Batch(this.idleNormalizers.pop() ?? new Normalizer(), meta, first);
+    const batch = new Batch(this.idleNormalizers.pop() ?? new Normalizer(), meta, this.nextSeq());
+    this.lastBatch = batch;
+    return batch;
+  }
+
+  /** The raw landing sequence number the next batch starts at. */
+  nextSeq(): number {
+    return Math.max(this.committedSeq, this.lastBatch?.nextSeq ?? 0);
+  }
+
+  /** A batch prepared elsewhere (the ingest worker) from `nextSeq()` on, ready to write. */
+  adopt(prepared: PreparedBatch): Batch {
+    this.assertWritable();
+    const expected = this.nextSeq();
+    if (prepared.firstSeq !== expected)
+      throw new StoreSyncError(
+        ERROR_CODES.INTERNAL,
+        `a prepared batch starts at landing sequence ${prepared.firstSeq}, the warehouse expected ${expected}`,
+      );
+    const batch = Batch.fromPrepared(prepared);
     this.lastBatch = batch;
     return batch;
   }

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { type IngestSummary, ingestPaths } from '../../pipelines/ingest.js';
+import { StoreSyncError } from '../../src/errors.js';
+import { openWarehouse } from '../../src/load/index.js';
+import { silentLogger } from '../../src/log.js';
+import { count, orderDoc, snapshot, tableRows, tempDir } from './helpers.js';
+
+/**
+ * Ingest reads files in a worker thread and loads on the main thread. The worker must change nothing but
+ * where the work happens: the same folder ingested with and without it gives the same tables, rejections,
+ * raw landing and ledger; and a file the worker cannot read fails the run with its name, leaving what was
+ * committed before untouched.
+ */
+
+const ndjson = (docs: unknown[]) => `${docs.map((d) => JSON.stringify(d)).join('\n')}\n`;
+
+describe('ingest: the worker thread', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let input: string;
+
+  before(async () => {
+    ({ dir, cleanup } = await tempDir());
+    input = path.join(dir, 'in');
+    await mkdir(input, { recursive: true });
+    // Small batches, so that the run spans many batches and several commits, and batches span files.
+    const docs = Array.from({ length: 240 }, (_, i) => orderDoc(i + 1, `2024-05-0${1 + (i % 9)}T10:00:00Z`));
+    await writeFile(path.join(input, 'a.ndjson'), ndjson(docs.slice(0, 100)));
+    await writeFile(path.join(input, 'b.ndjson'), `${ndjson(docs.slice(100, 150))}{"number": "broken"\n`);
+    await writeFile(path.join(input, 'c.json.gz'), gzipSync(JSON.stringify(docs.slice(150))));
+    // Older versions of orders already read: newest wins across batches.
+    await writeFile(
+      path.join(input, 'd.ndjson'),
+      ndjson(docs.slice(0, 30).map((d) => ({ ...d, updated_at: '2024-01-01T00:00:00Z' }))),
+    );
+  });
+  after(() => cleanup());
+
+  async function ingestWith(
+    worker: boolean,
+  ): Promise<{ summary: IngestSummary; tables: unknown; bookkeeping: unknown }> {
+    const warehouse = await openWarehouse(path.join(dir, `${worker ? 'worker' : 'inline'}.duckdb`));
+    try {
+      const summary = await ingestPaths(warehouse, [input], {
+        store: 'shop',
+        runId: 'same',
+        logger: silentLogger,
+        worker,
+        batchDocuments: 17,
+        commitDocuments: 60,
+      });
+      const c = warehouse.connection;
+      const tables = await snapshot(c);
+      const bookkeeping = {
+        rejected: await tableRows(c, '_rejected_records', { exclude: ['_synced_at', '_run_id'] }),
+        landing: await tableRows(c, '_raw_landing', { exclude: ['_synced_at', '_run_id'] }),
+        ledger: await tableRows(c, '_ingested_files', { exclude: ['_synced_at', '_run_id', 'mtime'] }),
+      };
+      return { summary, tables, bookkeeping };
+    } finally {
+      await warehouse.close();
+    }
+  }
+
+  it('gives the same tables, rejections, landing and ledger as reading on the main thread', async () => {
+    const inline = await ingestWith(false);
+    const worker = await ingestWith(true);
+    assert.deepEqual(worker.summary, inline.summary);
+    assert.equal(worker.summary.documents, 271);
+    assert.equal(worker.summary.rejections, 1);
+    assert.deepEqual(worker.tables, inline.tables);
+    assert.deepEqual(worker.bookkeeping, inline.bookkeeping);
+  });
+
+  it('a file it cannot read fails the run naming the file; earlier commits stay, the failed run leaves nothing', async () => {
+    const { dir: other, cleanup: done } = await tempDir();
+    try {
+      const first = path.join(other, 'first.ndjson');
+      await writeFile(first, ndjson([orderDoc(1), orderDoc(2)]));
+      const warehouse = await openWarehouse(path.join(other, 'w.duckdb'));
+      try {
+        await ingestPaths(warehouse, [first], { store: 'shop', runId: 'one', logger: silentLogger });
+        const broken = path.join(other, 'more');
+        await mkdir(broken);
+        await writeFile(path.join(broken, 'a.ndjson'), ndjson([orderDoc(3)]));
+        // A gzip header followed by garbage: gunzip fails part-way.
+        await writeFile(
+          path.join(broken, 'b.ndjson.gz'),
+          Buffer.concat([gzipSync('{"x":1}\n').subarray(0, 10), Buffer.alloc(64, 7)]),
+        );
+        await assert.rejects(
+          ingestPaths(warehouse, [broken], { store: 'shop', runId: 'two', logger: silentLogger }),
+          (error: unknown) =>
+            error instanceof StoreSyncError && /cannot read .*b\.ndjson\.gz/.test(error.message),
+        );
+        const c = warehouse.connection;
+        assert.equal(
+          await count(c, 'orders'),
+          2,
+          'the first run stays; a.ndjson of the failed run is rolled back',
+        );
+        assert.equal(await count(c, '_ingested_files'), 1);
+      } finally {
+        await warehouse.close();
+      }
+    } finally {
+      await done();
+    }
+  });
+});
