@@ -1,8 +1,15 @@
+import os from 'node:os';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import type { Batch, BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { expandInputs, type InputFile } from '../src/load/input/inputs.js';
-import { hashFile, type LedgerEntry, readLedger, sameTime } from '../src/load/input/ledger.js';
-import { prepareInWorker } from '../src/load/input/parallel.js';
+import {
+  hashFile,
+  type LedgerEntry,
+  readLedger,
+  sameTime,
+  writeLedgerSql,
+} from '../src/load/input/ledger.js';
+import { prepareInWorkers } from '../src/load/input/parallel.js';
 import {
   type FilePlan,
   type PreparedEvent,
@@ -14,10 +21,10 @@ import type { Logger } from '../src/log.js';
 /**
  * `store-sync ingest`: documents from files, folders or stdin into the warehouse (docs/ingest.md).
  * First the ledger decides, per file, whether it is unchanged (skipped), partly read (resumed) or new.
- * Then the files are read, parsed and normalized in a worker thread (input/prepare.ts) into batches of
- * thousands of documents, while this thread writes the previous batches into DuckDB. A transaction takes
- * several batches and the ledger position of every file they touched, so a killed run resumes after the
- * last commit and a finished file is never read twice. stdin is read on this thread.
+ * Then the files are read, parsed and normalized in worker threads (input/prepare.ts) into batches of
+ * thousands of documents, while this thread writes earlier batches into DuckDB. Each batch carries the
+ * ledger position of every file it touched and a transaction takes several batches, so a killed run
+ * resumes after the last commit and a finished file is never read twice. stdin is read on this thread.
  */
 
 export interface IngestOptions {
@@ -28,8 +35,11 @@ export interface IngestOptions {
   batchDocuments?: number;
   batchBytes?: number;
   commitDocuments?: number;
-  /** Read files in a worker thread (default true); false reads them on this thread, as stdin is. */
-  worker?: boolean;
+  /**
+   * Worker threads that read, parse and normalize files (default: one per core, at most 4); 0 does it
+   * on this thread, as for stdin.
+   */
+  workers?: number;
 }
 
 export interface IngestFileResult {
@@ -54,6 +64,8 @@ class IngestRun {
   private txReady: Promise<void> = Promise.resolve();
   private pending: Promise<BatchCounts> | null = null;
   private txDocs = 0;
+  /** Ledger entries of the files being read, by input index, as the committed batches leave them. */
+  private readonly ledger = new Map<number, LedgerEntry>();
   readonly summary: IngestSummary = { files: [], documents: 0, records: 0, rows: 0, rejections: 0, bytes: 0 };
 
   constructor(
@@ -98,10 +110,11 @@ class IngestRun {
         },
       });
     }
+    for (const plan of plans) this.ledger.set(plan.index, { ...plan.entry });
     return plans;
   }
 
-  job(files: FilePlan[]): PrepareJob {
+  job(files: FilePlan[]): Omit<PrepareJob, 'share'> {
     return {
       store: this.options.store,
       runId: this.options.runId,
@@ -112,27 +125,49 @@ class IngestRun {
     };
   }
 
-  /** One prepared batch: written while the next is prepared; the transaction commits every so many documents. */
+  /**
+   * One prepared batch, in order: the ledger rows of the files it touched join its transaction, then it is
+   * written while the next is prepared; the transaction commits every so many documents.
+   */
   readonly accept = async (event: PreparedEvent): Promise<void> => {
     await this.txReady;
     const batch = this.warehouse.adopt(event.prepared);
-    this.txDocs += event.documents;
-    await this.rotate(batch, this.txDocs >= (this.options.commitDocuments ?? 200_000));
-    for (const read of event.filesRead) {
-      const result = this.summary.files[read.index]!;
-      result.documents = read.documents;
-      result.rejections = read.rejections;
-      this.summary.documents += read.documents;
-      this.summary.bytes += read.bytes;
-      this.options.logger.info('ingest_file', {
-        path: read.path,
-        status: read.status,
-        documents: read.documents,
-        rejections: read.rejections,
-        format: read.format,
-        gzip: read.gzip,
+    const { store, runId, logger } = this.options;
+    const at = event.prepared.meta.syncedAtMs;
+    for (const progress of event.files) {
+      const entry = this.ledger.get(progress.index)!;
+      const result = this.summary.files[progress.index]!;
+      entry.documents += progress.documents;
+      entry.rejected += progress.rejections;
+      result.documents += progress.documents;
+      result.rejections += progress.rejections;
+      if (progress.documents) {
+        entry.byteOffset = progress.byteOffset;
+        entry.line = progress.line;
+      }
+      const stdin = progress.path === '-';
+      if (!progress.done) {
+        // stdin has no path to resume by: its ledger row is written once, when it has been read whole.
+        if (!stdin) batch.after.push(writeLedgerSql(store, progress.path, entry, runId, at));
+        continue;
+      }
+      const { sha256, bytes, format, gzip } = progress.done;
+      const done: LedgerEntry = { ...entry, status: 'complete', sha256 };
+      if (stdin) done.size = bytes;
+      batch.after.push(writeLedgerSql(store, stdin ? `stdin:${sha256}` : progress.path, done, runId, at));
+      this.summary.documents += result.documents;
+      this.summary.bytes += bytes;
+      logger.info('ingest_file', {
+        path: progress.path,
+        status: result.status,
+        documents: result.documents,
+        rejections: result.rejections,
+        format,
+        gzip,
       });
     }
+    this.txDocs += event.documents;
+    await this.rotate(batch, this.txDocs >= (this.options.commitDocuments ?? 200_000));
   };
 
   private account(counts: BatchCounts): void {
@@ -190,6 +225,9 @@ class IngestRun {
   }
 }
 
+/** One reader per core, at most 4: DuckDB's own threads need cores too, and more readers only add memory. */
+export const defaultWorkers = (): number => Math.max(1, Math.min(4, os.availableParallelism()));
+
 export async function ingestPaths(
   warehouse: Warehouse,
   inputs: string[],
@@ -203,9 +241,9 @@ export async function ingestPaths(
     if (plans.length) {
       const job = run.job(plans);
       // stdin belongs to this thread; a worker cannot read it.
-      const inWorker = (options.worker ?? true) && !plans.some((p) => p.path === '-');
-      if (inWorker) await prepareInWorker(job, run.accept);
-      else await prepareFiles(job, run.accept);
+      const workers = plans.some((p) => p.path === '-') ? 0 : (options.workers ?? defaultWorkers());
+      if (workers > 0) await prepareInWorkers(job, workers, run.accept);
+      else await prepareFiles({ ...job, share: { index: 0, of: 1 } }, run.accept);
     }
     await run.finish();
   } catch (error) {

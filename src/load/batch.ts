@@ -129,9 +129,10 @@ export class Batch {
     const normalizer = this.normalizer!;
     const tables = [...normalizer.tables.values()].filter((t) => t.length).map((t) => t.takeSnapshot());
     normalizer.clear();
+    const rejected = this.rejected.takeSnapshot();
+    // Everything the normalizer shares is taken before the first await: the caller may start the next batch.
     const landing = this.landed.length ? await encodeLanding(this.landed) : null;
     this.landed.length = 0;
-    const rejected = this.rejected.takeSnapshot();
     return {
       meta: this.meta,
       firstSeq: this.firstSeq,

@@ -10,10 +10,10 @@ import { silentLogger } from '../../src/log.js';
 import { count, orderDoc, snapshot, tableRows, tempDir } from './helpers.js';
 
 /**
- * Ingest reads files in a worker thread and loads on the main thread. The worker must change nothing but
- * where the work happens: the same folder ingested with and without it gives the same tables, rejections,
- * raw landing and ledger; and a file the worker cannot read fails the run with its name, leaving what was
- * committed before untouched.
+ * Ingest reads files in worker threads, each taking every n-th batch, and loads on the main thread. The
+ * workers must change nothing but where the work happens: the same folder ingested with any number of
+ * them, or none, gives the same tables, rejections, raw landing and ledger; and a file a worker cannot
+ * read fails the run with its name, leaving what was committed before untouched.
  */
 
 const ndjson = (docs: unknown[]) => `${docs.map((d) => JSON.stringify(d)).join('\n')}\n`;
@@ -41,15 +41,15 @@ describe('ingest: the worker thread', () => {
   after(() => cleanup());
 
   async function ingestWith(
-    worker: boolean,
+    workers: number,
   ): Promise<{ summary: IngestSummary; tables: unknown; bookkeeping: unknown }> {
-    const warehouse = await openWarehouse(path.join(dir, `${worker ? 'worker' : 'inline'}.duckdb`));
+    const warehouse = await openWarehouse(path.join(dir, `workers-${workers}.duckdb`));
     try {
       const summary = await ingestPaths(warehouse, [input], {
         store: 'shop',
         runId: 'same',
         logger: silentLogger,
-        worker,
+        workers,
         batchDocuments: 17,
         commitDocuments: 60,
       });
@@ -66,14 +66,25 @@ describe('ingest: the worker thread', () => {
     }
   }
 
-  it('gives the same tables, rejections, landing and ledger as reading on the main thread', async () => {
-    const inline = await ingestWith(false);
-    const worker = await ingestWith(true);
-    assert.deepEqual(worker.summary, inline.summary);
-    assert.equal(worker.summary.documents, 271);
-    assert.equal(worker.summary.rejections, 1);
-    assert.deepEqual(worker.tables, inline.tables);
-    assert.deepEqual(worker.bookkeeping, inline.bookkeeping);
+  it('gives the same tables, rejections, landing and ledger with 1, 2 or 3 workers as on the main thread', async () => {
+    const inline = await ingestWith(0);
+    assert.equal(inline.summary.documents, 271);
+    assert.equal(inline.summary.rejections, 1);
+    assert.deepEqual(
+      inline.summary.files.map((f) => [path.basename(f.path), f.documents, f.rejections]),
+      [
+        ['a.ndjson', 100, 0],
+        ['b.ndjson', 51, 1],
+        ['c.json.gz', 90, 0],
+        ['d.ndjson', 30, 0],
+      ],
+    );
+    for (const workers of [1, 2, 3]) {
+      const shared = await ingestWith(workers);
+      assert.deepEqual(shared.summary, inline.summary, `${workers} workers: summary`);
+      assert.deepEqual(shared.tables, inline.tables, `${workers} workers: tables`);
+      assert.deepEqual(shared.bookkeeping, inline.bookkeeping, `${workers} workers: bookkeeping`);
+    }
   });
 
   it('a file it cannot read fails the run naming the file; earlier commits stay, the failed run leaves nothing', async () => {

@@ -1,15 +1,20 @@
 import { Normalizer } from '../../normalize/index.js';
 import { Batch, type PreparedBatch } from '../batch.js';
 import { DOCUMENTS_STREAM, KIND, loadDocument } from '../documents.js';
-import { type LedgerEntry, writeLedgerSql } from './ledger.js';
+import type { LedgerEntry } from './ledger.js';
 import { DocumentReader, type Format } from './reader.js';
+import type { Piece } from './splitters.js';
 
 /**
- * The reading half of `store-sync ingest`, with no DuckDB in it, so it can run in a worker thread
- * (input/worker.ts) while the main thread loads the previous batches: files are read, split, parsed,
- * detected and normalized into batches, each sealed and its raw landing compressed, with the ledger
- * statements that record how far into each file the batch reaches. The same function runs in-process for
- * stdin. Batches span files, so a folder of small files makes few, large batches.
+ * The reading half of `store-sync ingest`, with no DuckDB in it, so it runs in worker threads
+ * (input/worker.ts) while the main thread loads earlier batches: files are read, split, parsed, detected
+ * and normalized into batches, each sealed and its raw landing compressed. Batches span files, so a
+ * folder of small files makes few, large batches.
+ *
+ * Several workers share one job by batch: every worker reads and splits all of it (cheap: no decoding),
+ * so all agree on where each batch starts and ends and on every record's landing sequence number, and
+ * each parses and normalizes only the batches whose index falls to it. The same function runs alone
+ * (one share of one) on the main thread for stdin.
  */
 
 /** One file to read, decided beforehand from the ledger (docs/ingest.md). */
@@ -30,26 +35,30 @@ export interface PrepareJob {
   firstSeq: number;
   files: FilePlan[];
   batchDocuments: number;
+  /** Raw bytes per batch. */
   batchBytes: number;
+  /** This reader's share: batches whose index modulo `of` is `index`. */
+  share: { index: number; of: number };
 }
 
-/** A file read to its end. */
-export interface FileRead {
+/** What one batch holds of one file; `done` when the file ends in this batch. */
+export interface FileProgress {
   index: number;
   path: string;
-  status: 'loaded' | 'resumed';
   documents: number;
   rejections: number;
-  bytes: number;
-  format: Format | 'empty';
-  gzip: boolean;
+  /** Stream offset and line just past the batch's last piece of the file (unchanged when it has none). */
+  byteOffset: number;
+  line: number;
+  done?: { sha256: string; bytes: number; format: Format | 'empty'; gzip: boolean };
 }
 
-/** One prepared batch, the documents it holds and the files it completes. */
+/** One prepared batch, in job order (`batchIndex`), with what it holds of each file it touches. */
 export interface PreparedEvent {
+  batchIndex: number;
   prepared: PreparedBatch;
   documents: number;
-  filesRead: FileRead[];
+  files: FileProgress[];
 }
 
 export async function prepareFiles(
@@ -57,72 +66,86 @@ export async function prepareFiles(
   emit: (event: PreparedEvent) => Promise<void>,
 ): Promise<void> {
   const normalizer = new Normalizer();
-  let nextSeq = job.firstSeq;
-  const newBatch = () =>
-    new Batch(normalizer, { store: job.store, runId: job.runId, syncedAtMs: Date.now() }, nextSeq);
-  let batch = newBatch();
+  const { index: mine, of: readers } = job.share;
+  let seq = job.firstSeq;
+  let batchIndex = 0;
+  let batch: Batch | null = null;
   let documents = 0;
-  let chars = 0;
-  let filesRead: FileRead[] = [];
+  let bytes = 0;
+  let files: FileProgress[] = [];
 
-  const send = async () => {
-    nextSeq = batch.nextSeq;
-    const prepared = await batch.prepare();
-    const event: PreparedEvent = { prepared, documents, filesRead };
-    batch = newBatch();
-    documents = 0;
-    chars = 0;
-    filesRead = [];
-    await emit(event);
+  const open = () => {
+    if (batchIndex % readers === mine)
+      batch = new Batch(normalizer, { store: job.store, runId: job.runId, syncedAtMs: Date.now() }, seq);
+  };
+  const touch = (file: FilePlan, entry: { byteOffset: number; line: number }): FileProgress => {
+    let progress = files.at(-1);
+    if (progress?.index !== file.index) {
+      progress = { index: file.index, path: file.path, documents: 0, rejections: 0, ...entry };
+      files.push(progress);
+    }
+    return progress;
   };
 
+  // The batch handed over last: its raw landing is compressed (on libuv's pool) and it is emitted while
+  // the next batch is built; only one is in flight, so memory holds at most two batches here.
+  let inFlight: Promise<void> = Promise.resolve();
+  const send = async () => {
+    const current = batch;
+    const counts = { batchIndex, documents, files };
+    batch = null;
+    batchIndex++;
+    documents = 0;
+    bytes = 0;
+    files = [];
+    open();
+    if (!current) return;
+    const preparing = current.prepare();
+    const previous = inFlight;
+    inFlight = (async () => {
+      const prepared = await preparing;
+      await previous;
+      await emit({ prepared, ...counts });
+    })();
+    inFlight.catch(() => undefined);
+    await previous;
+  };
+
+  const take = (file: FilePlan, piece: Piece) => {
+    const progress = touch(file, { byteOffset: piece.end, line: piece.line });
+    const own = batch as Batch | null;
+    if (own) {
+      const source = `${file.path === '-' ? 'stdin' : file.path}:${piece.line}`;
+      const kind = piece.error ? KIND.unreadable : KIND.document;
+      const landed = own.land(DOCUMENTS_STREAM, piece.error ?? null, kind, source, piece.bytes);
+      if (loadDocument(own, landed, piece.text)) progress.rejections++;
+    }
+    seq++;
+    progress.documents++;
+    progress.byteOffset = piece.end;
+    progress.line = piece.line;
+    documents++;
+    bytes += piece.bytes.length;
+  };
+
+  open();
   for (const file of job.files) {
-    const stdin = file.path === '-';
-    const entry: LedgerEntry = { ...file.entry };
-    const skipUntil = file.status === 'resumed' ? entry.byteOffset : 0;
-    const read: FileRead = {
-      index: file.index,
-      path: file.path,
-      status: file.status,
-      documents: 0,
-      rejections: 0,
-      bytes: 0,
-      format: 'empty',
-      gzip: false,
-    };
+    const skipUntil = file.status === 'resumed' ? file.entry.byteOffset : 0;
     const reader = new DocumentReader(file.path);
     for await (const piece of named(file.path, reader.pieces())) {
       if (piece.end <= skipUntil) continue;
-      const source = `${stdin ? 'stdin' : file.path}:${piece.line}`;
-      const kind = piece.error ? KIND.unreadable : KIND.document;
-      const landed = batch.land(DOCUMENTS_STREAM, piece.error ?? null, kind, source, piece.bytes);
-      const rejected = loadDocument(batch, landed, piece.text);
-      read.documents++;
-      entry.documents++;
-      if (rejected) {
-        read.rejections++;
-        entry.rejected++;
-      }
-      entry.byteOffset = piece.end;
-      entry.line = piece.line;
-      chars += piece.text.length;
-      if (++documents >= job.batchDocuments || chars >= job.batchBytes) {
-        // stdin has no path to resume by: its ledger row is written once, when it has been read whole.
-        if (!stdin)
-          batch.after.push(writeLedgerSql(job.store, file.path, entry, job.runId, batch.meta.syncedAtMs));
-        await send();
-      }
+      take(file, piece);
+      if (documents >= job.batchDocuments || bytes >= job.batchBytes) await send();
     }
-    read.bytes = reader.bytesRead;
-    read.format = reader.format ?? 'empty';
-    read.gzip = reader.gzip;
-    const done: LedgerEntry = { ...entry, status: 'complete', sha256: reader.digest() };
-    if (stdin) done.size = reader.bytesRead;
-    const ledgerPath = stdin ? `stdin:${done.sha256}` : file.path;
-    batch.after.push(writeLedgerSql(job.store, ledgerPath, done, job.runId, batch.meta.syncedAtMs));
-    filesRead.push(read);
+    touch(file, file.entry).done = {
+      sha256: reader.digest(),
+      bytes: reader.bytesRead,
+      format: reader.format ?? 'empty',
+      gzip: reader.gzip,
+    };
   }
   await send();
+  await inFlight;
 }
 
 /** The pieces of one input; a failure to read it (a broken .gz, a file gone) names the input. */

@@ -5,16 +5,27 @@
  * resumed run can skip what was committed.
  */
 
-export interface Piece {
-  text: string;
-  /** The same piece as the bytes read (a view into the read buffer: no copy). */
-  bytes: Buffer;
-  /** 1-based line where the piece starts. */
-  line: number;
-  /** Bytes of the (decompressed) stream consumed once this piece is taken. */
-  end: number;
-  /** Set when the piece is structurally broken (not worth JSON.parse); `text` holds what was read. */
-  error?: string;
+/**
+ * One document's bytes as read (a view into the read buffer: no copy). The text is decoded on first use:
+ * an ingest worker skips the pieces another worker normalizes without ever decoding them.
+ */
+export class Piece {
+  private decoded: string | undefined;
+
+  constructor(
+    readonly bytes: Buffer,
+    /** 1-based line where the piece starts. */
+    readonly line: number,
+    /** Bytes of the (decompressed) stream consumed once this piece is taken. */
+    readonly end: number,
+    /** Set when the piece is structurally broken (not worth JSON.parse); `text` holds what was read. */
+    readonly error?: string,
+  ) {}
+
+  get text(): string {
+    this.decoded ??= this.bytes.toString('utf8');
+    return this.decoded;
+  }
 }
 
 export interface Splitter {
@@ -71,12 +82,7 @@ export class LineSplitter implements Splitter {
     this.offset += next - start;
     if (!isBlank(buf, start, end)) {
       const stop = end > start && buf[end - 1] === 13 ? end - 1 : end;
-      pieces.push({
-        text: buf.toString('utf8', start, stop),
-        bytes: buf.subarray(start, stop),
-        line: this.line,
-        end: this.offset,
-      });
+      pieces.push(new Piece(buf.subarray(start, stop), this.line, this.offset));
     }
     this.line++;
   }
@@ -171,16 +177,17 @@ export class ValueSplitter implements Splitter {
     if (this.start >= 0 && this.depth === (this.array ? 1 : 0))
       this.emit(this.carry, this.carry.length, pieces);
     else if (this.start >= 0 || this.inString) {
-      pieces.push({
-        text: this.carry.toString('utf8', Math.max(this.start, 0)),
-        bytes: this.carry.subarray(Math.max(this.start, 0)),
-        line: this.startLine,
-        end: this.base + this.carry.length,
-        error: 'the file ends inside a JSON value (truncated?)',
-      });
+      pieces.push(
+        new Piece(
+          this.carry.subarray(Math.max(this.start, 0)),
+          this.startLine,
+          this.base + this.carry.length,
+          'the file ends inside a JSON value (truncated?)',
+        ),
+      );
     } else if (this.array && this.opened && !this.closed) {
       const error = 'the JSON array is not closed with ]';
-      pieces.push({ text: '', bytes: Buffer.alloc(0), line: this.line, end: this.base, error });
+      pieces.push(new Piece(Buffer.alloc(0), this.line, this.base, error));
     }
     return pieces;
   }
@@ -196,7 +203,7 @@ export class ValueSplitter implements Splitter {
   private emit(buf: Buffer, end: number, pieces: Piece[]): void {
     if (this.start < 0) return;
     const bytes = buf.subarray(this.start, end);
-    pieces.push({ text: bytes.toString('utf8'), bytes, line: this.startLine, end: this.base + end });
+    pieces.push(new Piece(bytes, this.startLine, this.base + end));
     this.start = -1;
   }
 
@@ -204,6 +211,6 @@ export class ValueSplitter implements Splitter {
     if (this.junk) return;
     this.junk = true;
     const bytes = buf.subarray(i, Math.min(buf.length, i + 80));
-    pieces.push({ text: bytes.toString('utf8'), bytes, line: this.line, end: this.base + i + 1, error });
+    pieces.push(new Piece(bytes, this.line, this.base + i + 1, error));
   }
 }
