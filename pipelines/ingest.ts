@@ -1,4 +1,3 @@
-import os from 'node:os';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import type { Batch, BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { expandInputs, type InputFile } from '../src/load/input/inputs.js';
@@ -9,7 +8,7 @@ import {
   sameTime,
   writeLedgerSql,
 } from '../src/load/input/ledger.js';
-import { prepareInWorkers } from '../src/load/input/parallel.js';
+import { defaultWorkers, prepareInWorkers } from '../src/load/input/parallel.js';
 import {
   type FilePlan,
   type PreparedEvent,
@@ -224,9 +223,6 @@ class IngestRun {
     return ledger.sha256 !== null && (await hashFile(input.path)) === ledger.sha256;
   }
 }
-
-/** One reader per core, at most 4: DuckDB's own threads need cores too, and more readers only add memory. */
-export const defaultWorkers = (): number => Math.max(1, Math.min(4, os.availableParallelism()));
 
 export async function ingestPaths(
   warehouse: Warehouse,

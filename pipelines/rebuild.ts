@@ -1,7 +1,8 @@
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
-import { KIND, loadDocument, loadRecord } from '../src/load/documents.js';
-import type { Batch, BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
-import { decodeBlock, type LandedRecord } from '../src/load/landing.js';
+import type { PreparedBatch } from '../src/load/batch.js';
+import type { BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
+import { defaultWorkers, ReplayWorkers } from '../src/load/input/parallel.js';
+import type { StoredBlock } from '../src/load/replay.js';
 import { literal } from '../src/load/sql.js';
 import type { Logger } from '../src/log.js';
 import { dataTables } from '../src/normalize/index.js';
@@ -12,10 +13,13 @@ import { dataTables } from '../src/normalize/index.js';
  * original load took, so the tables come out as they were (or as the current normalize rules make them).
  * Normalization and parse rejections are re-derived too; API validation rejections, which were never
  * landed, are kept. It all happens in one transaction: a failed rebuild leaves the warehouse untouched.
+ * Blocks are decoded, parsed and normalized in worker threads (src/load/replay.ts), as ingest's files are.
  */
 
 export interface RebuildOptions {
   logger: Logger;
+  /** Worker threads replaying blocks (default: one per core, at most 4). */
+  workers?: number;
 }
 
 export interface RebuildSummary {
@@ -26,15 +30,6 @@ export interface RebuildSummary {
   tables: number;
 }
 
-interface BlockRow {
-  firstSeq: number;
-  store: string;
-  codec: string;
-  payload: Uint8Array;
-  syncedAtMs: number;
-  runId: string;
-}
-
 async function blockSeqs(tx: Transaction): Promise<number[]> {
   const reader = await tx.read((c) =>
     c.runAndReadAll('SELECT first_seq FROM _raw_landing ORDER BY first_seq'),
@@ -42,15 +37,14 @@ async function blockSeqs(tx: Transaction): Promise<number[]> {
   return reader.getRows().map(([seq]) => Number(seq));
 }
 
-async function readBlock(tx: Transaction, firstSeq: number): Promise<BlockRow> {
+async function readBlock(tx: Transaction, firstSeq: number): Promise<StoredBlock> {
   const reader = await tx.read((c) =>
     c.runAndReadAll(
       `SELECT first_seq, _store, codec, payload, epoch_ms(_synced_at), _run_id FROM _raw_landing WHERE first_seq = ${firstSeq}`,
     ),
   );
-  const [seq, store, codec, payload, synced, runId] = reader.getRows()[0]!;
+  const [, store, codec, payload, synced, runId] = reader.getRows()[0]!;
   return {
-    firstSeq: Number(seq),
     store: String(store),
     codec: String(codec),
     payload: (payload as { bytes: Uint8Array }).bytes,
@@ -59,24 +53,15 @@ async function readBlock(tx: Transaction, firstSeq: number): Promise<BlockRow> {
   };
 }
 
-function replay(batch: Batch, record: LandedRecord, warehouse: Warehouse, store: string): void {
-  if (record.kind === KIND.fullScan) {
-    const { entity, passStartedAt } = JSON.parse(record.text) as { entity: never; passStartedAt: string };
-    batch.after.push(warehouse.fullScanSql(store, entity, passStartedAt));
-  } else if (record.kind === KIND.record) {
-    loadRecord(batch, record, record.text, JSON.parse(record.text) as Record<string, unknown>);
-  } else {
-    loadDocument(batch, record, record.text);
-  }
-}
-
 export async function rebuildWarehouse(
   warehouse: Warehouse,
   options: RebuildOptions,
 ): Promise<RebuildSummary> {
   const tables = dataTables();
   const summary: RebuildSummary = { blocks: 0, records: 0, rows: 0, rejections: 0, tables: tables.length };
+  const count = options.workers ?? defaultWorkers();
   const tx = await warehouse.begin();
+  const workers = new ReplayWorkers(count);
   try {
     await warehouse.recreateDataTables(tx);
     await tx.run(
@@ -92,24 +77,22 @@ export async function rebuildWarehouse(
       summary.rejections += counts.rejections;
     };
     const seqs = await blockSeqs(tx);
-    // Block i is decoded and normalized while block i-1 merges; the connection reads block i+1 between.
-    let next = seqs.length ? await readBlock(tx, seqs[0]!) : null;
-    for (let i = 0; next; i++) {
-      const block = next;
-      const records = await decodeBlock(block.codec, block.payload);
-      const batch = warehouse.newBatch({
-        store: block.store,
-        runId: block.runId,
-        syncedAtMs: block.syncedAtMs,
-      });
-      try {
-        for (const record of records) replay(batch, record, warehouse, block.store);
-        await settle();
-        next = i + 1 < seqs.length ? await readBlock(tx, seqs[i + 1]!) : null;
-      } catch (error) {
-        warehouse.discard(batch);
-        throw error;
-      }
+    const seq = warehouse.nextSeq();
+    // Blocks are decoded and normalized in worker threads, a few ahead, while this thread writes them in
+    // order; the connection reads the next blocks between writes.
+    const ahead = 2 * count;
+    const replayed: Promise<PreparedBatch>[] = [];
+    const dispatch = async (i: number) => {
+      const promise = workers.replay(i, await readBlock(tx, seqs[i]!), seq);
+      promise.catch(() => undefined);
+      replayed[i] = promise;
+    };
+    let dispatched = 0;
+    for (let i = 0; i < seqs.length; i++) {
+      while (dispatched < seqs.length && dispatched < i + ahead) await dispatch(dispatched++);
+      const batch = warehouse.adopt(await replayed[i]!);
+      delete replayed[i];
+      await settle();
       pending = tx.write(batch);
       pending.catch(() => undefined);
       summary.blocks++;
@@ -127,6 +110,8 @@ export async function rebuildWarehouse(
       `rebuild failed, nothing changed: ${(error as Error).message}`,
       { cause: error },
     );
+  } finally {
+    await workers.close();
   }
   options.logger.info('rebuild_done', { ...summary });
   return summary;

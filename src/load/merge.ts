@@ -1,5 +1,6 @@
-import { ownedBy, sourcedColumns, type TableDef, tableDef } from '../normalize/index.js';
-import { ident, stagingTable } from './sql.js';
+import type { EntityKind } from '../contracts.js';
+import { ownedBy, planTables, sourcedColumns, type TableDef, tableDef } from '../normalize/index.js';
+import { ident, literal, stagingTable } from './sql.js';
 
 /**
  * Merge SQL, generated per unit table (a table whose rows are replaced as a whole with the tables they
@@ -100,4 +101,12 @@ export function fullScanSql(tables: TableDef[], store: string, passStartedAt: st
         `WHERE _store = ${store} AND _synced_at >= ${passStartedAt} AND _deleted_at IS NOT NULL`,
     ])
     .join(';\n');
+}
+
+/** Soft deletes for a completed full scan of an entity's tables, for one store. */
+export function entityFullScanSql(store: string, entity: EntityKind, passStartedAt: string): string {
+  const tables = planTables(entity)
+    .map(tableDef)
+    .filter((t) => t.fullScan);
+  return fullScanSql(tables, literal(store), `TIMESTAMPTZ ${literal(passStartedAt)}`);
 }

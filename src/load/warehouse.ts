@@ -3,7 +3,7 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { PageCommit, StreamState } from '../contracts.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import { dataTables, Normalizer, planTables, rawText, tableDef } from '../normalize/index.js';
+import { dataTables, Normalizer, rawText } from '../normalize/index.js';
 import {
   finishRunSql,
   listStates,
@@ -21,9 +21,9 @@ import { commentSql, createStagingTables, createTableSql, migrate } from './ddl.
 import { KIND, loadDocument, loadRecord } from './documents.js';
 import { KeyRanges } from './key-ranges.js';
 import { Layouts } from './layouts.js';
-import { fullScanSql } from './merge.js';
+import { entityFullScanSql } from './merge.js';
 import { type OpenOptions, openInstance } from './open.js';
-import { ident, literal } from './sql.js';
+import { ident } from './sql.js';
 import { Transaction } from './transaction.js';
 
 /**
@@ -241,10 +241,7 @@ export class Warehouse {
 
   /** Soft deletes for a completed full scan of an entity's tables. */
   fullScanSql(store: string, entity: PageCommit['entity'], passStartedAt: string): string {
-    const tables = planTables(entity)
-      .map(tableDef)
-      .filter((t) => t.fullScan);
-    return fullScanSql(tables, literal(store), `TIMESTAMPTZ ${literal(passStartedAt)}`);
+    return entityFullScanSql(store, entity, passStartedAt);
   }
 
   readState(store: string, stream: string): Promise<StreamState> {

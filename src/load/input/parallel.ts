@@ -1,6 +1,19 @@
+import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import type { PreparedBatch } from '../batch.js';
+import type { StoredBlock } from '../replay.js';
 import type { PreparedEvent, PrepareJob } from './prepare.js';
 import type { ToWorker } from './worker.js';
+
+/** One worker per core, at most 4: DuckDB's own threads need cores too, and more workers only add memory. */
+export const defaultWorkers = (): number => Math.max(1, Math.min(4, os.availableParallelism()));
+
+function spawn(): Worker {
+  return new Worker(BOOT, {
+    workerData: { entry: ENTRY },
+    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+  });
+}
 
 /**
  * Runs prepareFiles in worker threads, each taking its share of the batches, and hands the batches to
@@ -21,8 +34,15 @@ const YOUNG_GENERATION_MB = 48;
 
 type FromWorker =
   | { type: 'batch'; event: PreparedEvent }
+  | { type: 'replayed'; index: number; prepared: PreparedBatch }
   | { type: 'done' }
   | { type: 'error'; message: string; stack?: string };
+
+function workerError(message: { message: string; stack?: string }): Error {
+  const error = new Error(message.message);
+  if (message.stack) error.stack = message.stack;
+  return error;
+}
 
 export function prepareInWorkers(
   job: Omit<PrepareJob, 'share'>,
@@ -30,14 +50,7 @@ export function prepareInWorkers(
   accept: (event: PreparedEvent) => Promise<void>,
   credits = 1,
 ): Promise<void> {
-  const threads = Array.from(
-    { length: workers },
-    () =>
-      new Worker(BOOT, {
-        workerData: { entry: ENTRY },
-        resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-      }),
-  );
+  const threads = Array.from({ length: workers }, spawn);
   return new Promise<void>((resolve, reject) => {
     const waiting = new Map<number, { event: PreparedEvent; from: Worker }>();
     let next = 0;
@@ -75,10 +88,8 @@ export function prepareInWorkers(
         if (message.type === 'batch')
           waiting.set(message.event.batchIndex, { event: message.event, from: thread });
         else if (message.type === 'done') finished++;
-        else {
-          const error = new Error(message.message);
-          if (message.stack) error.stack = message.stack;
-          fail(error);
+        else if (message.type === 'error') {
+          fail(workerError(message));
           return;
         }
         drain();
@@ -92,4 +103,56 @@ export function prepareInWorkers(
       } satisfies ToWorker);
     });
   });
+}
+
+/**
+ * Rebuild's workers: raw landing blocks go to the workers in turn and come back as prepared batches.
+ * The caller keeps a few blocks in flight so the workers decode and normalize while it writes.
+ */
+export class ReplayWorkers {
+  private readonly threads: Worker[];
+  private readonly waiting = new Map<
+    number,
+    { resolve: (p: PreparedBatch) => void; reject: (e: unknown) => void }
+  >();
+  private failure: unknown = null;
+
+  constructor(workers: number) {
+    this.threads = Array.from({ length: workers }, spawn);
+    for (const thread of this.threads) {
+      thread.on('message', (message: FromWorker) => {
+        if (message.type === 'replayed') {
+          const waiter = this.waiting.get(message.index);
+          this.waiting.delete(message.index);
+          waiter?.resolve(message.prepared);
+        } else if (message.type === 'error') this.fail(workerError(message));
+      });
+      thread.on('error', (error) => this.fail(error));
+      thread.on('exit', (code) => this.fail(new Error(`a rebuild worker stopped (exit code ${code})`)));
+    }
+  }
+
+  /** The block's prepared batch, from worker `index` modulo the number of workers. */
+  replay(index: number, block: StoredBlock, seq: number): Promise<PreparedBatch> {
+    if (this.failure) return Promise.reject(this.failure);
+    const thread = this.threads[index % this.threads.length]!;
+    const done = new Promise<PreparedBatch>((resolve, reject) =>
+      this.waiting.set(index, { resolve, reject }),
+    );
+    thread.postMessage({ type: 'replay', index, block, seq } satisfies ToWorker);
+    return done;
+  }
+
+  async close(): Promise<void> {
+    this.failure ??= new Error('the rebuild workers were closed');
+    await Promise.all(this.threads.map((t) => t.terminate()));
+  }
+
+  private fail(error: unknown): void {
+    if (this.failure) return;
+    this.failure = error;
+    for (const waiter of this.waiting.values()) waiter.reject(error);
+    this.waiting.clear();
+    for (const thread of this.threads) void thread.terminate();
+  }
 }

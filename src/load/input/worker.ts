@@ -1,32 +1,50 @@
 import { parentPort } from 'node:worker_threads';
+import { Normalizer } from '../../normalize/index.js';
 import { preparedBuffers } from '../batch.js';
+import { replayBlock, type StoredBlock } from '../replay.js';
 import { type PrepareJob, prepareFiles } from './prepare.js';
 
 /**
- * The ingest worker thread: runs prepareFiles for the job the main thread sends and posts every batch
- * back, moving (not copying) its buffers. It stays at most `credits` batches ahead of the loader, so a
- * fast reader cannot fill memory with batches DuckDB has not taken yet.
+ * A worker thread of ingest and rebuild: it turns input into prepared batches and posts them back,
+ * moving (not copying) their buffers.
+ *   job     ingest: run prepareFiles on this worker's share of the files, staying at most `credits`
+ *           batches ahead of the loader, so a fast reader cannot fill memory with batches DuckDB has not
+ *           taken yet;
+ *   replay  rebuild: one raw landing block at a time, in the order sent (the main thread meters them).
  */
 
-export type ToWorker = { type: 'job'; job: PrepareJob; credits: number } | { type: 'credit' };
+export type ToWorker =
+  | { type: 'job'; job: PrepareJob; credits: number }
+  | { type: 'credit' }
+  | { type: 'replay'; index: number; block: StoredBlock; seq: number };
 
 const port = parentPort!;
 let credits = 0;
 let wake: (() => void) | null = null;
+let replaying = Promise.resolve();
+let normalizer: Normalizer | null = null;
+
+const failed = (error: Error) =>
+  port.postMessage({ type: 'error', message: error.message, stack: error.stack });
 
 port.on('message', (message: ToWorker) => {
   if (message.type === 'credit') {
     credits++;
     wake?.();
-    return;
+  } else if (message.type === 'replay') {
+    replaying = replaying
+      .then(async () => {
+        normalizer ??= new Normalizer();
+        const prepared = await replayBlock(normalizer, message.block, message.seq);
+        port.postMessage({ type: 'replayed', index: message.index, prepared }, preparedBuffers(prepared));
+      })
+      .catch(failed);
+  } else {
+    credits = message.credits;
+    prepareFiles(message.job, async (event) => {
+      while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
+      credits--;
+      port.postMessage({ type: 'batch', event }, preparedBuffers(event.prepared));
+    }).then(() => port.postMessage({ type: 'done' }), failed);
   }
-  credits = message.credits;
-  prepareFiles(message.job, async (event) => {
-    while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
-    credits--;
-    port.postMessage({ type: 'batch', event }, preparedBuffers(event.prepared));
-  }).then(
-    () => port.postMessage({ type: 'done' }),
-    (error: Error) => port.postMessage({ type: 'error', message: error.message, stack: error.stack }),
-  );
 });

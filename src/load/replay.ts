@@ -1,0 +1,54 @@
+import type { EntityKind } from '../contracts.js';
+import type { Normalizer } from '../normalize/index.js';
+import { Batch, type PreparedBatch } from './batch.js';
+import { KIND, loadDocument, loadRecord } from './documents.js';
+import { decodeBlock, type LandedRecord } from './landing.js';
+import { entityFullScanSql } from './merge.js';
+
+/**
+ * Rebuild's unit of work, with no DuckDB in it so it runs in the ingest worker threads: one `_raw_landing`
+ * block decoded and every record in it replayed through the path its original load took (documents.ts),
+ * with the block's own store, `_synced_at` and run, into a prepared batch.
+ */
+
+/** A `_raw_landing` row as rebuild reads it. */
+export interface StoredBlock {
+  store: string;
+  codec: string;
+  payload: Uint8Array;
+  syncedAtMs: number;
+  runId: string;
+}
+
+function replay(batch: Batch, record: LandedRecord, store: string): void {
+  if (record.kind === KIND.fullScan) {
+    const { entity, passStartedAt } = JSON.parse(record.text) as {
+      entity: EntityKind;
+      passStartedAt: string;
+    };
+    batch.after.push(entityFullScanSql(store, entity, passStartedAt));
+  } else if (record.kind === KIND.record) {
+    loadRecord(batch, record, record.text, JSON.parse(record.text) as Record<string, unknown>);
+  } else {
+    loadDocument(batch, record, record.text);
+  }
+}
+
+/**
+ * The block's rows as a prepared batch. Nothing is landed again, so the batch starts and ends at `seq`,
+ * the warehouse's next landing sequence number.
+ */
+export async function replayBlock(
+  normalizer: Normalizer,
+  block: StoredBlock,
+  seq: number,
+): Promise<PreparedBatch> {
+  const records = await decodeBlock(block.codec, block.payload);
+  const batch = new Batch(
+    normalizer,
+    { store: block.store, runId: block.runId, syncedAtMs: block.syncedAtMs },
+    seq,
+  );
+  for (const record of records) replay(batch, record, block.store);
+  return batch.prepare();
+}
