@@ -80,7 +80,7 @@ export async function rebuildWarehouse(
     const seq = warehouse.nextSeq();
     // Blocks are decoded and normalized in worker threads, a few ahead, while this thread writes them in
     // order; the connection reads the next blocks between writes.
-    const ahead = 2 * count;
+    const ahead = 2 * Math.max(1, count);
     const replayed: Promise<PreparedBatch>[] = [];
     const dispatch = async (i: number) => {
       const promise = workers.replay(i, await readBlock(tx, seqs[i]!), seq);

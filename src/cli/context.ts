@@ -136,3 +136,30 @@ export function readerBlocked(error: unknown): unknown {
     ? new StoreSyncError(ERROR_CODES.QUERY, error.message, { cause: error })
     : error;
 }
+
+/** A numeric option that must be a whole number in range: a usage error naming the option otherwise. */
+export function integerOption(name: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new StoreSyncError(
+      ERROR_CODES.USAGE,
+      `--${name} must be an integer from ${min} to ${max} (got ${String(value)})`,
+    );
+  }
+  return value;
+}
+
+export interface WorkersArgs {
+  workers?: number;
+}
+
+/** `--workers` of ingest and rebuild: threads that read, parse and normalize while the main thread loads. */
+export function withWorkersOption<T>(yargs: Argv<T>): Argv<T & WorkersArgs> {
+  return yargs.option('workers', {
+    type: 'number',
+    description:
+      'Worker threads that read, parse and normalize documents while the main thread loads them (default: one per core, at most 4; 0: none)',
+  }) as Argv<T & WorkersArgs>;
+}
+
+export const workersFrom = (args: WorkersArgs): number | undefined =>
+  args.workers === undefined ? undefined : integerOption('workers', args.workers, 0, 64);

@@ -131,6 +131,17 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
     );
   });
 
+  it('--workers that is not a whole number from 0 to 64', async () => {
+    await refused(
+      ['ingest', dir, '--config', config, '--workers', '-1'],
+      /--workers must be an integer from 0 to 64 \(got -1\)/,
+    );
+    await refused(
+      ['rebuild', '--config', config, '--workers', '2.5'],
+      /--workers must be an integer from 0 to 64 \(got 2.5\)/,
+    );
+  });
+
   it('a missing token environment variable', async () => {
     await refused(
       ['sync', '--config', config],

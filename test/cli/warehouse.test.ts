@@ -263,6 +263,9 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     assert.match(result.stdout, /^rebuilt \d+ tables from \d+ landed records: \d+ rows, 0 rejections$/m);
     assert.equal(sandbox.stats().requests, 0, 'no API request');
     assert.deepEqual(await read(sql), before);
+    // Without worker threads (--workers 0) the result is the same.
+    assertExit(await runCli(['rebuild', '--workers', '0', ...job()]), 0);
+    assert.deepEqual(await read(sql), before);
   });
 
   it('a document whose value does not fit exactly is rejected with its reason, and ingest exits 3', async () => {

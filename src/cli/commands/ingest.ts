@@ -1,10 +1,19 @@
 import type { CommandModule } from 'yargs';
 import type { IngestSummary } from '../../../pipelines/ingest.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
-import { cliLogger, type JobArgs, resolveJob, selectStores, withJobOptions } from '../context.js';
+import {
+  cliLogger,
+  type JobArgs,
+  resolveJob,
+  selectStores,
+  type WorkersArgs,
+  withJobOptions,
+  withWorkersOption,
+  workersFrom,
+} from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
 
-interface IngestArgs extends JobArgs {
+interface IngestArgs extends JobArgs, WorkersArgs {
   inputs: string[];
 }
 
@@ -21,7 +30,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
   describe:
     'Load captured API documents (orders, fulfillments, carts, tickets …) from files, folders or - for stdin',
   builder: (yargs) =>
-    withJobOptions(yargs)
+    withWorkersOption(withJobOptions(yargs))
       .positional('inputs', {
         type: 'string',
         array: true,
@@ -35,6 +44,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       .example('zcat orders.ndjson.gz | $0 ingest - --warehouse w.duckdb', 'Ingest from stdin') as never,
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
+    const workers = workersFrom(args);
     const [store] = selectStores(config, args.store);
     // Documents carry no store of their own: with several stores, guessing the first would misfile them.
     if (args.store === undefined && config.stores.length > 1) {
@@ -65,6 +75,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
           store: store!.name,
           runId,
           logger,
+          ...(workers === undefined ? {} : { workers }),
         });
       } catch (error) {
         failure = error;

@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import { SCOPES } from '../../../schemas/index.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { Scale } from '../../sandbox/model/types.js';
+import { integerOption } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 
 interface SandboxArgs {
@@ -22,13 +23,6 @@ export function parseScale(text: string): Scale {
   if (text === 'small' || text === 'medium' || text === 'large') return text;
   if (/^\d+$/.test(text) && Number(text) >= 1 && Number(text) <= 10_000_000) return Number(text);
   throw usage(`--scale must be small, medium, large or a count of subscriptions from 1 (got "${text}")`);
-}
-
-function integerOption(name: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw usage(`--${name} must be an integer from ${min} to ${max} (got ${String(value)})`);
-  }
-  return value;
 }
 
 export const sandboxCommand: CommandModule<object, SandboxArgs> = {

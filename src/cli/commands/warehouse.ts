@@ -1,6 +1,15 @@
 import type { CommandModule } from 'yargs';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
-import { cliLogger, type JobArgs, readerBlocked, resolveJob, withJobOptions } from '../context.js';
+import {
+  cliLogger,
+  type JobArgs,
+  readerBlocked,
+  resolveJob,
+  type WorkersArgs,
+  withJobOptions,
+  withWorkersOption,
+  workersFrom,
+} from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { renderRows, renderTable } from '../output.js';
 
@@ -132,18 +141,22 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
   },
 };
 
-export const rebuildCommand: CommandModule<object, JobArgs> = {
+export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs> = {
   command: 'rebuild',
   describe: 'Re-derive every table from the raw landing, with no API calls (after an upgrade or a fix)',
-  builder: (yargs) => withJobOptions(yargs) as never,
+  builder: (yargs) => withWorkersOption(withJobOptions(yargs)) as never,
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
+    const workers = workersFrom(args);
     const logger = cliLogger(args);
     const { openWarehouse } = await import('../../load/index.js');
     const { rebuildWarehouse } = await import('../../../pipelines/rebuild.js');
     const warehouse = await openWarehouse(config.warehouse, { logger });
     try {
-      const summary = await rebuildWarehouse(warehouse, { logger });
+      const summary = await rebuildWarehouse(warehouse, {
+        logger,
+        ...(workers === undefined ? {} : { workers }),
+      });
       process.stdout.write(
         `rebuilt ${summary.tables} tables from ${summary.records} landed records: ${summary.rows} rows, ${summary.rejections} rejections\n`,
       );

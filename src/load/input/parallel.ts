@@ -1,7 +1,8 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { Normalizer } from '../../normalize/index.js';
 import type { PreparedBatch } from '../batch.js';
-import type { StoredBlock } from '../replay.js';
+import { replayBlock, type StoredBlock } from '../replay.js';
 import type { PreparedEvent, PrepareJob } from './prepare.js';
 import type { ToWorker } from './worker.js';
 
@@ -116,6 +117,8 @@ export class ReplayWorkers {
     { resolve: (p: PreparedBatch) => void; reject: (e: unknown) => void }
   >();
   private failure: unknown = null;
+  /** The normalizer used when there are no worker threads. */
+  private local: Normalizer | null = null;
 
   constructor(workers: number) {
     this.threads = Array.from({ length: workers }, spawn);
@@ -132,9 +135,13 @@ export class ReplayWorkers {
     }
   }
 
-  /** The block's prepared batch, from worker `index` modulo the number of workers. */
+  /** The block's prepared batch, from worker `index` modulo the number of workers (or this thread, with none). */
   replay(index: number, block: StoredBlock, seq: number): Promise<PreparedBatch> {
     if (this.failure) return Promise.reject(this.failure);
+    if (this.threads.length === 0) {
+      this.local ??= new Normalizer();
+      return replayBlock(this.local, block, seq);
+    }
     const thread = this.threads[index % this.threads.length]!;
     const done = new Promise<PreparedBatch>((resolve, reject) =>
       this.waiting.set(index, { resolve, reject }),
