@@ -23,6 +23,14 @@ export interface OpenOptions {
 
 export const WRITER_MEMORY_LIMIT = '1GB';
 
+/**
+ * WAL size at which a writer's commit also checkpoints. DuckDB's default (16 MB) makes nearly every large
+ * ingest commit a checkpoint, and each one rewrites the tables' last, partly filled row groups again: with
+ * 1 GB, a 200,000-document ingest committing every 50,000 took 12 % less time and 14 % less CPU. Every
+ * commit is still durable in the WAL, and closing the warehouse checkpoints.
+ */
+export const WRITER_CHECKPOINT_THRESHOLD = '1GB';
+
 const writersInProcess = new Set<string>();
 
 function checkFolder(file: string, readOnly: boolean): void {
@@ -74,6 +82,7 @@ export async function openInstance(
   const config: Record<string, string> = { access_mode: readOnly ? 'READ_ONLY' : 'READ_WRITE' };
   const memoryLimit = options.memoryLimit ?? (readOnly ? undefined : WRITER_MEMORY_LIMIT);
   if (memoryLimit) config.memory_limit = memoryLimit;
+  if (!readOnly) config.checkpoint_threshold = WRITER_CHECKPOINT_THRESHOLD;
   if (options.threads) config.threads = String(options.threads);
   let instance: DuckDBInstance;
   try {
