@@ -63,6 +63,7 @@ class IngestRun {
   private txReady: Promise<void> = Promise.resolve();
   private pending: Promise<BatchCounts> | null = null;
   private txDocs = 0;
+  private aborted = false;
   /** Ledger entries of the files being read, by input index, as the committed batches leave them. */
   private readonly ledger = new Map<number, LedgerEntry>();
   readonly summary: IngestSummary = { files: [], documents: 0, records: 0, rows: 0, rejections: 0, bytes: 0 };
@@ -129,6 +130,7 @@ class IngestRun {
    * written while the next is prepared; the transaction commits every so many documents.
    */
   readonly accept = async (event: PreparedEvent): Promise<void> => {
+    if (this.aborted) throw new Error('the ingest was stopped');
     await this.txReady;
     const batch = this.warehouse.adopt(event.prepared);
     const { store, runId, logger } = this.options;
@@ -210,9 +212,20 @@ class IngestRun {
     await this.tx.commit();
   }
 
+  /**
+   * Rolls back what is not committed. A batch being accepted when the run failed may still go on to commit
+   * and begin the next transaction, so this waits until neither the pending write nor the commit-and-begin
+   * changes any more, and no batch is accepted after it starts.
+   */
   async abort(): Promise<void> {
-    await this.pending?.catch(() => undefined);
-    await this.txReady.catch(() => undefined);
+    this.aborted = true;
+    for (;;) {
+      const pending = this.pending;
+      const txReady = this.txReady;
+      await pending?.catch(() => undefined);
+      await txReady.catch(() => undefined);
+      if (pending === this.pending && txReady === this.txReady) break;
+    }
     await this.tx.rollback();
   }
 

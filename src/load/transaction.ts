@@ -29,6 +29,8 @@ export class Transaction {
     const run = this.chain.then(async () => {
       try {
         if (this.failure) throw this.failure;
+        // After COMMIT or ROLLBACK the connection is outside any transaction: a write now would autocommit.
+        if (this.done) throw new Error('the transaction is already finished');
         const counts = await batch.write(
           this.connection,
           this.warehouse.layouts,

@@ -41,6 +41,8 @@ export interface RowsSnapshot {
   valid: Uint8Array[];
 }
 
+const utf8 = new TextEncoder();
+
 /** The typed arrays of a snapshot, for `postMessage`'s transfer list. */
 export function snapshotBuffers(snapshot: RowsSnapshot): ArrayBuffer[] {
   const buffers = new Set<ArrayBuffer>();
@@ -65,7 +67,9 @@ export function encodeTexts(
   const present: string[] = [];
   for (let i = 0; i < length; i++) if (valid[i]) present.push(values[i]!);
   const joined = present.join('');
-  let bytes: Uint8Array = Buffer.from(joined, 'utf8');
+  // TextEncoder, not Buffer.from: a short Buffer comes from Node's shared pool, which cannot be moved to
+  // another thread (Node 21+ refuses it in a transfer list).
+  let bytes = utf8.encode(joined);
   const ascii = bytes.length === joined.length;
   let end = 0;
   for (let i = 0; i < length; i++) {
@@ -75,7 +79,13 @@ export function encodeTexts(
   // A lone surrogate at the seam of two values encodes differently joined than apart (only possible in
   // rejection payloads): then each value is encoded on its own, exactly as it would be alone.
   if (end !== bytes.length) {
-    bytes = Buffer.concat(present.map((v) => Buffer.from(v, 'utf8')));
+    const parts = present.map((v) => utf8.encode(v));
+    bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const part of parts) {
+      bytes.set(part, at);
+      at += part.length;
+    }
     end = 0;
     for (let i = 0; i < length; i++) {
       if (valid[i]) end += Buffer.byteLength(values[i]!, 'utf8');

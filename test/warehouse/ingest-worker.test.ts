@@ -6,6 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { type IngestSummary, ingestPaths } from '../../pipelines/ingest.js';
 import { StoreSyncError } from '../../src/errors.js';
 import { openWarehouse } from '../../src/load/index.js';
+import { DocumentReader } from '../../src/load/input/reader.js';
 import { silentLogger } from '../../src/log.js';
 import { count, orderDoc, snapshot, tableRows, tempDir } from './helpers.js';
 
@@ -118,6 +119,77 @@ describe('ingest: the worker thread', () => {
       } finally {
         await warehouse.close();
       }
+    } finally {
+      await done();
+    }
+  });
+
+  for (const workers of [0, 2]) {
+    it(`a failure while a commit is due rolls back cleanly, and the warehouse stays usable (${workers} workers)`, {
+      timeout: 30_000,
+    }, async () => {
+      const { dir: other, cleanup: done } = await tempDir();
+      try {
+        const folder = path.join(other, 'in');
+        await mkdir(folder);
+        await writeFile(
+          path.join(folder, 'a.ndjson'),
+          ndjson(Array.from({ length: 40 }, (_, i) => orderDoc(i + 1))),
+        );
+        await writeFile(
+          path.join(folder, 'b.ndjson.gz'),
+          Buffer.concat([gzipSync('{"x":1}\n').subarray(0, 10), Buffer.alloc(64, 7)]),
+        );
+        const warehouse = await openWarehouse(path.join(other, 'w.duckdb'));
+        try {
+          // Commits every other batch: the failure meets a batch that is about to commit.
+          await assert.rejects(
+            ingestPaths(warehouse, [folder], {
+              store: 'shop',
+              runId: 'race',
+              logger: silentLogger,
+              workers,
+              batchDocuments: 5,
+              commitDocuments: 10,
+            }),
+            /cannot read .*b\.ndjson\.gz/,
+          );
+          // Before the fix a transaction was left open here and this never returned.
+          const runId = await warehouse.startRun({
+            store: 'shop',
+            command: 'ingest',
+            mode: 'incremental',
+            streams: [],
+          });
+          assert.ok(runId);
+          const c = warehouse.connection;
+          const ledger = await tableRows(c, '_ingested_files');
+          const stored = await count(c, 'orders');
+          // Whatever was committed is consistent: the ledger says how far into a.ndjson the orders go.
+          assert.equal(stored, ledger.length ? Number(ledger[0]!.documents) : 0);
+        } finally {
+          await warehouse.close();
+        }
+      } finally {
+        await done();
+      }
+    });
+  }
+
+  it('reads a file only up to the size it had when the run was planned (a growing file reads the same in every worker)', async () => {
+    const { dir: other, cleanup: done } = await tempDir();
+    try {
+      const file = path.join(other, 'growing.ndjson');
+      const first = `${JSON.stringify(orderDoc(1))}\n`;
+      await writeFile(file, `${first}${JSON.stringify(orderDoc(2))}\n`);
+      const reader = new DocumentReader(file, Buffer.byteLength(first));
+      const texts: string[] = [];
+      for await (const piece of reader.pieces()) texts.push(piece.text);
+      assert.deepEqual(
+        texts.map((t) => (JSON.parse(t) as { number: string }).number),
+        ['T-1'],
+      );
+      assert.equal(reader.bytesRead, Buffer.byteLength(first));
     } finally {
       await done();
     }

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { AppenderPool } from '../../src/load/chunks.js';
 import { TableRows } from '../../src/normalize/index.js';
+import { encodeTexts } from '../../src/normalize/rows.js';
 import { Rng } from '../../src/sandbox/model/random.js';
 import { tempDir } from './helpers.js';
 
@@ -105,5 +106,14 @@ describe('loader: text columns written a vector at a time', () => {
       ['日本', null, 'long enough to leave the inline part'],
     );
     assert.throws(() => rows.addRow(), /sealed/);
+  });
+});
+
+describe('encoded text can move to a worker thread', () => {
+  it("a short column is not a view into Node's shared Buffer pool (Node 21+ refuses to transfer it)", () => {
+    const text = encodeTexts(['ab', 'c'], new Uint8Array([1, 1]), 2);
+    assert.equal(text.bytes.byteOffset, 0);
+    assert.equal(text.bytes.buffer.byteLength, text.bytes.byteLength);
+    assert.deepEqual([...text.ends], [2, 3]);
   });
 });

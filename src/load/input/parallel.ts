@@ -62,10 +62,12 @@ export function prepareInWorkers(
       settled = true;
       for (const thread of threads) void thread.terminate();
     };
+    // Rejects only once the batch being accepted (if any) has finished, so the caller's rollback never
+    // races a write or a commit still in progress.
     const fail = (error: unknown) => {
       if (settled) return;
       stop();
-      reject(error);
+      void chain.then(() => reject(error));
     };
     // Batches arrive from several workers; they are accepted strictly in job order.
     const drain = () => {

@@ -129,23 +129,33 @@ export async function prepareFiles(
   };
 
   open();
-  for (const file of job.files) {
-    const skipUntil = file.status === 'resumed' ? file.entry.byteOffset : 0;
-    const reader = new DocumentReader(file.path);
-    for await (const piece of named(file.path, reader.pieces())) {
-      if (piece.end <= skipUntil) continue;
-      take(file, piece);
-      if (documents >= job.batchDocuments || bytes >= job.batchBytes) await send();
-    }
-    touch(file, file.entry).done = {
-      sha256: reader.digest(),
-      bytes: reader.bytesRead,
-      format: reader.format ?? 'empty',
-      gzip: reader.gzip,
-    };
+  try {
+    await readAll();
+  } catch (error) {
+    // The batch in flight may be being written: the caller rolls back only after it has settled.
+    await inFlight.catch(() => undefined);
+    throw error;
   }
   await send();
   await inFlight;
+
+  async function readAll(): Promise<void> {
+    for (const file of job.files) {
+      const skipUntil = file.status === 'resumed' ? file.entry.byteOffset : 0;
+      const reader = new DocumentReader(file.path, file.path === '-' ? undefined : file.entry.size);
+      for await (const piece of named(file.path, reader.pieces())) {
+        if (piece.end <= skipUntil) continue;
+        take(file, piece);
+        if (documents >= job.batchDocuments || bytes >= job.batchBytes) await send();
+      }
+      touch(file, file.entry).done = {
+        sha256: reader.digest(),
+        bytes: reader.bytesRead,
+        format: reader.format ?? 'empty',
+        gzip: reader.gzip,
+      };
+    }
+  }
 }
 
 /** The pieces of one input; a failure to read it (a broken .gz, a file gone) names the input. */

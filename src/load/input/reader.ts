@@ -54,6 +54,11 @@ export class DocumentReader {
   constructor(
     /** A path, or '-' for stdin. */
     readonly path: string,
+    /**
+     * Bytes of the file to read (its size when the run was planned): a file that grows meanwhile is read
+     * to the same end by every ingest worker, and recorded in the ledger as what was read.
+     */
+    private readonly limit?: number,
   ) {}
 
   /** Bytes of the input as stored, read so far. */
@@ -69,7 +74,14 @@ export class DocumentReader {
   /** Document texts in order, each with its start line and the offset just past it. */
   async *pieces(): AsyncGenerator<Piece> {
     const raw: AsyncIterable<Buffer> =
-      this.path === '-' ? process.stdin : createReadStream(this.path, { highWaterMark: CHUNK });
+      this.path === '-'
+        ? process.stdin
+        : this.limit === 0
+          ? Readable.from([])
+          : createReadStream(this.path, {
+              highWaterMark: CHUNK,
+              ...(this.limit === undefined ? {} : { end: this.limit - 1 }),
+            });
     const tapped = tapAndHash(raw, this.hash, this.counter);
     const first = await tapped.next();
     if (first.done) return;
