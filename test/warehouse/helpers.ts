@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { ident } from '../../src/load/sql.js';
 import { dataTables, tableDef } from '../../src/normalize/index.js';
@@ -33,6 +33,21 @@ export async function tempWarehouse(): Promise<{
     file,
     cleanup: async () => {
       await warehouse.close().catch(() => undefined);
+      await cleanup();
+    },
+  };
+}
+
+/** A bare DuckDB file in a temp folder (no warehouse tables), for tests of the loader's parts. */
+export async function tempDatabase(): Promise<{ connection: DuckDBConnection; close: () => Promise<void> }> {
+  const { dir, cleanup } = await tempDir();
+  const instance = await DuckDBInstance.create(path.join(dir, 'bare.duckdb'));
+  const connection = await instance.connect();
+  return {
+    connection,
+    close: async () => {
+      connection.closeSync();
+      instance.closeSync();
       await cleanup();
     },
   };

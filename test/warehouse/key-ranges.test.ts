@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { KeyRanges } from '../../src/load/key-ranges.js';
-import { tempDir } from './helpers.js';
+import { tempDatabase } from './helpers.js';
 
 /**
  * The loader skips the "is any of these keys stored?" query when a batch's keys all lie outside the range
@@ -11,15 +10,11 @@ import { tempDir } from './helpers.js';
  * must never be narrower than the truth: these tests check it against real tables.
  */
 describe('loader: ranges of stored keys', () => {
-  let instance: DuckDBInstance;
   let connection: DuckDBConnection;
-  let cleanup: () => Promise<void>;
+  let close: () => Promise<void>;
 
   before(async () => {
-    const temp = await tempDir();
-    cleanup = temp.cleanup;
-    instance = await DuckDBInstance.create(path.join(temp.dir, 'keys.duckdb'));
-    connection = await instance.connect();
+    ({ connection, close } = await tempDatabase());
     await connection.run(`
       CREATE TABLE numbered (_store VARCHAR, number VARCHAR);
       INSERT INTO numbered VALUES ('s', '9'), ('s', '10'), ('s', '95'), ('other', '5000');
@@ -31,11 +26,7 @@ describe('loader: ranges of stored keys', () => {
       INSERT INTO accented VALUES ('s', 'é');`);
   });
 
-  after(async () => {
-    connection.closeSync();
-    instance.closeSync();
-    await cleanup();
-  });
+  after(() => close());
 
   const outside = (
     ranges: KeyRanges,

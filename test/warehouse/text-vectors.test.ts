@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppenderPool } from '../../src/load/chunks.js';
 import { TableRows } from '../../src/normalize/index.js';
 import { encodeTexts } from '../../src/normalize/rows.js';
 import { Rng } from '../../src/sandbox/model/random.js';
-import { tempDir } from './helpers.js';
+import { tempDatabase } from './helpers.js';
 
 /**
  * The loader writes text a whole vector at a time: the column's UTF-8 bytes go into DuckDB's string heap in
@@ -51,24 +50,18 @@ async function roundTrip(
 }
 
 describe('loader: text columns written a vector at a time', () => {
-  let instance: DuckDBInstance;
   let connection: DuckDBConnection;
   let pool: AppenderPool;
-  let cleanup: () => Promise<void>;
+  let close: () => Promise<void>;
 
   before(async () => {
-    const temp = await tempDir();
-    cleanup = temp.cleanup;
-    instance = await DuckDBInstance.create(path.join(temp.dir, 'text.duckdb'));
-    connection = await instance.connect();
+    ({ connection, close } = await tempDatabase());
     pool = new AppenderPool(connection);
   });
 
   after(async () => {
     await pool.closeAll();
-    connection.closeSync();
-    instance.closeSync();
-    await cleanup();
+    await close();
   });
 
   it('reads back 5,000 mixed values exactly (three chunks, NULLs, inline edge, multi-byte)', async () => {
