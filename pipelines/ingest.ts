@@ -8,7 +8,7 @@ import {
   sameTime,
   writeLedgerSql,
 } from '../src/load/input/ledger.js';
-import { defaultWorkers, prepareInWorkers } from '../src/load/input/parallel.js';
+import { prepareInWorkers, workersFor } from '../src/load/input/parallel.js';
 import {
   type FilePlan,
   type PreparedEvent,
@@ -35,8 +35,8 @@ export interface IngestOptions {
   batchBytes?: number;
   commitDocuments?: number;
   /**
-   * Worker threads that read, parse and normalize files (default: one per core, at most 4); 0 does it
-   * on this thread, as for stdin.
+   * Worker threads that read, parse and normalize files (default: one per core, at most 4, for inputs of
+   * 16 MB or more; none below); 0 does it on this thread, as for stdin.
    */
   workers?: number;
 }
@@ -250,7 +250,8 @@ export async function ingestPaths(
     if (plans.length) {
       const job = run.job(plans);
       // stdin belongs to this thread; a worker cannot read it.
-      const workers = plans.some((p) => p.path === '-') ? 0 : (options.workers ?? defaultWorkers());
+      const bytes = plans.reduce((n, p) => n + p.entry.size - p.entry.byteOffset, 0);
+      const workers = plans.some((p) => p.path === '-') ? 0 : (options.workers ?? workersFor(bytes));
       if (workers > 0) await prepareInWorkers(job, workers, run.accept);
       else await prepareFiles({ ...job, share: { index: 0, of: 1 } }, run.accept);
     }

@@ -1,7 +1,7 @@
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import type { PreparedBatch } from '../src/load/batch.js';
 import type { BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
-import { defaultWorkers, ReplayWorkers } from '../src/load/input/parallel.js';
+import { ReplayWorkers, workersFor } from '../src/load/input/parallel.js';
 import type { StoredBlock } from '../src/load/replay.js';
 import { literal } from '../src/load/sql.js';
 import type { Logger } from '../src/log.js';
@@ -18,7 +18,7 @@ import { dataTables } from '../src/normalize/index.js';
 
 export interface RebuildOptions {
   logger: Logger;
-  /** Worker threads replaying blocks (default: one per core, at most 4). */
+  /** Worker threads replaying blocks (default: one per core, at most 4; none for a small landing). */
   workers?: number;
 }
 
@@ -59,10 +59,16 @@ export async function rebuildWarehouse(
 ): Promise<RebuildSummary> {
   const tables = dataTables();
   const summary: RebuildSummary = { blocks: 0, records: 0, rows: 0, rejections: 0, tables: tables.length };
-  const count = options.workers ?? defaultWorkers();
   const tx = await warehouse.begin();
-  const workers = new ReplayWorkers(count);
+  let workers: ReplayWorkers | null = null;
   try {
+    const landed = await tx.read((c) =>
+      c.runAndReadAll('SELECT sum(octet_length(payload)) FROM _raw_landing'),
+    );
+    // Compressed bytes: about a seventh of the documents' size.
+    const count = options.workers ?? workersFor(7 * Number(landed.getRows()[0]![0] ?? 0));
+    const replay = new ReplayWorkers(count);
+    workers = replay;
     await warehouse.recreateDataTables(tx);
     await tx.run(
       `DELETE FROM _rejected_records WHERE stage IN (${literal('parse')}, ${literal('normalize')})`,
@@ -83,7 +89,7 @@ export async function rebuildWarehouse(
     const ahead = 2 * Math.max(1, count);
     const replayed: Promise<PreparedBatch>[] = [];
     const dispatch = async (i: number) => {
-      const promise = workers.replay(i, await readBlock(tx, seqs[i]!), seq);
+      const promise = replay.replay(i, await readBlock(tx, seqs[i]!), seq);
       promise.catch(() => undefined);
       replayed[i] = promise;
     };
@@ -111,7 +117,7 @@ export async function rebuildWarehouse(
       { cause: error },
     );
   } finally {
-    await workers.close();
+    await workers?.close();
   }
   options.logger.info('rebuild_done', { ...summary });
   return summary;

@@ -263,8 +263,8 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     assert.match(result.stdout, /^rebuilt \d+ tables from \d+ landed records: \d+ rows, 0 rejections$/m);
     assert.equal(sandbox.stats().requests, 0, 'no API request');
     assert.deepEqual(await read(sql), before);
-    // Without worker threads (--workers 0) the result is the same.
-    assertExit(await runCli(['rebuild', '--workers', '0', ...job()]), 0);
+    // With worker threads (by default they only start for a large landing) the result is the same.
+    assertExit(await runCli(['rebuild', '--workers', '2', ...job()]), 0);
     assert.deepEqual(await read(sql), before);
   });
 

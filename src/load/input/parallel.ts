@@ -9,6 +9,15 @@ import type { ToWorker } from './worker.js';
 /** One worker per core, at most 4: DuckDB's own threads need cores too, and more workers only add memory. */
 export const defaultWorkers = (): number => Math.max(1, Math.min(4, os.availableParallelism()));
 
+/**
+ * Input below which the default is no worker at all: starting one (loading the TypeScript sources in a
+ * fresh thread) takes about a quarter of a second, more than a few megabytes take to read on this thread.
+ */
+export const WORKERS_FROM_BYTES = 16 << 20;
+
+/** The workers to use when none were asked for: none for small inputs, else one per core. */
+export const workersFor = (bytes: number): number => (bytes >= WORKERS_FROM_BYTES ? defaultWorkers() : 0);
+
 function spawn(): Worker {
   return new Worker(BOOT, {
     workerData: { entry: ENTRY },
