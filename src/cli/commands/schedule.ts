@@ -87,7 +87,9 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
         }
       } catch (error) {
         const failure = asStoreSyncError(error);
-        logger.error('schedule.run_failed', { code: failure.code, message: failure.message });
+        // A run cut short by SIGTERM/SIGINT did what it was asked to: stop at a page boundary.
+        if (stop.signal.aborted) logger.info('schedule.run_stopped', { message: failure.message });
+        else logger.error('schedule.run_failed', { code: failure.code, message: failure.message });
       }
       const next = job.nextRun();
       if (next) logger.info('schedule.next', { at: next.toISOString() });
@@ -97,11 +99,18 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
     logger.info('schedule.start', { cron: args.cron, next: job.nextRun()?.toISOString() });
     await new Promise<void>((resolve) => {
       const finish = (signal: string) => {
-        logger.info('schedule.stop', { signal, message: 'stopping after the current page commits' });
+        logger.info('schedule.stopping', { signal, message: 'stopping after the current page commits' });
         job.stop();
         stop.abort(new StoreSyncError(ERROR_CODES.INTERNAL, `stopped by ${signal}`));
-        // A run in progress ends at its next page boundary; wait for it so its last commit lands.
-        const wait = () => (job.isBusy() ? setTimeout(wait, 100) : resolve());
+        // A run in progress ends at its next page boundary; wait for it so its last commit lands. The
+        // stop is logged last, once nothing runs any more.
+        const wait = () => {
+          if (job.isBusy()) setTimeout(wait, 100);
+          else {
+            logger.info('schedule.stop', { signal });
+            resolve();
+          }
+        };
         wait();
       };
       process.once('SIGTERM', () => finish('SIGTERM'));
