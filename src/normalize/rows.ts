@@ -99,41 +99,45 @@ export class TableRows {
   readonly kinds: StageKind[];
   length = 0;
   private capacity = 256;
+  // The typed buffers are set by allocate(), from the constructor on.
   /** Two 32-bit words per row (little-endian int64), shared with `u32` below. */
-  i64: (Int32Array | null)[];
-  u32: (Uint32Array | null)[];
-  f64: (Float64Array | null)[];
-  u8: (Uint8Array | null)[];
+  i64!: (Int32Array | null)[];
+  u32!: (Uint32Array | null)[];
+  f64!: (Float64Array | null)[];
+  u8!: (Uint8Array | null)[];
   str: ((string | null)[] | null)[];
   /** Text columns once sealed (see `seal`); `str` is then empty. */
-  text: (EncodedText | null)[];
+  text!: (EncodedText | null)[];
   list: ((string[] | number[] | null)[] | null)[];
   /** One byte per row: 1 = value present. Packed into DuckDB's bitmask when flushed. */
-  valid: Uint8Array[];
+  valid!: Uint8Array[];
+  /** True once the text columns are encoded (see `seal`): no more rows can be added. */
+  sealed = false;
 
   constructor(
     readonly name: string,
     readonly columns: readonly ColumnDef[],
   ) {
     this.kinds = columns.map((c) => stageKind(c.type));
+    this.allocate();
+    this.str = this.kinds.map((k) => (k === 'str' ? [] : null));
+    this.list = this.kinds.map((k) => (k === 'list' ? [] : null));
+  }
+
+  /** Fresh, empty typed buffers of the current capacity (a snapshot took the previous ones away). */
+  private allocate(): void {
     this.i64 = this.kinds.map((k) => (k === 'i64' ? new Int32Array(this.capacity * 2) : null));
     this.u32 = this.i64.map((a) => (a ? new Uint32Array(a.buffer) : null));
     this.f64 = this.kinds.map((k) => (k === 'f64' ? new Float64Array(this.capacity) : null));
     this.u8 = this.kinds.map((k) => (k === 'bool' ? new Uint8Array(this.capacity) : null));
-    this.str = this.kinds.map((k) => (k === 'str' ? [] : null));
-    this.list = this.kinds.map((k) => (k === 'list' ? [] : null));
-    this.text = this.kinds.map(() => null);
     this.valid = this.kinds.map(() => new Uint8Array(this.capacity));
-  }
-
-  /** True once the text columns are encoded: no more rows can be added. */
-  get sealed(): boolean {
-    return this.text.some((t) => t !== null);
+    this.text = this.kinds.map(() => null);
   }
 
   /** Encodes the text columns for the loader (idempotent); rows can no longer be added or changed. */
   seal(): void {
     if (this.sealed) return;
+    this.sealed = true;
     this.kinds.forEach((kind, column) => {
       if (kind !== 'str') return;
       this.text[column] = encodeTexts(this.str[column]!, this.valid[column]!, this.length);
@@ -157,14 +161,10 @@ export class TableRows {
       list: this.list.map((l) => l?.slice(0, this.length) ?? null),
       valid: this.valid.map((a) => a.subarray(0, this.length)),
     };
-    this.i64 = this.kinds.map((k) => (k === 'i64' ? new Int32Array(this.capacity * 2) : null));
-    this.u32 = this.i64.map((a) => (a ? new Uint32Array(a.buffer) : null));
-    this.f64 = this.kinds.map((k) => (k === 'f64' ? new Float64Array(this.capacity) : null));
-    this.u8 = this.kinds.map((k) => (k === 'bool' ? new Uint8Array(this.capacity) : null));
-    this.valid = this.kinds.map(() => new Uint8Array(this.capacity));
-    this.text = this.kinds.map(() => null);
+    this.allocate();
     for (const l of this.list) if (l) l.length = 0;
     this.length = 0;
+    this.sealed = false;
     return snapshot;
   }
 
@@ -180,6 +180,7 @@ export class TableRows {
     rows.text = snapshot.text;
     rows.list = snapshot.list;
     rows.valid = snapshot.valid;
+    rows.sealed = true;
     return rows;
   }
 
@@ -258,6 +259,7 @@ export class TableRows {
     for (const l of this.list) if (l) l.length = 0;
     this.text.fill(null);
     this.length = 0;
+    this.sealed = false;
   }
 
   /** Reads a value back (tests and small bookkeeping reads); null when absent. */

@@ -99,6 +99,13 @@ describe('loader: text columns written a vector at a time', () => {
       ['日本', null, 'long enough to leave the inline part'],
     );
     assert.throws(() => rows.addRow(), /sealed/);
+    // A table with no text column is sealed all the same.
+    const numbers = new TableRows('n', [{ name: 'n', type: 'BIGINT', comment: '' }]);
+    numbers.setInt64(0, numbers.addRow(), 1);
+    numbers.seal();
+    assert.throws(() => numbers.addRow(), /sealed/);
+    numbers.clear();
+    assert.equal(numbers.addRow(), 0, 'clear() makes it usable again');
   });
 });
 
