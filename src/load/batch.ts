@@ -11,7 +11,7 @@ import {
   tableDef,
 } from '../normalize/index.js';
 import type { AppenderPool, Feed, LandingValue } from './chunks.js';
-import { type Key, KeyRanges } from './key-ranges.js';
+import { isAsciiText, type Key, KeyRanges } from './key-ranges.js';
 import { CODEC, encodeBlock, type LandedMeta, type LandingEntry } from './landing.js';
 import type { Layouts } from './layouts.js';
 import { pickWinnersSql, type RowMeta, replaceSql } from './merge.js';
@@ -166,11 +166,6 @@ export class Batch {
     return { seq, kind, stream, entity, source };
   }
 
-  /** Records landed so far, and their characters (for batch sizing). */
-  get landedCount(): number {
-    return this.landed.length;
-  }
-
   /** Normalizes one record into staging; a value that cannot be stored exactly becomes a rejection. */
   addRecord(
     record: Record<string, unknown>,
@@ -284,16 +279,18 @@ export class Batch {
     if (repeated) return false;
     if (known) return true;
     const values = [...keys];
-    const list = values.map((k) => (typeof k === 'string' ? literal(k) : String(k))).join(', ');
+    const list = values.map(keyLiteral).join(', ');
     const key = ident(def.unit!.key);
     // The range lets DuckDB skip whole row groups by their min/max (keys mostly grow); it is only used
-    // where JavaScript and DuckDB order the keys alike (numbers, ASCII text).
-    const ascii = values.every((k) => typeof k !== 'string' || /^[\x20-\x7e]*$/.test(k));
+    // where JavaScript and DuckDB order the keys alike (numbers, ASCII text), so in text order here.
     let range = '';
-    if (ascii && values.length) {
-      const sorted = values.slice().sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-      const bound = (k: Key) => (typeof k === 'string' ? literal(k) : String(k));
-      range = ` AND t.${key} BETWEEN ${bound(sorted[0]!)} AND ${bound(sorted.at(-1)!)}`;
+    if (values.length && values.every((k) => typeof k !== 'string' || isAsciiText(k))) {
+      let [min, max] = [values[0]!, values[0]!];
+      for (const k of values) {
+        if (k < min) min = k;
+        if (k > max) max = k;
+      }
+      range = ` AND t.${key} BETWEEN ${keyLiteral(min)} AND ${keyLiteral(max)}`;
     }
     // A semi join against the unnested key list: a long IN (…) list costs DuckDB several times more to plan.
     const reader = await connection.runAndReadAll(
@@ -350,6 +347,8 @@ async function encodeLanding(landed: readonly LandingEntry[]): Promise<LandingBl
     streams: [...new Set(landed.map((r) => r.stream))],
   };
 }
+
+const keyLiteral = (k: Key): string => (typeof k === 'string' ? literal(k) : String(k));
 
 const identityFeeds = (rows: TableRows): Feed[] =>
   rows.columns.map((_, column) => ({ from: 'rows', column }));

@@ -23,12 +23,15 @@ interface Range {
 const DIGITS = /^(?:0|[1-9]\d{0,14})$/;
 const ASCII = /^[\x20-\x7e]*$/;
 
+/** Printable ASCII: text that JavaScript and DuckDB order alike. */
+export const isAsciiText = (text: string): boolean => ASCII.test(text);
+
 /** The key as it is ordered here: a number, ASCII text, or null when it cannot be ordered. */
 function orderable(k: Key): number | string | null {
   if (typeof k === 'number') return k;
   if (typeof k === 'bigint') return null;
   if (DIGITS.test(k)) return Number(k);
-  return ASCII.test(k) ? k : null;
+  return isAsciiText(k) ? k : null;
 }
 
 const less = (a: Key, b: Key): boolean => a < b;

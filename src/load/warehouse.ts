@@ -228,7 +228,7 @@ export class Warehouse {
       if (scan) {
         const marker = JSON.stringify({ entity: page.entity, passStartedAt: scan.passStartedAt });
         batch.land(page.stream, page.entity, KIND.fullScan, null, marker);
-        batch.after.push(this.fullScanSql(page.store, page.entity, scan.passStartedAt));
+        batch.after.push(entityFullScanSql(page.store, page.entity, scan.passStartedAt));
       }
       batch.after.unshift(writeStateSql(page.store, page.stream, page.state, page.runId, meta.syncedAtMs));
     } catch (error) {
@@ -237,11 +237,6 @@ export class Warehouse {
     }
     const counts = await this.commit(batch);
     return { rows: counts.rows, rejections: counts.rejections };
-  }
-
-  /** Soft deletes for a completed full scan of an entity's tables. */
-  fullScanSql(store: string, entity: PageCommit['entity'], passStartedAt: string): string {
-    return entityFullScanSql(store, entity, passStartedAt);
   }
 
   readState(store: string, stream: string): Promise<StreamState> {

@@ -7,7 +7,7 @@ import type { PreparedEvent, PrepareJob } from './prepare.js';
 import type { ToWorker } from './worker.js';
 
 /** One worker per core, at most 4: DuckDB's own threads need cores too, and more workers only add memory. */
-export const defaultWorkers = (): number => Math.max(1, Math.min(4, os.availableParallelism()));
+const defaultWorkers = (): number => Math.max(1, Math.min(4, os.availableParallelism()));
 
 /**
  * Input below which the default is no worker at all: starting one (loading the TypeScript sources in a
