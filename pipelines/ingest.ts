@@ -55,6 +55,8 @@ export interface IngestSummary {
   rows: number;
   rejections: number;
   bytes: number;
+  /** Worker threads that read the files (0: they were read on the main thread). */
+  workers: number;
 }
 
 class IngestRun {
@@ -66,7 +68,15 @@ class IngestRun {
   private aborted = false;
   /** Ledger entries of the files being read, by input index, as the committed batches leave them. */
   private readonly ledger = new Map<number, LedgerEntry>();
-  readonly summary: IngestSummary = { files: [], documents: 0, records: 0, rows: 0, rejections: 0, bytes: 0 };
+  readonly summary: IngestSummary = {
+    files: [],
+    documents: 0,
+    records: 0,
+    rows: 0,
+    rejections: 0,
+    bytes: 0,
+    workers: 0,
+  };
 
   constructor(
     private readonly warehouse: Warehouse,
@@ -252,6 +262,7 @@ export async function ingestPaths(
       // stdin belongs to this thread; a worker cannot read it.
       const bytes = plans.reduce((n, p) => n + p.entry.size - p.entry.byteOffset, 0);
       const workers = plans.some((p) => p.path === '-') ? 0 : (options.workers ?? workersFor(bytes));
+      run.summary.workers = workers;
       if (workers > 0) await prepareInWorkers(job, workers, run.accept);
       else await prepareFiles({ ...job, share: { index: 0, of: 1 } }, run.accept);
     }

@@ -28,6 +28,8 @@ export interface RebuildSummary {
   rows: number;
   rejections: number;
   tables: number;
+  /** Worker threads that replayed the blocks (0: the main thread did). */
+  workers: number;
 }
 
 async function blockSeqs(tx: Transaction): Promise<number[]> {
@@ -58,7 +60,14 @@ export async function rebuildWarehouse(
   options: RebuildOptions,
 ): Promise<RebuildSummary> {
   const tables = dataTables();
-  const summary: RebuildSummary = { blocks: 0, records: 0, rows: 0, rejections: 0, tables: tables.length };
+  const summary: RebuildSummary = {
+    blocks: 0,
+    records: 0,
+    rows: 0,
+    rejections: 0,
+    tables: tables.length,
+    workers: 0,
+  };
   const tx = await warehouse.begin();
   let workers: ReplayWorkers | null = null;
   try {
@@ -67,6 +76,7 @@ export async function rebuildWarehouse(
     );
     // Compressed bytes: about a seventh of the documents' size.
     const count = options.workers ?? workersFor(7 * Number(landed.getRows()[0]![0] ?? 0));
+    summary.workers = count;
     const replay = new ReplayWorkers(count);
     workers = replay;
     await warehouse.recreateDataTables(tx);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { type IngestSummary, ingestPaths } from '../../pipelines/ingest.js';
+import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import { StoreSyncError } from '../../src/errors.js';
 import { openWarehouse } from '../../src/load/index.js';
 import { DocumentReader } from '../../src/load/input/reader.js';
@@ -56,6 +57,10 @@ describe('ingest: the worker thread', () => {
       });
       const c = warehouse.connection;
       const tables = await snapshot(c);
+      // Rebuilding from the landing, with as many workers, gives the same tables again.
+      const rebuilt = await rebuildWarehouse(warehouse, { logger: silentLogger, workers });
+      assert.equal(rebuilt.workers, workers, 'rebuild used the workers asked for');
+      assert.deepEqual(await snapshot(c), tables, `rebuild with ${workers} workers`);
       const bookkeeping = {
         rejected: await tableRows(c, '_rejected_records', { exclude: ['_synced_at', '_run_id'] }),
         landing: await tableRows(c, '_raw_landing', { exclude: ['_synced_at', '_run_id'] }),
@@ -67,7 +72,7 @@ describe('ingest: the worker thread', () => {
     }
   }
 
-  it('gives the same tables, rejections, landing and ledger with 1, 2 or 3 workers as on the main thread', async () => {
+  it('gives the same tables, rejections, landing and ledger (and rebuild the same tables) with 1, 2 or 3 workers as on the main thread', async () => {
     const inline = await ingestWith(0);
     assert.equal(inline.summary.documents, 271);
     assert.equal(inline.summary.rejections, 1);
@@ -82,7 +87,8 @@ describe('ingest: the worker thread', () => {
     );
     for (const workers of [1, 2, 3]) {
       const shared = await ingestWith(workers);
-      assert.deepEqual(shared.summary, inline.summary, `${workers} workers: summary`);
+      assert.equal(shared.summary.workers, workers, 'the files were read by the workers asked for');
+      assert.deepEqual({ ...shared.summary, workers: 0 }, inline.summary, `${workers} workers: summary`);
       assert.deepEqual(shared.tables, inline.tables, `${workers} workers: tables`);
       assert.deepEqual(shared.bookkeeping, inline.bookkeeping, `${workers} workers: bookkeeping`);
     }
