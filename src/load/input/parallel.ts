@@ -18,21 +18,6 @@ export const WORKERS_FROM_BYTES = 16 << 20;
 /** The workers to use when none were asked for: none for small inputs, else one per core. */
 export const workersFor = (bytes: number): number => (bytes >= WORKERS_FROM_BYTES ? defaultWorkers() : 0);
 
-function spawn(): Worker {
-  return new Worker(BOOT, {
-    workerData: { entry: ENTRY },
-    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-  });
-}
-
-/**
- * Runs prepareFiles in worker threads, each taking its share of the batches, and hands the batches to
- * `accept` on this thread in job order: reading, parsing and normalizing then overlap with DuckDB's
- * appends and merges here instead of taking turns. Each worker stays at most `credits` batches ahead
- * (an accepted batch returns one), which bounds memory. The first failure on any side stops every worker
- * and rejects.
- */
-
 const BOOT = new URL('./worker-boot.mjs', import.meta.url);
 const ENTRY = new URL('./worker.ts', import.meta.url).href;
 
@@ -54,14 +39,42 @@ function workerError(message: { message: string; stack?: string }): Error {
   return error;
 }
 
+/**
+ * A worker thread: its messages go to `onMessage`, except an error it reports, a crash or an exit, which
+ * go to `onFailure` (after `terminate`, the exit is ignored by the callers, which have settled by then).
+ */
+function spawn(
+  role: string,
+  onMessage: (message: FromWorker) => void,
+  onFailure: (error: unknown) => void,
+): Worker {
+  const thread = new Worker(BOOT, {
+    workerData: { entry: ENTRY },
+    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+  });
+  thread.on('message', (message: FromWorker) =>
+    message.type === 'error' ? onFailure(workerError(message)) : onMessage(message),
+  );
+  thread.on('error', onFailure);
+  thread.on('exit', (code) => onFailure(new Error(`${role} worker stopped (exit code ${code})`)));
+  return thread;
+}
+
+/**
+ * Runs prepareFiles in worker threads, each taking its share of the batches, and hands the batches to
+ * `accept` on this thread in job order: reading, parsing and normalizing then overlap with DuckDB's
+ * appends and merges here instead of taking turns. Each worker stays at most `credits` batches ahead
+ * (an accepted batch returns one), which bounds memory. The first failure on any side stops every worker
+ * and rejects.
+ */
 export function prepareInWorkers(
   job: Omit<PrepareJob, 'share'>,
   workers: number,
   accept: (event: PreparedEvent) => Promise<void>,
   credits = 1,
 ): Promise<void> {
-  const threads = Array.from({ length: workers }, spawn);
   return new Promise<void>((resolve, reject) => {
+    const threads: Worker[] = [];
     const waiting = new Map<number, { event: PreparedEvent; from: Worker }>();
     let next = 0;
     let finished = 0;
@@ -95,25 +108,24 @@ export function prepareInWorkers(
         })
         .catch(fail);
     };
-    threads.forEach((thread, index) => {
-      thread.on('message', (message: FromWorker) => {
-        if (message.type === 'batch')
-          waiting.set(message.event.batchIndex, { event: message.event, from: thread });
-        else if (message.type === 'done') finished++;
-        else if (message.type === 'error') {
-          fail(workerError(message));
-          return;
-        }
-        drain();
-      });
-      thread.on('error', fail);
-      thread.on('exit', (code) => fail(new Error(`an ingest worker stopped (exit code ${code})`)));
+    for (let index = 0; index < workers; index++) {
+      const thread = spawn(
+        'an ingest',
+        (message) => {
+          if (message.type === 'batch')
+            waiting.set(message.event.batchIndex, { event: message.event, from: thread });
+          else if (message.type === 'done') finished++;
+          drain();
+        },
+        fail,
+      );
+      threads.push(thread);
       thread.postMessage({
         type: 'job',
         job: { ...job, share: { index, of: workers } },
         credits,
       } satisfies ToWorker);
-    });
+    }
   });
 }
 
@@ -132,18 +144,15 @@ export class ReplayWorkers {
   private local: Normalizer | null = null;
 
   constructor(workers: number) {
-    this.threads = Array.from({ length: workers }, spawn);
-    for (const thread of this.threads) {
-      thread.on('message', (message: FromWorker) => {
-        if (message.type === 'replayed') {
-          const waiter = this.waiting.get(message.index);
-          this.waiting.delete(message.index);
-          waiter?.resolve(message.prepared);
-        } else if (message.type === 'error') this.fail(workerError(message));
-      });
-      thread.on('error', (error) => this.fail(error));
-      thread.on('exit', (code) => this.fail(new Error(`a rebuild worker stopped (exit code ${code})`)));
-    }
+    const onMessage = (message: FromWorker) => {
+      if (message.type !== 'replayed') return;
+      const waiter = this.waiting.get(message.index);
+      this.waiting.delete(message.index);
+      waiter?.resolve(message.prepared);
+    };
+    this.threads = Array.from({ length: workers }, () =>
+      spawn('a rebuild', onMessage, (error) => this.fail(error)),
+    );
   }
 
   /** The block's prepared batch, from worker `index` modulo the number of workers (or this thread, with none). */
