@@ -47,7 +47,7 @@ export interface FileProgress {
   path: string;
   documents: number;
   rejections: number;
-  /** Stream offset and line just past the batch's last piece of the file (unchanged when it has none). */
+  /** Stream offset and line just past the batch's last piece of the file (meaningless when it has none). */
   byteOffset: number;
   line: number;
   done?: { sha256: string; bytes: number; format: Format | 'empty'; gzip: boolean };
@@ -78,10 +78,11 @@ export async function prepareFiles(
     if (batchIndex % readers === mine)
       batch = new Batch(normalizer, { store: job.store, runId: job.runId, syncedAtMs: Date.now() }, seq);
   };
-  const touch = (file: FilePlan, entry: { byteOffset: number; line: number }): FileProgress => {
+  // The file's entry in the current batch (a batch may end a file without holding any of its pieces).
+  const touch = (file: FilePlan): FileProgress => {
     let progress = files.at(-1);
     if (progress?.index !== file.index) {
-      progress = { index: file.index, path: file.path, documents: 0, rejections: 0, ...entry };
+      progress = { index: file.index, path: file.path, documents: 0, rejections: 0, byteOffset: 0, line: 0 };
       files.push(progress);
     }
     return progress;
@@ -112,7 +113,7 @@ export async function prepareFiles(
   };
 
   const take = (file: FilePlan, piece: Piece) => {
-    const progress = touch(file, { byteOffset: piece.end, line: piece.line });
+    const progress = touch(file);
     const own = batch as Batch | null;
     if (own) {
       const source = `${file.path === '-' ? 'stdin' : file.path}:${piece.line}`;
@@ -148,7 +149,7 @@ export async function prepareFiles(
         take(file, piece);
         if (documents >= job.batchDocuments || bytes >= job.batchBytes) await send();
       }
-      touch(file, file.entry).done = {
+      touch(file).done = {
         sha256: reader.digest(),
         bytes: reader.bytesRead,
         format: reader.format ?? 'empty',
