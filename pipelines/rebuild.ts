@@ -55,6 +55,9 @@ async function readBlock(tx: Transaction, firstSeq: number): Promise<StoredBlock
   };
 }
 
+/** A landed record's typical size, to size rebuild like ingest: API records and documents run 1-6 KB. */
+const RECORD_BYTES = 2048;
+
 export async function rebuildWarehouse(
   warehouse: Warehouse,
   options: RebuildOptions,
@@ -71,11 +74,9 @@ export async function rebuildWarehouse(
   const tx = await warehouse.begin();
   let workers: ReplayWorkers | null = null;
   try {
-    const landed = await tx.read((c) =>
-      c.runAndReadAll('SELECT sum(octet_length(payload)) FROM _raw_landing'),
-    );
-    // Compressed bytes: about a seventh of the documents' size.
-    const count = options.workers ?? workersFor(7 * Number(landed.getRows()[0]![0] ?? 0));
+    // The block headers tell how much was landed without reading the payloads (a few KB per record).
+    const landed = await tx.read((c) => c.runAndReadAll('SELECT sum(records) FROM _raw_landing'));
+    const count = options.workers ?? workersFor(RECORD_BYTES * Number(landed.getRows()[0]![0] ?? 0));
     summary.workers = count;
     const replay = new ReplayWorkers(count);
     workers = replay;
