@@ -97,8 +97,10 @@ export class Batch {
     readonly meta: BatchMeta,
     /** The next raw landing sequence number; advanced as records land. */
     public nextSeq: number,
+    /** Where the batch's landing starts (a prepared batch has landed its records already). */
+    firstSeq = nextSeq,
   ) {
-    this.firstSeq = nextSeq;
+    this.firstSeq = firstSeq;
     this.syncedMicros = meta.syncedAtMs * 1000;
     this.rowMeta = {
       store: literal(meta.store),
@@ -109,8 +111,7 @@ export class Batch {
 
   /** A batch prepared elsewhere, ready to write. */
   static fromPrepared(prepared: PreparedBatch): Batch {
-    const batch = new Batch(null, prepared.meta, prepared.nextSeq);
-    (batch as { firstSeq: number }).firstSeq = prepared.firstSeq;
+    const batch = new Batch(null, prepared.meta, prepared.nextSeq, prepared.firstSeq);
     const tables = new Map<string, TableRows>();
     for (const snapshot of prepared.tables)
       tables.set(snapshot.name, TableRows.fromSnapshot(snapshot, stagingColumns(tableDef(snapshot.name))));
