@@ -259,20 +259,10 @@ export class ChunkAppender {
     const { bytes, ends } = text;
     const first = start === 0 ? 0 : ends[start - 1]!;
     const last = ends[start + count - 1]!;
-    if (last === first) {
-      if (!valid.subarray(start, start + count).includes(1)) return;
-    }
-    let long = false;
-    for (let i = 0, from = first; i < count; i++) {
-      const end = ends[start + i]!;
-      if (end - from > STRING_INLINE) {
-        long = true;
-        break;
-      }
-      from = end;
-    }
+    // Only strings longer than 12 bytes point into the heap, and there can be one only if the chunk's
+    // bytes are more than 12 in all.
     let base = 0n;
-    if (long) {
+    if (last - first > STRING_INLINE) {
       duckdb.vector_assign_string_element_len(vector, 0, bytes.subarray(first, last));
       const row0 = duckdb.vector_get_data(vector, STRING_T);
       base = new DataView(row0.buffer, row0.byteOffset, STRING_T).getBigUint64(8, true);
