@@ -54,45 +54,85 @@ export function snapshotBuffers(snapshot: RowsSnapshot): ArrayBuffer[] {
   return [...buffers];
 }
 
+/** Strings up to this length are encoded by a JavaScript loop; a native call costs more than that. */
+const SHORT_TEXT = 32;
+
 /**
- * Encodes the present values (`valid[i]` = 1) into one UTF-8 buffer; `ends[i]` is where value i's bytes end.
- * A slot that is not valid may still hold a value written before a rejected record was taken back.
+ * One text column being built: each value is encoded to UTF-8 as it is set, so the strings themselves die
+ * young (holding a batch's strings until the end made every one of them survive two scavenges and a
+ * mark-compact). Values arrive in row order, each row at most once; `filled` rows have their end recorded,
+ * and a row never set ends where the one before it did (NULL, or empty).
  */
-export function encodeTexts(
-  values: readonly (string | null)[],
-  valid: Uint8Array,
-  length: number,
-): EncodedText {
-  const ends = new Uint32Array(length);
-  const present: string[] = [];
-  for (let i = 0; i < length; i++) if (valid[i]) present.push(values[i]!);
-  const joined = present.join('');
-  // TextEncoder, not Buffer.from: a short Buffer comes from Node's shared pool, which cannot be moved to
-  // another thread (Node 21+ refuses it in a transfer list).
-  let bytes = utf8.encode(joined);
-  const ascii = bytes.length === joined.length;
-  let end = 0;
-  for (let i = 0; i < length; i++) {
-    if (valid[i]) end += ascii ? values[i]!.length : Buffer.byteLength(values[i]!, 'utf8');
-    ends[i] = end;
+class TextColumn {
+  bytes: Uint8Array;
+  ends: Uint32Array;
+  filled = 0;
+
+  constructor(rows: number, bytes: number) {
+    // Plain ArrayBuffers, not Buffer.allocUnsafe: a short Buffer comes from Node's shared pool, which
+    // cannot be moved to another thread (Node 21+ refuses it in a transfer list).
+    this.bytes = new Uint8Array(bytes);
+    this.ends = new Uint32Array(rows);
   }
-  // A lone surrogate at the seam of two values encodes differently joined than apart (only possible in
-  // rejection payloads): then each value is encoded on its own, exactly as it would be alone.
-  if (end !== bytes.length) {
-    const parts = present.map((v) => utf8.encode(v));
-    bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const part of parts) {
-      bytes.set(part, at);
-      at += part.length;
-    }
-    end = 0;
-    for (let i = 0; i < length; i++) {
-      if (valid[i]) end += Buffer.byteLength(values[i]!, 'utf8');
-      ends[i] = end;
-    }
+
+  get end(): number {
+    return this.filled === 0 ? 0 : this.ends[this.filled - 1]!;
   }
-  return { bytes, ends };
+
+  set(row: number, value: string): void {
+    const ends = this.ends;
+    let pos = this.end;
+    for (let r = this.filled; r < row; r++) ends[r] = pos;
+    const n = value.length;
+    if (pos + n * 3 > this.bytes.length) this.reserve(pos + n * 3);
+    const bytes = this.bytes;
+    let i = 0;
+    if (n <= SHORT_TEXT) {
+      for (; i < n; i++) {
+        const c = value.charCodeAt(i);
+        if (c >= 128) break;
+        bytes[pos + i] = c;
+      }
+      pos += i;
+    }
+    // The rest from the first non-ASCII character (never inside a surrogate pair: both halves are ≥ 128);
+    // a lone surrogate becomes U+FFFD, exactly as Buffer.from would store it.
+    if (i < n) pos += utf8.encodeInto(i === 0 ? value : value.slice(i), bytes.subarray(pos)).written;
+    ends[row] = pos;
+    this.filled = row + 1;
+  }
+
+  /** Forgets rows from `length` on. */
+  truncate(length: number): void {
+    if (this.filled > length) this.filled = length;
+  }
+
+  /** The column's rows so far; rows past the last value set end where it does. */
+  seal(length: number): EncodedText {
+    const pos = this.end;
+    for (let r = this.filled; r < length; r++) this.ends[r] = pos;
+    this.filled = length;
+    return { bytes: this.bytes.subarray(0, pos), ends: this.ends.subarray(0, length) };
+  }
+
+  read(row: number): string {
+    const start = row === 0 ? 0 : this.ends[row - 1]!;
+    return Buffer.from(this.bytes.buffer, this.bytes.byteOffset + start, this.ends[row]! - start).toString(
+      'utf8',
+    );
+  }
+
+  growRows(rows: number): void {
+    const ends = new Uint32Array(rows);
+    ends.set(this.ends.subarray(0, this.filled));
+    this.ends = ends;
+  }
+
+  private reserve(bytes: number): void {
+    const grown = new Uint8Array(Math.max(bytes, this.bytes.length * 2));
+    grown.set(this.bytes.subarray(0, this.end));
+    this.bytes = grown;
+  }
 }
 
 export class TableRows {
@@ -105,8 +145,9 @@ export class TableRows {
   u32!: (Uint32Array | null)[];
   f64!: (Float64Array | null)[];
   u8!: (Uint8Array | null)[];
-  str: ((string | null)[] | null)[];
-  /** Text columns once sealed (see `seal`); `str` is then empty. */
+  /** Text columns being filled (see TextColumn); replaced by `text` once sealed. */
+  private building!: (TextColumn | null)[];
+  /** Text columns once sealed (see `seal`). */
   text!: (EncodedText | null)[];
   list: ((string[] | number[] | null)[] | null)[];
   /** One byte per row: 1 = value present. Packed into DuckDB's bitmask when flushed. */
@@ -120,7 +161,6 @@ export class TableRows {
   ) {
     this.kinds = columns.map((c) => stageKind(c.type));
     this.allocate();
-    this.str = this.kinds.map((k) => (k === 'str' ? [] : null));
     this.list = this.kinds.map((k) => (k === 'list' ? [] : null));
   }
 
@@ -131,6 +171,12 @@ export class TableRows {
     this.f64 = this.kinds.map((k) => (k === 'f64' ? new Float64Array(this.capacity) : null));
     this.u8 = this.kinds.map((k) => (k === 'bool' ? new Uint8Array(this.capacity) : null));
     this.valid = this.kinds.map(() => new Uint8Array(this.capacity));
+    // The next batch is likely as big as the last: its text starts with room for as many bytes.
+    this.building = this.kinds.map((k, column) =>
+      k === 'str'
+        ? new TextColumn(this.capacity, Math.max(256, this.text?.[column]?.bytes.length ?? 0))
+        : null,
+    );
     this.text = this.kinds.map(() => null);
   }
 
@@ -138,10 +184,8 @@ export class TableRows {
   seal(): void {
     if (this.sealed) return;
     this.sealed = true;
-    this.kinds.forEach((kind, column) => {
-      if (kind !== 'str') return;
-      this.text[column] = encodeTexts(this.str[column]!, this.valid[column]!, this.length);
-      this.str[column]!.length = 0;
+    this.building.forEach((column, index) => {
+      if (column) this.text[index] = column.seal(this.length);
     });
   }
 
@@ -216,7 +260,7 @@ export class TableRows {
   }
 
   setText(column: number, row: number, value: string): void {
-    this.str[column]![row] = value;
+    this.building[column]!.set(row, value);
     this.valid[column]![row] = 1;
   }
 
@@ -250,12 +294,13 @@ export class TableRows {
     if (length >= this.length) return;
     if (this.sealed) throw new Error(`rows of ${this.name} are sealed`);
     for (const v of this.valid) v.fill(0, length, this.length);
+    for (const t of this.building) t?.truncate(length);
     this.length = length;
   }
 
   clear(): void {
     for (const v of this.valid) v.fill(0, 0, this.length);
-    for (const s of this.str) if (s) s.length = 0;
+    for (const t of this.building) t?.truncate(0);
     for (const l of this.list) if (l) l.length = 0;
     this.text.fill(null);
     this.length = 0;
@@ -280,7 +325,7 @@ export class TableRows {
         return this.list[column]![row]!;
       default: {
         const text = this.text[column];
-        if (!text) return this.str[column]![row]!;
+        if (!text) return this.building[column]!.read(row);
         const start = row === 0 ? 0 : text.ends[row - 1]!;
         return Buffer.from(
           text.bytes.buffer,
@@ -308,6 +353,7 @@ export class TableRows {
     this.f64 = this.f64.map((a) => copy(a, (n) => new Float64Array(n), capacity));
     this.u8 = this.u8.map((a) => copy(a, (n) => new Uint8Array(n), capacity));
     this.valid = this.valid.map((a) => copy(a, (n) => new Uint8Array(n), capacity)!);
+    for (const t of this.building) t?.growRows(capacity);
     this.capacity = capacity;
   }
 }

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { MessageChannel } from 'node:worker_threads';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppenderPool } from '../../src/load/chunks.js';
 import { TableRows } from '../../src/normalize/index.js';
-import { encodeTexts } from '../../src/normalize/rows.js';
 import { Rng } from '../../src/sandbox/model/random.js';
 import { tempDatabase } from './helpers.js';
 
@@ -111,9 +111,39 @@ describe('loader: text columns written a vector at a time', () => {
 
 describe('encoded text can move to a worker thread', () => {
   it("a short column is not a view into Node's shared Buffer pool (Node 21+ refuses to transfer it)", () => {
-    const text = encodeTexts(['ab', 'c'], new Uint8Array([1, 1]), 2);
+    const rows = new TableRows('t', [{ name: 't', type: 'VARCHAR', comment: '' }]);
+    for (const v of ['ab', 'c']) rows.setText(0, rows.addRow(), v);
+    const text = rows.takeSnapshot().text[0]!;
+    assert.notEqual(text.bytes.buffer, Buffer.from('pooled').buffer);
     assert.equal(text.bytes.byteOffset, 0);
-    assert.equal(text.bytes.buffer.byteLength, text.bytes.byteLength);
     assert.deepEqual([...text.ends], [2, 3]);
+    const { port1, port2 } = new MessageChannel();
+    port1.postMessage(text, [text.bytes.buffer as ArrayBuffer, text.ends.buffer as ArrayBuffer]);
+    port1.close();
+    port2.close();
+    assert.equal(text.bytes.byteLength, 0, 'the bytes moved');
+  });
+});
+
+describe('text columns taken back and built again', () => {
+  it('a truncated row and a cleared batch leave no bytes behind', () => {
+    const rows = new TableRows('t', [{ name: 't', type: 'VARCHAR', comment: '' }]);
+    rows.setText(0, rows.addRow(), 'kept');
+    rows.addRow();
+    rows.setText(0, rows.addRow(), 'taken back');
+    rows.truncate(1);
+    rows.setText(0, rows.addRow(), 'é');
+    for (let i = 0; i < 600; i++) rows.setText(0, rows.addRow(), `row ${i} ${'x'.repeat(i % 40)}`);
+    assert.equal(rows.get(0, 0), 'kept');
+    assert.equal(rows.get(0, 1), 'é', 'readable before sealing');
+    rows.seal();
+    assert.equal(rows.get(0, 1), 'é');
+    assert.equal(rows.get(0, 601), `row 599 ${'x'.repeat(599 % 40)}`);
+    rows.clear();
+    rows.addRow();
+    rows.setText(0, rows.addRow(), 'again');
+    rows.seal();
+    assert.deepEqual([rows.get(0, 0), rows.get(0, 1)], [null, 'again']);
+    assert.equal(rows.text[0]!.bytes.length, 5);
   });
 });
