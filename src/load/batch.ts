@@ -12,7 +12,7 @@ import {
 } from '../normalize/index.js';
 import type { AppenderPool, Feed, LandingValue } from './chunks.js';
 import { isAsciiText, type Key, KeyRanges } from './key-ranges.js';
-import { CODEC, encodeBlock, type LandedMeta, type LandingEntry } from './landing.js';
+import { BlockWriter, CODEC, type LandedMeta } from './landing.js';
 import type { Layouts } from './layouts.js';
 import { pickWinnersSql, type RowMeta, replaceSql } from './merge.js';
 import { ident, literal, stagingTable, timestampLiteral } from './sql.js';
@@ -81,7 +81,8 @@ const REJECTED_COLUMNS = tableDef('_rejected_records').columns;
 
 export class Batch {
   readonly counts: BatchCounts = { records: 0, rows: 0, rejections: 0 };
-  private readonly landed: LandingEntry[] = [];
+  /** The raw landing of the records landed so far, compressed as they arrive. */
+  private landing = new BlockWriter();
   private rejected = new TableRows('_rejected_records', REJECTED_COLUMNS);
   /** Set on a batch made from a PreparedBatch: its rows and landing, ready to write. */
   private prepared: { tables: Map<string, TableRows>; landing: LandingBlock | null } | null = null;
@@ -132,8 +133,7 @@ export class Batch {
     normalizer.clear();
     const rejected = this.rejected.takeSnapshot();
     // Everything the normalizer shares is taken before the first await: the caller may start the next batch.
-    const landing = this.landed.length ? await encodeLanding(this.landed) : null;
-    this.landed.length = 0;
+    const landing = await this.finishLanding();
     return {
       meta: this.meta,
       firstSeq: this.firstSeq,
@@ -163,7 +163,7 @@ export class Batch {
     payload: string | Buffer,
   ): LandedMeta {
     const seq = this.nextSeq++;
-    this.landed.push({ seq, kind, stream, entity, source, payload });
+    this.landing.add({ seq, kind, stream, entity, source, payload });
     return { seq, kind, stream, entity, source };
   }
 
@@ -235,11 +235,7 @@ export class Batch {
     this.rejected.seal();
     if (this.rejected.length)
       (await appenders.get(this.rejected.name)).append(this.rejected, identityFeeds(this.rejected));
-    const landing = this.prepared
-      ? this.prepared.landing
-      : this.landed.length
-        ? await encodeLanding(this.landed)
-        : null;
+    const landing = this.prepared ? this.prepared.landing : await this.finishLanding();
     if (landing) await this.writeLanding(landing, layouts, appenders);
     for (const table of staged) {
       if (!tableDef(table).unit) continue;
@@ -316,8 +312,22 @@ export class Batch {
   release(): void {
     this.normalizer?.clear();
     this.prepared = null;
-    this.landed.length = 0;
+    this.landing.discard();
+    this.landing = new BlockWriter();
     this.rejected.clear();
+  }
+
+  /** The block of what was landed, or null when nothing was. */
+  private async finishLanding(): Promise<LandingBlock | null> {
+    const writer = this.landing;
+    if (writer.records === 0) return null;
+    return {
+      payload: await writer.finish(),
+      firstSeq: writer.firstSeq,
+      lastSeq: writer.lastSeq,
+      records: writer.records,
+      streams: [...writer.streams],
+    };
   }
 
   /** One `_raw_landing` row for the batch, through a pooled appender (flushed, so its buffer is reused). */
@@ -337,16 +347,6 @@ export class Batch {
       layouts.columns('_raw_landing').map((c) => values[c] ?? null),
     );
   }
-}
-
-async function encodeLanding(landed: readonly LandingEntry[]): Promise<LandingBlock> {
-  return {
-    payload: await encodeBlock(landed),
-    firstSeq: landed[0]!.seq,
-    lastSeq: landed.at(-1)!.seq,
-    records: landed.length,
-    streams: [...new Set(landed.map((r) => r.stream))],
-  };
 }
 
 const keyLiteral = (k: Key): string => (typeof k === 'string' ? literal(k) : String(k));

@@ -1,5 +1,5 @@
 import { promisify } from 'node:util';
-import { brotliCompress, brotliDecompress, constants } from 'node:zlib';
+import { brotliDecompress, constants, createBrotliCompress } from 'node:zlib';
 
 /**
  * The raw landing's block format. Every batch lands the records it received as one row of
@@ -7,7 +7,8 @@ import { brotliCompress, brotliDecompress, constants } from 'node:zlib';
  * each record is a header line, a JSON array `[seq, kind, stream, entity, source, length]`, followed by
  * `length` bytes of the record exactly as received (UTF-8) and a newline. Ingested documents are landed
  * from the very bytes read from the file, so nothing is encoded twice. Storing documents uncompressed
- * would double the warehouse's size and its write volume.
+ * would double the warehouse's size and its write volume. A block is compressed as its records arrive
+ * (see BlockWriter), so a batch never holds a second, concatenated copy of what it read.
  */
 
 /** Where a landed record came from; its sequence number is its place in the arrival order. */
@@ -32,25 +33,109 @@ export interface LandedRecord extends LandedMeta {
 
 export const CODEC = 'brotli-1';
 
-const compress = promisify(brotliCompress);
 const decompress = promisify(brotliDecompress);
 
-const NEWLINE = Buffer.from('\n');
+/** Bytes gathered before they go to the compressor: big enough that a batch makes few thread-pool tasks. */
+const STAGING_BYTES = 1 << 20;
+const NEWLINE = 10;
 
-export async function encodeBlock(records: readonly LandingEntry[]): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for (const r of records) {
-    const bytes = typeof r.payload === 'string' ? Buffer.from(r.payload, 'utf8') : r.payload;
-    const header = JSON.stringify([r.seq, r.kind, r.stream, r.entity, r.source, bytes.length]);
-    parts.push(Buffer.from(`${header}\n`), bytes, NEWLINE);
-  }
-  const block = Buffer.concat(parts);
-  return compress(block, {
-    params: {
-      [constants.BROTLI_PARAM_QUALITY]: 1,
-      [constants.BROTLI_PARAM_SIZE_HINT]: block.length,
-    },
+/**
+ * One block being written: each record's header and bytes are copied into a staging buffer that goes to
+ * brotli (on libuv's thread pool) whenever it fills, so compression runs while the batch is still being
+ * normalized, and the buffers a record was read into can be freed as soon as the batch is done with them.
+ */
+export class BlockWriter {
+  private readonly compressor = createBrotliCompress({
+    chunkSize: 1 << 18,
+    params: { [constants.BROTLI_PARAM_QUALITY]: 1 },
   });
+  private readonly compressed: Buffer[] = [];
+  private readonly ended: Promise<Buffer>;
+  private staging: Buffer = Buffer.allocUnsafeSlow(STAGING_BYTES);
+  private readonly spare: Buffer[] = [];
+  private used = 0;
+  private result: Promise<Buffer> | null = null;
+  records = 0;
+  firstSeq = -1;
+  lastSeq = -1;
+  readonly streams = new Set<string>();
+
+  constructor() {
+    this.compressor.on('data', (chunk: Buffer) => this.compressed.push(chunk));
+    this.ended = new Promise((resolve, reject) => {
+      this.compressor.once('end', () => resolve(Buffer.concat(this.compressed)));
+      this.compressor.once('error', reject);
+    });
+    // finish() hands the failure on; a writer that is discarded must not leave it unhandled.
+    this.ended.catch(() => undefined);
+  }
+
+  add(r: LandingEntry): void {
+    if (this.result) throw new Error('raw landing block already finished');
+    const bytes = typeof r.payload === 'string' ? Buffer.from(r.payload, 'utf8') : r.payload;
+    const header = `${JSON.stringify([r.seq, r.kind, r.stream, r.entity, r.source, bytes.length])}\n`;
+    if (header.length <= 1024) {
+      this.reserve(header.length * 3);
+      this.used += this.staging.write(header, this.used);
+    } else this.put(Buffer.from(header, 'utf8'));
+    this.put(bytes);
+    this.reserve(1);
+    this.staging[this.used++] = NEWLINE;
+    if (this.records === 0) this.firstSeq = r.seq;
+    this.lastSeq = r.seq;
+    this.records++;
+    this.streams.add(r.stream);
+  }
+
+  /** The compressed block (the same promise on every call); no record can be added after. */
+  finish(): Promise<Buffer> {
+    if (!this.result) {
+      this.flush();
+      this.compressor.end();
+      this.result = this.ended;
+    }
+    return this.result;
+  }
+
+  /** Frees the compressor of a block that will not be written. */
+  discard(): void {
+    this.result ??= this.ended;
+    this.compressor.destroy();
+  }
+
+  private reserve(bytes: number): void {
+    if (this.used + bytes > this.staging.length) this.flush();
+  }
+
+  /** Bytes of a record: copied into staging, or, when large, handed to the compressor as they are. */
+  private put(bytes: Buffer): void {
+    if (bytes.length <= STAGING_BYTES / 2) {
+      this.reserve(bytes.length);
+      this.used += bytes.copy(this.staging, this.used);
+      return;
+    }
+    this.flush();
+    this.compressor.write(bytes);
+  }
+
+  /**
+   * Hands the staged bytes to the compressor, which reads them later: staging goes on in a spare buffer,
+   * and this one becomes spare again once compressed (fresh memory for every megabyte costs page faults).
+   */
+  private flush(): void {
+    if (this.used === 0) return;
+    const full = this.staging;
+    this.compressor.write(full.subarray(0, this.used), () => this.spare.push(full));
+    this.staging = this.spare.pop() ?? Buffer.allocUnsafeSlow(STAGING_BYTES);
+    this.used = 0;
+  }
+}
+
+/** One block of the given records, all at once. */
+export function encodeBlock(records: readonly LandingEntry[]): Promise<Buffer> {
+  const writer = new BlockWriter();
+  for (const r of records) writer.add(r);
+  return writer.finish();
 }
 
 export async function decodeBlock(codec: string, payload: Uint8Array): Promise<LandedRecord[]> {
