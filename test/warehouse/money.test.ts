@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { emptyStreamState } from '../../src/contracts.js';
 import type { Warehouse } from '../../src/load/index.js';
 import { toDecimal, toTimestamp, ValueError } from '../../src/normalize/index.js';
+import { Rng } from '../../src/sandbox/model/random.js';
 import { tableRows, tempWarehouse } from './helpers.js';
 
 /** Exact values: money into DECIMAL and times into TIMESTAMPTZ, never rounded, truncated or coerced. */
@@ -46,7 +47,46 @@ describe('timestamps into TIMESTAMPTZ', () => {
     assert.equal(toTimestamp('2024-05-01T10:00:00.123456Z'), Date.UTC(2024, 4, 1, 10) * 1000 + 123456);
     assert.equal(toTimestamp('2024-05-01T10:00:00.120000000Z'), Date.UTC(2024, 4, 1, 10) * 1000 + 120000);
   });
+  it('reads every spelling alike: 5,000 random date-times, each as Z, ±HH:MM, ±HHMM, t, space, fractions', () => {
+    const rng = new Rng(11);
+    const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+    for (let i = 0; i < 5000; i++) {
+      const [y, mo, d] = [rng.int(1900, 2200), rng.int(1, 12), rng.int(1, 28)];
+      const [h, mi, sec] = [rng.int(0, 23), rng.int(0, 59), rng.int(0, 59)];
+      const digits = rng.int(0, 9);
+      const kept = Math.min(digits, 6);
+      const fraction =
+        digits === 0
+          ? ''
+          : String(rng.int(0, 10 ** kept - 1))
+              .padStart(kept, '0')
+              .padEnd(digits, '0');
+      const micros = Number(fraction.slice(0, 6).padEnd(6, '0'));
+      const offset = rng.int(-23 * 60 - 59, 23 * 60 + 59);
+      const zone = `${offset < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
+      const utc = (Date.UTC(y, mo - 1, d, h, mi, sec) - offset * 60_000) * 1000 + micros;
+      const base = `${y}-${pad(mo)}-${pad(d)}T${pad(h)}:${pad(mi)}:${pad(sec)}${fraction ? `.${fraction}` : ''}`;
+      for (const text of [
+        `${base}${zone}`,
+        `${base}${zone.replace(':', '')}`,
+        `${base.replace('T', ' ')}${zone}`,
+        base.replace('T', 't') + zone,
+      ])
+        assert.equal(toTimestamp(text), utc, text);
+      const inUtc = Date.UTC(y, mo - 1, d, h, mi, sec) * 1000 + micros;
+      assert.equal(toTimestamp(`${base}Z`), inUtc, `${base}Z`);
+      assert.equal(toTimestamp(`${base}z`), inUtc, `${base}z`);
+    }
+    assert.equal(toTimestamp('2024-05-01T10:00Z'), Date.UTC(2024, 4, 1, 10) * 1000, 'no seconds');
+  });
   for (const bad of [
+    '2024-05-01T10:00:00+24:00',
+    '2024-05-01T10:00:00+02:60',
+    '2024-05-01T10:00:00.Z',
+    '2024-05-01T10:00:00.1234567891Z',
+    '2024-05-01T10:00:00Z ',
+    '2024-05-01T1a:00:00Z',
+    '2024-02-29T00:00:00Z'.replace('2024', '2023'),
     '2024-05-01T10:00:00',
     '2024-02-30T00:00:00Z',
     '2024-05-01T10:00:00.1234567Z',
