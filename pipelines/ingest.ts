@@ -255,6 +255,7 @@ export async function ingestPaths(
   const files = await expandInputs(inputs);
   const run = new IngestRun(warehouse, options);
   await run.start();
+  let restoreThreads: () => Promise<void> = async () => {};
   try {
     const plans = await run.plan(files);
     if (plans.length) {
@@ -263,6 +264,7 @@ export async function ingestPaths(
       const bytes = plans.reduce((n, p) => n + p.entry.size - p.entry.byteOffset, 0);
       const workers = plans.some((p) => p.path === '-') ? 0 : (options.workers ?? workersFor(bytes));
       run.summary.workers = workers;
+      restoreThreads = await warehouse.shareCores(workers);
       if (workers > 0) await prepareInWorkers(job, workers, run.accept);
       else await prepareFiles({ ...job, share: { index: 0, of: 1 } }, run.accept);
     }
@@ -273,6 +275,9 @@ export async function ingestPaths(
     throw new StoreSyncError(ERROR_CODES.INGEST, `ingest failed: ${(error as Error).message}`, {
       cause: error,
     });
+  } finally {
+    // After finish or abort: nothing of the run is still running on the connection.
+    await restoreThreads();
   }
   return run.summary;
 }

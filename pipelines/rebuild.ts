@@ -73,11 +73,13 @@ export async function rebuildWarehouse(
   };
   const tx = await warehouse.begin();
   let workers: ReplayWorkers | null = null;
+  let restoreThreads: () => Promise<void> = async () => {};
   try {
     // The block headers tell how much was landed without reading the payloads (a few KB per record).
     const landed = await tx.read((c) => c.runAndReadAll('SELECT sum(records) FROM _raw_landing'));
     const count = options.workers ?? workersFor(RECORD_BYTES * Number(landed.getRows()[0]![0] ?? 0));
     summary.workers = count;
+    restoreThreads = await warehouse.shareCores(count);
     const replay = new ReplayWorkers(count);
     workers = replay;
     await warehouse.recreateDataTables(tx);
@@ -129,6 +131,8 @@ export async function rebuildWarehouse(
     );
   } finally {
     await workers?.close();
+    // After the commit or rollback: nothing of the rebuild is still running on the connection.
+    await restoreThreads();
   }
   options.logger.info('rebuild_done', { ...summary });
   return summary;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
@@ -91,6 +92,37 @@ describe('ingest: the worker thread', () => {
       assert.deepEqual({ ...shared.summary, workers: 0 }, inline.summary, `${workers} workers: summary`);
       assert.deepEqual(shared.tables, inline.tables, `${workers} workers: tables`);
       assert.deepEqual(shared.bookkeeping, inline.bookkeeping, `${workers} workers: bookkeeping`);
+    }
+  });
+
+  it('DuckDB gets the cores the workers leave (at least one) while they run, and its setting back after, also after a failure', async () => {
+    const warehouse = await openWarehouse(path.join(dir, 'threads.duckdb'), { threads: 4 });
+    const threads = async () =>
+      Number(
+        (await warehouse.connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]![0],
+      );
+    try {
+      const restore = await warehouse.shareCores(os.availableParallelism());
+      assert.equal(await threads(), 1, 'as many workers as cores leave DuckDB one thread');
+      await restore();
+      assert.equal(await threads(), 4);
+      await (await warehouse.shareCores(0))();
+      assert.equal(await threads(), 4, 'no workers: nothing to share');
+      const options = { store: 'shop', runId: 'r', logger: silentLogger, workers: 2 };
+      await ingestPaths(warehouse, [input], options);
+      assert.equal(await threads(), 4, 'restored after the ingest');
+      await rebuildWarehouse(warehouse, { logger: silentLogger, workers: 2 });
+      assert.equal(await threads(), 4, 'restored after the rebuild');
+      // A gzip header followed by garbage: the worker fails part-way through the run.
+      const broken = path.join(dir, 'broken.ndjson.gz');
+      await writeFile(broken, Buffer.concat([gzipSync('{"x":1}\n').subarray(0, 10), Buffer.alloc(64, 7)]));
+      await assert.rejects(
+        ingestPaths(warehouse, [path.join(input, 'a.ndjson'), broken], options),
+        /cannot read/,
+      );
+      assert.equal(await threads(), 4, 'restored after a failed ingest');
+    } finally {
+      await warehouse.close();
     }
   });
 

@@ -16,7 +16,8 @@ describe('raw landing: BlockWriter', () => {
   it('reads back records that cross staging boundaries, large ones, multi-byte text and Buffers', async () => {
     const records: LandingEntry[] = [];
     let seq = 10;
-    for (let i = 0; i < 3000; i++) records.push(entry(seq++, `{"n":${i},"text":"${'é日😀'.repeat(i % 50)}"}`));
+    for (let i = 0; i < 3000; i++)
+      records.push(entry(seq++, `{"n":${i},"text":"${'é日😀'.repeat(i % 50)}"}`));
     records.push(entry(seq++, `{"big":"${'x'.repeat(3 << 20)}"}`));
     records.push(entry(seq++, Buffer.from('{"from":"a buffer","ü":1}'), 'orders'));
     for (let i = 0; i < 500; i++) records.push(entry(seq++, Buffer.from(`{"k":"${'y'.repeat(900 + i)}"}`)));
