@@ -107,7 +107,7 @@ export class BlockWriter {
     if (this.used + bytes > this.staging.length) this.flush();
   }
 
-  /** Bytes of a record: copied into staging, or, when large, handed to the compressor as they are. */
+  /** Bytes of a record: copied into staging, or, when large, copied straight to the compressor. */
   private put(bytes: Buffer): void {
     if (bytes.length <= STAGING_BYTES / 2) {
       this.reserve(bytes.length);
@@ -115,7 +115,8 @@ export class BlockWriter {
       return;
     }
     this.flush();
-    this.compressor.write(bytes);
+    // Copied: the compressor reads it later, and an ingested record's bytes are in a reused read buffer.
+    this.compressor.write(Buffer.from(bytes));
   }
 
   /**

@@ -38,6 +38,20 @@ describe('raw landing: BlockWriter', () => {
     assert.throws(() => writer.add(entry(seq, '{}')), /already finished/);
   });
 
+  it("keeps a record's bytes as they were when added, even if the buffer they came from is then reused", async () => {
+    // Ingest reads into two buffers in turn: a record's bytes are a view that the next read overwrites.
+    const readBuffer = Buffer.alloc(1 << 20, 'a');
+    const writer = new BlockWriter();
+    writer.add(entry(1, readBuffer.subarray(0, 600_000)));
+    writer.add(entry(2, readBuffer.subarray(600_000, 601_000)));
+    readBuffer.fill('b');
+    const back = await decodeBlock(CODEC, await writer.finish());
+    assert.deepEqual(
+      back.map((r) => r.text),
+      ['a'.repeat(600_000), 'a'.repeat(1000)],
+    );
+  });
+
   it('a discarded writer settles and refuses records', async () => {
     const writer = new BlockWriter();
     writer.add(entry(1, '{}'));

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { LineSplitter, type Piece, type Splitter, ValueSplitter } from './splitters.js';
@@ -26,6 +26,39 @@ async function* tapAndHash(
     hash.update(chunk);
     counter.bytes += chunk.length;
     yield chunk;
+  }
+}
+
+/**
+ * A file's bytes, at most `limit` of them, in chunks read into two buffers taken in turn (the next chunk
+ * is read while the caller works on this one). A chunk is only valid until the next is asked for; the
+ * splitters copy what they keep of it. Reading every megabyte of a multi-gigabyte file into fresh memory
+ * cost a page fault per page and, counted as external memory, kept V8 collecting garbage.
+ */
+async function* readChunks(path: string, limit: number | undefined): AsyncGenerator<Buffer> {
+  const handle = await open(path, 'r');
+  const end = limit ?? Number.POSITIVE_INFINITY;
+  const buffers = [Buffer.allocUnsafeSlow(CHUNK), Buffer.allocUnsafeSlow(CHUNK)];
+  let position = 0;
+  const readInto = async (buffer: Buffer): Promise<Buffer> => {
+    const length = Math.min(CHUNK, end - position);
+    if (length <= 0) return buffer.subarray(0, 0);
+    const { bytesRead } = await handle.read(buffer, 0, length, position);
+    position += bytesRead;
+    return buffer.subarray(0, bytesRead);
+  };
+  let next = readInto(buffers[0]!);
+  try {
+    for (let turn = 1; ; turn++) {
+      const chunk = await next;
+      if (chunk.length === 0) return;
+      next = readInto(buffers[turn % 2]!);
+      yield chunk;
+    }
+  } finally {
+    // A caller that stops early leaves a read in flight: it must end before the file is closed.
+    await next.catch(() => undefined);
+    await handle.close();
   }
 }
 
@@ -78,10 +111,7 @@ export class DocumentReader {
         ? process.stdin
         : this.limit === 0
           ? Readable.from([])
-          : createReadStream(this.path, {
-              highWaterMark: CHUNK,
-              ...(this.limit === undefined ? {} : { end: this.limit - 1 }),
-            });
+          : readChunks(this.path, this.limit);
     const tapped = tapAndHash(raw, this.hash, this.counter);
     const first = await tapped.next();
     if (first.done) return;
@@ -90,8 +120,12 @@ export class DocumentReader {
       yield first.value;
       yield* tapped;
     };
+    // Gunzip reads its input later, after the read buffer has been reused: it gets copies.
+    const copies = async function* () {
+      for await (const chunk of rest()) yield Buffer.from(chunk);
+    };
     const content: AsyncIterable<Buffer> = this.gzip
-      ? Readable.from(rest()).pipe(createGunzip({ chunkSize: CHUNK }))
+      ? Readable.from(copies()).pipe(createGunzip({ chunkSize: CHUNK }))
       : rest();
     let splitter: Splitter | null = null;
     let bom = true;

@@ -6,8 +6,9 @@
  */
 
 /**
- * One document's bytes as read (a view into the read buffer: no copy). The text is decoded on first use:
- * an ingest worker skips the pieces another worker normalizes without ever decoding them.
+ * One document's bytes as read: a view into the read buffer, no copy, valid until the next chunk is read.
+ * The text is decoded on first use: an ingest worker skips the pieces another worker normalizes without
+ * ever decoding them.
  */
 export class Piece {
   private decoded: string | undefined;
@@ -67,7 +68,8 @@ export class LineSplitter implements Splitter {
       this.take(buf, pos, nl, nl + 1, pieces);
       pos = nl + 1;
     }
-    this.carry = pos < buf.length ? buf.subarray(pos) : null;
+    // The chunk's buffer is read into again (see reader.ts): the unfinished line is copied out of it.
+    this.carry = pos < buf.length ? Buffer.from(buf.subarray(pos)) : null;
     return pieces;
   }
 
@@ -167,7 +169,8 @@ export class ValueSplitter implements Splitter {
     // Keep only the value in progress; everything before it is done.
     const keep = this.start >= 0 ? this.start : buf.length;
     this.base += keep;
-    this.carry = buf.subarray(keep);
+    // The chunk's buffer is read into again (see reader.ts): the value in progress is copied out of it.
+    this.carry = from ? buf.subarray(keep) : Buffer.from(buf.subarray(keep));
     if (this.start >= 0) this.start = 0;
     return pieces;
   }
