@@ -7,12 +7,11 @@
 
 /**
  * One document's bytes as read: a view into the read buffer, no copy, valid until the next chunk is read.
- * The text is decoded on first use: an ingest worker skips the pieces another worker normalizes without
- * ever decoding them.
+ * The text is decoded when asked for, each time (callers ask once): an ingest worker never decodes the
+ * pieces another worker normalizes, and a cached text would live as long as the piece, until the whole
+ * chunk's pieces were taken, long enough to be promoted to V8's old generation, document after document.
  */
 export class Piece {
-  private decoded: string | undefined;
-
   constructor(
     readonly bytes: Buffer,
     /** 1-based line where the piece starts. */
@@ -24,8 +23,7 @@ export class Piece {
   ) {}
 
   get text(): string {
-    this.decoded ??= this.bytes.toString('utf8');
-    return this.decoded;
+    return this.bytes.toString('utf8');
   }
 }
 
