@@ -80,6 +80,8 @@ class TextColumn {
   }
 
   set(row: number, value: string): void {
+    // Bytes only ever go at the end: a row before the last one set would land after it, unseen.
+    if (row < this.filled) throw new Error(`text for row ${row} set after row ${this.filled - 1}`);
     const ends = this.ends;
     let pos = this.end;
     for (let r = this.filled; r < row; r++) ends[r] = pos;

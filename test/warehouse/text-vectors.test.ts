@@ -144,6 +144,10 @@ describe('text columns taken back and built again', () => {
     rows.setText(0, rows.addRow(), 'again');
     rows.seal();
     assert.deepEqual([rows.get(0, 0), rows.get(0, 1)], [null, 'again']);
+    const ordered = new TableRows('t', [{ name: 't', type: 'VARCHAR', comment: '' }]);
+    const [first, second] = [ordered.addRow(), ordered.addRow()];
+    ordered.setText(0, second, 'b');
+    assert.throws(() => ordered.setText(0, first, 'a'), /set after row 1/, 'rows are written in order');
     assert.equal(rows.text[0]!.bytes.length, 5);
   });
 });
