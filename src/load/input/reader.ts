@@ -32,8 +32,8 @@ async function* tapAndHash(
 /**
  * A file's bytes, at most `limit` of them, in chunks read into two buffers taken in turn (the next chunk
  * is read while the caller works on this one). A chunk is only valid until the next is asked for; the
- * splitters copy what they keep of it. Reading every megabyte of a multi-gigabyte file into fresh memory
- * cost a page fault per page and, counted as external memory, kept V8 collecting garbage.
+ * splitters copy what they keep of it. A fresh buffer per read would allocate, and leave V8 to collect,
+ * the whole file's size again for every worker reading it.
  */
 async function* readChunks(path: string, limit: number | undefined): AsyncGenerator<Buffer> {
   const handle = await open(path, 'r');
