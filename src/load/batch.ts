@@ -81,8 +81,8 @@ const REJECTED_COLUMNS = tableDef('_rejected_records').columns;
 
 export class Batch {
   readonly counts: BatchCounts = { records: 0, rows: 0, rejections: 0 };
-  /** The raw landing of the records landed so far, compressed as they arrive. */
-  private landing = new BlockWriter();
+  /** The raw landing of the records landed so far, compressed as they arrive (made by the first record). */
+  private landing: BlockWriter | null = null;
   private rejected = new TableRows('_rejected_records', REJECTED_COLUMNS);
   /** Set on a batch made from a PreparedBatch: its rows and landing, ready to write. */
   private prepared: { tables: Map<string, TableRows>; landing: LandingBlock | null } | null = null;
@@ -163,6 +163,7 @@ export class Batch {
     payload: string | Buffer,
   ): LandedMeta {
     const seq = this.nextSeq++;
+    this.landing ??= new BlockWriter();
     this.landing.add({ seq, kind, stream, entity, source, payload });
     return { seq, kind, stream, entity, source };
   }
@@ -312,15 +313,15 @@ export class Batch {
   release(): void {
     this.normalizer?.clear();
     this.prepared = null;
-    this.landing.discard();
-    this.landing = new BlockWriter();
+    this.landing?.discard();
+    this.landing = null;
     this.rejected.clear();
   }
 
   /** The block of what was landed, or null when nothing was. */
   private async finishLanding(): Promise<LandingBlock | null> {
     const writer = this.landing;
-    if (writer.records === 0) return null;
+    if (!writer) return null;
     return {
       payload: await writer.finish(),
       firstSeq: writer.firstSeq,
