@@ -62,10 +62,12 @@ function spawn(
 
 /**
  * Batches each ingest worker may have prepared and not yet seen accepted. A commit holds the main thread
- * for seconds (about 5 s per 200,000 documents, measured), and with one batch of credit every worker sat
- * idle through it; three keep them parsing (a million documents: 97 s -> 90 s, for some 100 MB more).
+ * for seconds (about 5 s per 200,000 documents), so more credit looked like it would keep the workers busy
+ * through it; measured on a million documents, runs taken in turn, three were no faster (102-106 s against
+ * 99-102 s with one) and took 150-300 MB more memory. The workers are not what a commit waits for: the
+ * commit itself takes a core.
  */
-export const BATCHES_AHEAD = 3;
+export const BATCHES_AHEAD = 1;
 
 /**
  * Runs prepareFiles in worker threads, each taking its share of the batches, and hands the batches to
