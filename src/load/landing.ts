@@ -72,13 +72,10 @@ export class BlockWriter {
 
   add(r: LandingEntry): void {
     if (this.result) throw new Error('raw landing block already finished');
-    const bytes = typeof r.payload === 'string' ? Buffer.from(r.payload, 'utf8') : r.payload;
-    const header = `${JSON.stringify([r.seq, r.kind, r.stream, r.entity, r.source, bytes.length])}\n`;
-    if (header.length <= 1024) {
-      this.reserve(header.length * 3);
-      this.used += this.staging.write(header, this.used);
-    } else this.put(Buffer.from(header, 'utf8'));
-    this.put(bytes);
+    const { payload } = r;
+    const length = typeof payload === 'string' ? Buffer.byteLength(payload, 'utf8') : payload.length;
+    this.put(`${JSON.stringify([r.seq, r.kind, r.stream, r.entity, r.source, length])}\n`);
+    this.put(payload);
     this.reserve(1);
     this.staging[this.used++] = NEWLINE;
     if (this.records === 0) this.firstSeq = r.seq;
@@ -107,16 +104,21 @@ export class BlockWriter {
     if (this.used + bytes > this.staging.length) this.flush();
   }
 
-  /** Bytes of a record: copied into staging, or, when large, copied straight to the compressor. */
-  private put(bytes: Buffer): void {
-    if (bytes.length <= STAGING_BYTES / 2) {
-      this.reserve(bytes.length);
-      this.used += bytes.copy(this.staging, this.used);
+  /**
+   * Text or bytes of a record: encoded or copied into staging (text straight from the string, with no
+   * Buffer in between), or, when large, copied straight to the compressor.
+   */
+  private put(data: string | Buffer): void {
+    const text = typeof data === 'string';
+    const most = text ? data.length * 3 : data.length;
+    if (most <= STAGING_BYTES / 2) {
+      this.reserve(most);
+      this.used += text ? this.staging.write(data, this.used) : data.copy(this.staging, this.used);
       return;
     }
     this.flush();
     // Copied: the compressor reads it later, and an ingested record's bytes are in a reused read buffer.
-    this.compressor.write(Buffer.from(bytes));
+    this.compressor.write(text ? Buffer.from(data, 'utf8') : Buffer.from(data));
   }
 
   /**
@@ -130,13 +132,6 @@ export class BlockWriter {
     this.staging = this.spare.pop() ?? Buffer.allocUnsafeSlow(STAGING_BYTES);
     this.used = 0;
   }
-}
-
-/** One block of the given records, all at once. */
-export function encodeBlock(records: readonly LandingEntry[]): Promise<Buffer> {
-  const writer = new BlockWriter();
-  for (const r of records) writer.add(r);
-  return writer.finish();
 }
 
 export async function decodeBlock(codec: string, payload: Uint8Array): Promise<LandedRecord[]> {

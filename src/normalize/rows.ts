@@ -21,8 +21,8 @@ const TWO_32 = 4294967296;
 
 /**
  * A text column ready for DuckDB: every present value's UTF-8 bytes one after another, and where each
- * row's bytes end (a NULL row ends where the previous one did). Encoding a column once, not value by value,
- * is what lets the loader write whole vectors of strings (see src/load/chunks.ts).
+ * row's bytes end (a NULL row ends where the previous one did). One buffer per column, not a string per
+ * value, is what lets the loader write whole vectors of strings (see src/load/chunks.ts).
  */
 export interface EncodedText {
   bytes: Uint8Array;
@@ -182,7 +182,7 @@ export class TableRows {
     this.text = this.kinds.map(() => null);
   }
 
-  /** Encodes the text columns for the loader (idempotent); rows can no longer be added or changed. */
+  /** Closes the text columns for the loader (idempotent); rows can no longer be added or changed. */
   seal(): void {
     if (this.sealed) return;
     this.sealed = true;

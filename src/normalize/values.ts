@@ -167,15 +167,19 @@ function readCommonTimestamp(text: string): Int64 | null {
   }
   let offsetMinutes = 0;
   const zone = text.charCodeAt(at);
-  if (zone === 90 /* Z */ && at + 1 === n) offsetMinutes = 0;
-  else if ((zone === 43 || zone === 45) && at + 6 === n && text.charCodeAt(at + 3) === 58) {
+  if ((zone === 43 || zone === 45) && at + 6 === n && text.charCodeAt(at + 3) === 58) {
     const oh = digitsAt(text, at + 1, 2);
     const om = digitsAt(text, at + 4, 2);
     if ((oh | om) < 0) return null;
-    if (oh > 23 || om > 59) throw new ValueError('a zone offset between -23:59 and +23:59');
-    offsetMinutes = (zone === 45 ? -1 : 1) * (oh * 60 + om);
-  } else return null;
+    offsetMinutes = zoneOffset(zone === 45, oh, om);
+  } else if (zone !== 90 /* Z */ || at + 1 !== n) return null;
   return timestampFrom(year, month, day, hour, minute, second, fraction, offsetMinutes);
+}
+
+/** Minutes east of UTC of a `±HH:MM` zone, whichever way it was read. */
+function zoneOffset(negative: boolean, hours: number, minutes: number): number {
+  if (hours > 23 || minutes > 59) throw new ValueError('a zone offset between -23:59 and +23:59');
+  return (negative ? -1 : 1) * (hours * 60 + minutes);
 }
 
 /** Microseconds since the epoch of a date-time read either way, its fields checked against the calendar. */
@@ -216,13 +220,7 @@ export function toTimestamp(value: unknown): Int64 {
   if (common !== null) return common;
   const m = TIMESTAMP.exec(value);
   if (!m) throw new ValueError('an ISO 8601 date-time with a zone, e.g. 2024-05-01T10:00:00Z');
-  let offsetMinutes = 0;
-  if (!m[8] && m[9]) {
-    const oh = Number(m[10]);
-    const om = Number(m[11]);
-    if (oh > 23 || om > 59) throw new ValueError('a zone offset between -23:59 and +23:59');
-    offsetMinutes = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
-  }
+  const offsetMinutes = !m[8] && m[9] ? zoneOffset(m[9] === '-', Number(m[10]), Number(m[11])) : 0;
   return timestampFrom(
     Number(m[1]),
     Number(m[2]),

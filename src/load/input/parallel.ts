@@ -67,12 +67,12 @@ function spawn(
  * 99-102 s with one) and took 150-300 MB more memory. The workers are not what a commit waits for: the
  * commit itself takes a core.
  */
-export const BATCHES_AHEAD = 1;
+const BATCHES_AHEAD = 1;
 
 /**
  * Runs prepareFiles in worker threads, each taking its share of the batches, and hands the batches to
  * `accept` on this thread in job order: reading, parsing and normalizing then overlap with DuckDB's
- * appends and merges here instead of taking turns. Each worker stays at most `credits` batches ahead
+ * appends and merges here instead of taking turns. Each worker stays at most BATCHES_AHEAD batches ahead
  * (an accepted batch returns one), which bounds memory. The first failure on any side stops every worker
  * and rejects.
  */
@@ -80,7 +80,6 @@ export function prepareInWorkers(
   job: Omit<PrepareJob, 'share'>,
   workers: number,
   accept: (event: PreparedEvent) => Promise<void>,
-  credits = BATCHES_AHEAD,
 ): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const threads: Worker[] = [];
@@ -132,7 +131,7 @@ export function prepareInWorkers(
       thread.postMessage({
         type: 'job',
         job: { ...job, share: { index, of: workers } },
-        credits,
+        credits: BATCHES_AHEAD,
       } satisfies ToWorker);
     }
   });
