@@ -264,7 +264,7 @@ export async function ingestPaths(
       const bytes = plans.reduce((n, p) => n + p.entry.size - p.entry.byteOffset, 0);
       const workers = plans.some((p) => p.path === '-') ? 0 : (options.workers ?? workersFor(bytes));
       run.summary.workers = workers;
-      restoreThreads = await warehouse.shareCores(workers);
+      restoreThreads = await warehouse.shareCores(workers, options.logger);
       if (workers > 0) await prepareInWorkers(job, workers, run.accept);
       else await prepareFiles({ ...job, share: { index: 0, of: 1 } }, run.accept);
     }

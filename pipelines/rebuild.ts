@@ -79,7 +79,7 @@ export async function rebuildWarehouse(
     const landed = await tx.read((c) => c.runAndReadAll('SELECT sum(records) FROM _raw_landing'));
     const count = options.workers ?? workersFor(RECORD_BYTES * Number(landed.getRows()[0]![0] ?? 0));
     summary.workers = count;
-    restoreThreads = await warehouse.shareCores(count);
+    restoreThreads = await warehouse.shareCores(count, options.logger);
     const replay = new ReplayWorkers(count);
     workers = replay;
     await warehouse.recreateDataTables(tx);

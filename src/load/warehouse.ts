@@ -100,12 +100,13 @@ export class Warehouse {
    * only compete with the workers, and the thread waiting on a query spins while they run (measured: a
    * tenth of a 100k-document ingest's CPU on 2 cores). Call both between statements, never beside one.
    */
-  async shareCores(workers: number): Promise<() => Promise<void>> {
+  async shareCores(workers: number, logger: Logger): Promise<() => Promise<void>> {
     const reader = await this.connection.runAndReadAll("SELECT current_setting('threads')");
     const original = Number(reader.getRows()[0]![0]);
     const threads = Math.max(1, os.availableParallelism() - workers);
     if (workers === 0 || threads >= original) return async () => undefined;
     await this.connection.run(`SET threads = ${threads}`);
+    logger.debug('duckdb_threads', { threads, workers, restoredTo: original });
     return async () => {
       await this.connection.run(`SET threads = ${original}`);
     };

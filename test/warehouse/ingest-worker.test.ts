@@ -9,7 +9,7 @@ import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import { StoreSyncError } from '../../src/errors.js';
 import { openWarehouse } from '../../src/load/index.js';
 import { DocumentReader } from '../../src/load/input/reader.js';
-import { silentLogger } from '../../src/log.js';
+import { createLogger, silentLogger } from '../../src/log.js';
 import { count, orderDoc, snapshot, tableRows, tempDir } from './helpers.js';
 
 /**
@@ -101,18 +101,31 @@ describe('ingest: the worker thread', () => {
       Number(
         (await warehouse.connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]![0],
       );
+    // The limit is logged when it is set: what each run set it to, while it ran.
+    const limits: unknown[] = [];
+    const logger = createLogger({
+      level: 'debug',
+      format: 'json',
+      write: (line) => {
+        const entry = JSON.parse(line) as { event: string; threads?: number };
+        if (entry.event === 'duckdb_threads') limits.push(entry.threads);
+      },
+    });
     try {
-      const restore = await warehouse.shareCores(os.availableParallelism());
+      const restore = await warehouse.shareCores(os.availableParallelism(), logger);
       assert.equal(await threads(), 1, 'as many workers as cores leave DuckDB one thread');
       await restore();
       assert.equal(await threads(), 4);
-      await (await warehouse.shareCores(0))();
+      await (await warehouse.shareCores(0, logger))();
       assert.equal(await threads(), 4, 'no workers: nothing to share');
-      const options = { store: 'shop', runId: 'r', logger: silentLogger, workers: 2 };
+      limits.length = 0;
+      const workers = os.availableParallelism();
+      const options = { store: 'shop', runId: 'r', logger, workers };
       await ingestPaths(warehouse, [input], options);
       assert.equal(await threads(), 4, 'restored after the ingest');
-      await rebuildWarehouse(warehouse, { logger: silentLogger, workers: 2 });
+      await rebuildWarehouse(warehouse, { logger, workers });
       assert.equal(await threads(), 4, 'restored after the rebuild');
+      assert.deepEqual(limits, [1, 1], 'the ingest and the rebuild each ran DuckDB on one thread');
       // A gzip header followed by garbage: the worker fails part-way through the run.
       const broken = path.join(dir, 'broken.ndjson.gz');
       await writeFile(broken, Buffer.concat([gzipSync('{"x":1}\n').subarray(0, 10), Buffer.alloc(64, 7)]));
@@ -120,6 +133,7 @@ describe('ingest: the worker thread', () => {
         ingestPaths(warehouse, [path.join(input, 'a.ndjson'), broken], options),
         /cannot read/,
       );
+      assert.deepEqual(limits, [1, 1, 1]);
       assert.equal(await threads(), 4, 'restored after a failed ingest');
     } finally {
       await warehouse.close();
