@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
@@ -50,6 +51,16 @@ describe('reading files in reused buffers', () => {
     it(`${name}: every document comes back exactly (${Math.round(lines.join('').length / 2 ** 20)} MB, records up to 1.5 MB)`, async () => {
       assert.deepEqual(await texts(file(name)), lines);
     });
+
+  it('a .gz file several chunks long: gunzip reads copies, not the buffers being read into again', async () => {
+    // Random text barely compresses, so the stored file itself spans several read chunks.
+    const noisy = Array.from({ length: 400 }, (_, i) =>
+      JSON.stringify({ i, noise: randomBytes(9000 + (i % 7) * 1000).toString('base64') }),
+    );
+    await writeFile(file('noisy.ndjson.gz'), gzipSync(`${noisy.join('\n')}\n`));
+    assert.ok((await stat(file('noisy.ndjson.gz'))).size > 4 << 20);
+    assert.deepEqual(await texts(file('noisy.ndjson.gz')), noisy);
+  });
 
   it('ingest lands every record byte for byte and loads every order', async () => {
     const warehouse = await openWarehouse(file('w.duckdb'));
