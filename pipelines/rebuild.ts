@@ -1,7 +1,9 @@
+import type { DuckDBBlobValue, DuckDBListValue } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import type { PreparedBatch } from '../src/load/batch.js';
 import type { BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { ReplayWorkers, workersFor } from '../src/load/input/parallel.js';
+import { storedBlock } from '../src/load/landing.js';
 import type { StoredBlock } from '../src/load/replay.js';
 import { literal } from '../src/load/sql.js';
 import type { Logger } from '../src/log.js';
@@ -42,14 +44,17 @@ async function blockSeqs(tx: Transaction): Promise<number[]> {
 async function readBlock(tx: Transaction, firstSeq: number): Promise<StoredBlock> {
   const reader = await tx.read((c) =>
     c.runAndReadAll(
-      `SELECT first_seq, _store, codec, payload, epoch_ms(_synced_at), _run_id FROM _raw_landing WHERE first_seq = ${firstSeq}`,
+      `SELECT first_seq, _store, codec, payload, payload_parts, epoch_ms(_synced_at), _run_id FROM _raw_landing WHERE first_seq = ${firstSeq}`,
     ),
   );
-  const [, store, codec, payload, synced, runId] = reader.getRows()[0]!;
+  const [, store, codec, payload, parts, synced, runId] = reader.getRows()[0]!;
   return {
     store: String(store),
     codec: String(codec),
-    payload: (payload as { bytes: Uint8Array }).bytes,
+    payload: storedBlock(
+      payload === null ? null : (payload as DuckDBBlobValue).bytes,
+      parts === null ? null : (parts as DuckDBListValue).items.map((p) => (p as DuckDBBlobValue).bytes),
+    ),
     syncedAtMs: Number(synced),
     runId: String(runId),
   };

@@ -12,7 +12,7 @@ import {
 } from '../normalize/index.js';
 import type { AppenderPool, Feed, LandingValue } from './chunks.js';
 import { isAsciiText, type Key, KeyRanges } from './key-ranges.js';
-import { BlockWriter, CODEC, type LandedMeta } from './landing.js';
+import { BlockWriter, CODEC, type LandedMeta, landingParts } from './landing.js';
 import type { Layouts } from './layouts.js';
 import { pickWinnersSql, type RowMeta, replaceSql } from './merge.js';
 import { ident, literal, stagingTable, timestampLiteral } from './sql.js';
@@ -340,7 +340,7 @@ export class Batch {
       records: { int64: block.records },
       streams: { texts: block.streams },
       codec: { text: CODEC },
-      payload: { blob: block.payload },
+      payload_parts: { blobs: landingParts(block.payload) },
       _synced_at: { timestampMicros: this.syncedMicros },
       _run_id: { text: this.meta.runId },
     };

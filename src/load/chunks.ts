@@ -1,6 +1,8 @@
 import {
   BIGINT,
+  BLOB,
   BOOLEAN,
+  blobValue,
   DECIMAL,
   DOUBLE,
   type DuckDBAppender,
@@ -74,6 +76,7 @@ export type LandingValue =
   | { text: string }
   | { texts: string[] }
   | { blob: Uint8Array }
+  | { blobs: Uint8Array[] }
   | { timestampMicros: number }
   | null;
 
@@ -148,6 +151,7 @@ export class ChunkAppender {
         else if ('text' in v) a.appendVarchar(v.text);
         else if ('texts' in v) a.appendList(v.texts, LIST(VARCHAR));
         else if ('blob' in v) a.appendBlob(v.blob);
+        else if ('blobs' in v) a.appendList(v.blobs.map(blobValue), LIST(BLOB));
         else a.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(v.timestampMicros)));
       }
       a.endRow();

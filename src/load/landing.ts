@@ -33,6 +33,30 @@ export interface LandedRecord extends LandedMeta {
 
 export const CODEC = 'brotli-1';
 
+/**
+ * A block is stored as a list of parts of at most this many bytes (`_raw_landing.payload_parts`). DuckDB
+ * (1.5) keeps every string or blob of more than about 60 KB that it has written pinned in its buffer pool
+ * until the database is closed, so one blob per batch (a few MB each) filled the memory limit a few hundred
+ * batches into a long ingest or sync: a commit then failed with "failed to pin block", or its checkpoint
+ * failed and invalidated the database. Values this small are stored and evicted like any others.
+ */
+export const LANDING_PART_BYTES = 16 << 10;
+
+/** The block's parts, as views of it (the Appender copies them). */
+export function landingParts(block: Uint8Array): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  for (let at = 0; at < block.length; at += LANDING_PART_BYTES)
+    parts.push(block.subarray(at, Math.min(block.length, at + LANDING_PART_BYTES)));
+  return parts;
+}
+
+/** A stored block from its row: the parts put back together, or the single blob of an older row. */
+export function storedBlock(payload: Uint8Array | null, parts: Uint8Array[] | null): Uint8Array {
+  if (parts) return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  if (payload) return payload;
+  throw new Error('raw landing row has neither payload_parts nor payload');
+}
+
 const decompress = promisify(brotliDecompress);
 
 /** Bytes gathered before they go to the compressor: big enough that a batch makes few thread-pool tasks. */

@@ -23,6 +23,7 @@ export type ColumnType =
   | 'DATE'
   | 'JSON'
   | 'BLOB'
+  | 'BLOB[]'
   | 'VARCHAR[]'
   | 'BIGINT[]'
   | typeof MONEY
