@@ -91,8 +91,8 @@ recognised), the reason, the payload as received, and the file and line for docu
 
 \`_raw_landing\` keeps everything received, in arrival order: each batch is one row whose block is a
 brotli-compressed text, stored in \`payload_parts\` as a list of parts of at most 16 KB to be concatenated in order
-(DuckDB keeps any value of more than about 60 KB it has written pinned in memory, so one large blob per batch would
-fill its memory limit during a long run; rows written before the parts hold the block in \`payload\`). In the
+(DuckDB pins all values of more than about 60 KB in a row group at once to commit or checkpoint it, so one large blob
+per batch needed memory for the whole landing; rows written before the parts hold the block in \`payload\`). In the
 block, every record is a header line, the JSON array
 \`[seq, kind, stream, entity, source, length]\`, followed by \`length\` bytes of the record exactly as received
 (UTF-8; for ingested documents, the very bytes of the file) and a newline. \`kind\` is \`record\` (an API record), \`document\` (an ingested document),

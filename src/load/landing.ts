@@ -35,10 +35,12 @@ export const CODEC = 'brotli-1';
 
 /**
  * A block is stored as a list of parts of at most this many bytes (`_raw_landing.payload_parts`). DuckDB
- * (1.5) keeps every string or blob of more than about 60 KB that it has written pinned in its buffer pool
- * until the database is closed, so one blob per batch (a few MB each) filled the memory limit a few hundred
- * batches into a long ingest or sync: a commit then failed with "failed to pin block", or its checkpoint
- * failed and invalidated the database. Values this small are stored and evicted like any others.
+ * (1.5) stores a value of more than about 60 KB apart from its column and pins all such values of a row
+ * group together when it commits or checkpoints it; `_raw_landing` has one row per batch, so its rows share
+ * one row group for a very long time and the memory that needed grew with the whole landing. Measured with
+ * 3.4 MB blocks: past the memory limit (1 GB: about 290 blocks) a commit failed with "failed to pin block"
+ * or its checkpoint failed and invalidated the database, and reopening it did not help. Values this small
+ * are stored and evicted like any others (test/warehouse/landing-memory.test.ts).
  */
 export const LANDING_PART_BYTES = 16 << 10;
 

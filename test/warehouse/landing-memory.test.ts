@@ -10,11 +10,11 @@ import { silentLogger } from '../../src/log.js';
 import { count, FIXTURES, snapshot, tempDir, tempWarehouse } from './helpers.js';
 
 /**
- * DuckDB (1.5) keeps every string or blob of more than about 60 KB that a connection has written pinned
- * in its buffer pool, checkpointed or not, so a raw landing stored as one multi-megabyte blob per batch
- * filled the memory limit a few hundred batches into a run: the commit then failed with "failed to pin
- * block", or the checkpoint after it failed fatally and invalidated the database. Blocks are stored in
- * parts of LANDING_PART_BYTES, which DuckDB evicts like any other data.
+ * DuckDB (1.5) pins every value of more than about 60 KB in a row group at once to commit or checkpoint
+ * it, and the raw landing's rows (one per batch) share a row group, so a landing stored as one
+ * multi-megabyte blob per batch needed memory for all of it: past the memory limit the commit failed with
+ * "failed to pin block", or the checkpoint after it failed fatally and invalidated the database. Blocks
+ * are stored in parts of LANDING_PART_BYTES, which DuckDB evicts like any other data (see landing.ts).
  */
 describe('warehouse: the raw landing does not fill DuckDB memory', () => {
   it('lands more than the memory limit in large incompressible blocks, then rebuilds from them', async () => {
