@@ -1,4 +1,3 @@
-import type { DuckDBBlobValue, DuckDBListValue } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import type { PreparedBatch } from '../src/load/batch.js';
 import type { BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
@@ -51,10 +50,7 @@ async function readBlock(tx: Transaction, firstSeq: number): Promise<StoredBlock
   return {
     store: String(store),
     codec: String(codec),
-    payload: storedBlock(
-      payload === null ? null : (payload as DuckDBBlobValue).bytes,
-      parts === null ? null : (parts as DuckDBListValue).items.map((p) => (p as DuckDBBlobValue).bytes),
-    ),
+    payload: storedBlock(payload, parts),
     syncedAtMs: Number(synced),
     runId: String(runId),
   };

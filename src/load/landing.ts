@@ -1,5 +1,6 @@
 import { promisify } from 'node:util';
 import { brotliDecompress, constants, createBrotliCompress } from 'node:zlib';
+import type { DuckDBBlobValue, DuckDBListValue } from '@duckdb/node-api';
 
 /**
  * The raw landing's block format. Every batch lands the records it received as one row of
@@ -52,10 +53,16 @@ export function landingParts(block: Uint8Array): Uint8Array[] {
   return parts;
 }
 
-/** A stored block from its row: the parts put back together, or the single blob of an older row. */
-export function storedBlock(payload: Uint8Array | null, parts: Uint8Array[] | null): Uint8Array {
-  if (parts) return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-  if (payload) return payload;
+/**
+ * A stored block from its row's `payload` and `payload_parts` as DuckDB returns them: the parts put back
+ * together, or the single blob of a row written before blocks were stored in parts.
+ */
+export function storedBlock(payload: unknown, parts: unknown): Uint8Array {
+  if (parts !== null) {
+    const bytes = (parts as DuckDBListValue).items.map((p) => (p as DuckDBBlobValue).bytes);
+    return bytes.length === 1 ? bytes[0]! : Buffer.concat(bytes);
+  }
+  if (payload !== null) return (payload as DuckDBBlobValue).bytes;
   throw new Error('raw landing row has neither payload_parts nor payload');
 }
 

@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { openWarehouse } from '../../src/load/index.js';
 import { DocumentReader } from '../../src/load/input/reader.js';
-import { CODEC, decodeBlock } from '../../src/load/landing.js';
+import { CODEC, decodeBlock, storedBlock } from '../../src/load/landing.js';
 import { silentLogger } from '../../src/log.js';
 import { count, orderDoc, tempDir } from './helpers.js';
 
@@ -75,12 +75,12 @@ describe('reading files in reused buffers', () => {
       assert.equal(summary.rejections, 0);
       assert.equal(await count(warehouse.connection, 'orders'), docs.length);
       const blocks = await warehouse.connection.runAndReadAll(
-        'SELECT payload FROM _raw_landing ORDER BY first_seq',
+        'SELECT payload_parts FROM _raw_landing ORDER BY first_seq',
       );
       const landed: string[] = [];
-      for (const [payload] of blocks.getRows())
-        for (const r of await decodeBlock(CODEC, (payload as { bytes: Uint8Array }).bytes))
-          landed.push(r.text);
+      for (const [parts] of blocks.getRows()) {
+        for (const r of await decodeBlock(CODEC, storedBlock(null, parts))) landed.push(r.text);
+      }
       assert.deepEqual(landed, lines);
     } finally {
       await warehouse.close();
