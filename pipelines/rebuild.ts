@@ -33,19 +33,29 @@ export interface RebuildSummary {
   workers: number;
 }
 
-async function blockSeqs(tx: Transaction): Promise<number[]> {
+/** A landing row's place: its first sequence number and its row id, to fetch it by. */
+type BlockRow = { firstSeq: number; rowid: bigint };
+
+async function blockRows(tx: Transaction): Promise<BlockRow[]> {
   const reader = await tx.read((c) =>
-    c.runAndReadAll('SELECT first_seq FROM _raw_landing ORDER BY first_seq'),
+    c.runAndReadAll('SELECT first_seq, rowid FROM _raw_landing ORDER BY first_seq'),
   );
-  return reader.getRows().map(([seq]) => Number(seq));
+  return reader.getRows().map(([seq, rowid]) => ({ firstSeq: Number(seq), rowid: BigInt(rowid as bigint) }));
 }
 
-async function readBlock(tx: Transaction, firstSeq: number): Promise<StoredBlock> {
+/**
+ * One landing row, fetched by row id (stable inside the rebuild's transaction, which does not change the
+ * landing). A filter on first_seq instead scans the list of parts of every row sharing the row group: 0.8 s a
+ * block on a million documents, against 14 ms.
+ */
+async function readBlock(tx: Transaction, block: BlockRow): Promise<StoredBlock> {
   const reader = await tx.read((c) =>
     c.runAndReadAll(
-      `SELECT first_seq, _store, codec, payload, payload_parts, epoch_ms(_synced_at), _run_id FROM _raw_landing WHERE first_seq = ${firstSeq}`,
+      `SELECT first_seq, _store, codec, payload, payload_parts, epoch_ms(_synced_at), _run_id FROM _raw_landing WHERE rowid = ${block.rowid}`,
     ),
   );
+  if (Number(reader.getRows()[0]?.[0]) !== block.firstSeq)
+    throw new Error(`raw landing block ${block.firstSeq} moved during the rebuild`);
   const [, store, codec, payload, parts, synced, runId] = reader.getRows()[0]!;
   return {
     store: String(store),
@@ -96,20 +106,20 @@ export async function rebuildWarehouse(
       summary.rows += counts.rows;
       summary.rejections += counts.rejections;
     };
-    const seqs = await blockSeqs(tx);
+    const blocks = await blockRows(tx);
     const seq = warehouse.nextSeq();
     // Blocks are decoded and normalized in worker threads, a few ahead, while this thread writes them in
     // order; the connection reads the next blocks between writes.
     const ahead = 2 * Math.max(1, count);
     const replayed: Promise<PreparedBatch>[] = [];
     const dispatch = async (i: number) => {
-      const promise = replay.replay(i, await readBlock(tx, seqs[i]!), seq);
+      const promise = replay.replay(i, await readBlock(tx, blocks[i]!), seq);
       promise.catch(() => undefined);
       replayed[i] = promise;
     };
     let dispatched = 0;
-    for (let i = 0; i < seqs.length; i++) {
-      while (dispatched < seqs.length && dispatched < i + ahead) await dispatch(dispatched++);
+    for (let i = 0; i < blocks.length; i++) {
+      while (dispatched < blocks.length && dispatched < i + ahead) await dispatch(dispatched++);
       const batch = warehouse.adopt(await replayed[i]!);
       delete replayed[i];
       await settle();
