@@ -75,7 +75,6 @@ export type LandingValue =
   | { int64: number }
   | { text: string }
   | { texts: string[] }
-  | { blob: Uint8Array }
   | { blobs: Uint8Array[] }
   | { timestampMicros: number }
   | null;
@@ -150,7 +149,6 @@ export class ChunkAppender {
         else if ('int64' in v) a.appendBigInt(BigInt(v.int64));
         else if ('text' in v) a.appendVarchar(v.text);
         else if ('texts' in v) a.appendList(v.texts, LIST(VARCHAR));
-        else if ('blob' in v) a.appendBlob(v.blob);
         else if ('blobs' in v) a.appendList(v.blobs.map(blobValue), LIST(BLOB));
         else a.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(v.timestampMicros)));
       }
