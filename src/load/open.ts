@@ -12,24 +12,33 @@ import { ERROR_CODES, StoreSyncError } from '../errors.js';
 export interface OpenOptions {
   readOnly?: boolean;
   /**
-   * DuckDB memory_limit, e.g. '2GB'. Writers default to 1GB: batches are bounded and DuckDB spills what does
-   * not fit, while DuckDB's own default, 80% of RAM, would let one ingest fill the machine with cached
-   * blocks. Not much less: a checkpoint of large tables needs room (at 256MB one failed, fatally, on a
-   * million documents). Read-only opens keep DuckDB's default, for analysts' queries.
+   * DuckDB memory_limit, e.g. '2GB'. Writers default to WRITER_MEMORY_LIMIT: batches are bounded and DuckDB
+   * spills what does not fit, while DuckDB's own default, 80% of RAM, would let one ingest fill the machine
+   * with cached blocks. Read-only opens keep DuckDB's default, for analysts' queries.
    */
   memoryLimit?: string;
   threads?: number;
 }
 
-export const WRITER_MEMORY_LIMIT = '1GB';
+/**
+ * A writer's DuckDB memory. What it must hold at once is a checkpoint's work, so it goes with the
+ * checkpoint threshold below: with a 1 GB threshold a million-document ingest failed at 512 MB ("failed
+ * to pin block" in a commit) and needed 1 GB; with 64 MB, 512 MB carried a million documents in the same
+ * time (112 s) and two million in 6 % more (324 s against 306 s), and peak RSS fell by 0.8 GB, to 2.0 and
+ * 2.3 GB (docs/performance.md, "Peak memory"). At 256 MB a checkpoint failed, fatally, whatever the
+ * threshold: 512 MB keeps a margin of two.
+ */
+export const WRITER_MEMORY_LIMIT = '512MB';
 
 /**
- * WAL size at which a writer's commit also checkpoints. DuckDB's default (16 MB) makes nearly every large
- * ingest commit a checkpoint, and each one rewrites the tables' last, partly filled row groups again: with
- * 1 GB, a 200,000-document ingest committing every 50,000 took 12 % less time and 14 % less CPU. Every
- * commit is still durable in the WAL, and closing the warehouse checkpoints.
+ * WAL size at which a writer's commit also checkpoints. Each checkpoint then writes at most one large
+ * transaction (an ingest commits every 200,000 documents) plus this much, which is what bounds the memory
+ * it needs. A 1 GB threshold saved a tenth of the time when ingest committed every 50,000 documents (each
+ * checkpoint rewrites the tables' last, partly filled row groups); at 200,000 a million-document ingest
+ * took the same time with 64 MB. DuckDB's own default (16 MB) would checkpoint after nearly every page of a
+ * sync. Every commit is durable in the WAL either way, and closing the warehouse checkpoints.
  */
-export const WRITER_CHECKPOINT_THRESHOLD = '1GB';
+export const WRITER_CHECKPOINT_THRESHOLD = '64MB';
 
 const writersInProcess = new Set<string>();
 
