@@ -35,7 +35,7 @@ export interface ExportSummary {
   seconds: number;
 }
 
-const NOT_EXPORTED = new Set(['_raw_landing', '_schema']);
+const NOT_EXPORTED = new Set(['_raw_landing', '_raw_landing_parts', '_schema']);
 const VERSIONS = '.versions';
 
 export function exportableTables(): TableDef[] {

@@ -2,7 +2,7 @@ import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import type { PreparedBatch } from '../src/load/batch.js';
 import type { BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { ReplayWorkers, workersFor } from '../src/load/input/parallel.js';
-import { storedBlock } from '../src/load/landing.js';
+import { storedBlocks } from '../src/load/landing.js';
 import type { StoredBlock } from '../src/load/replay.js';
 import { literal } from '../src/load/sql.js';
 import type { Logger } from '../src/log.js';
@@ -33,41 +33,33 @@ export interface RebuildSummary {
   workers: number;
 }
 
-/** A landing row's place: its first sequence number and its row id, to fetch it by. */
-type BlockRow = { firstSeq: number; rowid: bigint };
-
-async function blockRows(tx: Transaction): Promise<BlockRow[]> {
+/** The landing's blocks, by first sequence number, in arrival order. */
+async function blockSeqs(tx: Transaction): Promise<number[]> {
   const reader = await tx.read((c) =>
-    c.runAndReadAll('SELECT first_seq, rowid FROM _raw_landing ORDER BY first_seq'),
+    c.runAndReadAll('SELECT first_seq FROM _raw_landing ORDER BY first_seq'),
   );
-  return reader.getRows().map(([seq, rowid]) => ({ firstSeq: Number(seq), rowid: BigInt(rowid as bigint) }));
+  return reader.getRows().map(([seq]) => Number(seq));
 }
 
-/** Landing rows read per query (see readBlocks). */
+/** Blocks read per query: a query has a fixed cost, and eight blocks are a few MB. */
 const BLOCKS_PER_READ = 8;
 
-/**
- * Landing rows, fetched by row id (stable inside the rebuild's transaction, which does not change the
- * landing), several per query. Reading any row scans the lists of parts of the rows around it, because the
- * landing's few rows share a row group: on a million documents a query took about 0.9 s inside the rebuild
- * whether it read one block or several (read-only: 162 ms a block one at a time, 24 ms eight at a time).
- * A row per part, in a table of its own, is what would make each read a fetch (docs/performance.md).
- */
-async function readBlocks(tx: Transaction, rows: BlockRow[]): Promise<StoredBlock[]> {
-  const reader = await tx.read((c) =>
-    c.runAndReadAll(
-      `SELECT first_seq, _store, codec, payload, payload_parts, epoch_ms(_synced_at), _run_id FROM _raw_landing WHERE rowid IN (${rows.map((r) => r.rowid).join(', ')}) ORDER BY first_seq`,
+/** Landing blocks with their bytes (from _raw_landing_parts), in the order asked. */
+async function readBlocks(tx: Transaction, seqs: number[]): Promise<StoredBlock[]> {
+  const [reader, bytes] = await tx.read(async (c) => [
+    await c.runAndReadAll(
+      `SELECT first_seq, _store, codec, epoch_ms(_synced_at), _run_id FROM _raw_landing WHERE first_seq IN (${seqs.join(', ')}) ORDER BY first_seq`,
     ),
-  );
+    await storedBlocks(c, seqs),
+  ]);
   const found = reader.getRows();
-  return rows.map((row, i) => {
-    const [firstSeq, store, codec, payload, parts, synced, runId] = found[i] ?? [];
-    if (Number(firstSeq) !== row.firstSeq)
-      throw new Error(`raw landing block ${row.firstSeq} moved during the rebuild`);
+  return seqs.map((seq, i) => {
+    const [firstSeq, store, codec, synced, runId] = found[i] ?? [];
+    if (Number(firstSeq) !== seq) throw new Error(`raw landing block ${seq} moved during the rebuild`);
     return {
       store: String(store),
       codec: String(codec),
-      payload: storedBlock(payload, parts),
+      payload: bytes.get(seq)!,
       syncedAtMs: Number(synced),
       runId: String(runId),
     };
@@ -114,7 +106,7 @@ export async function rebuildWarehouse(
       summary.rows += counts.rows;
       summary.rejections += counts.rejections;
     };
-    const blocks = await blockRows(tx);
+    const blocks = await blockSeqs(tx);
     const seq = warehouse.nextSeq();
     // Blocks are decoded and normalized in worker threads, a few ahead, while this thread writes them in
     // order; the connection reads the next blocks between writes.

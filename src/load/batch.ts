@@ -331,7 +331,10 @@ export class Batch {
     };
   }
 
-  /** One `_raw_landing` row for the batch, through a pooled appender (flushed, so its buffer is reused). */
+  /**
+   * The batch's `_raw_landing` row and its bytes as `_raw_landing_parts` rows (see landing.ts), through
+   * pooled appenders (flushed, so their buffers are reused).
+   */
   private async writeLanding(block: LandingBlock, layouts: Layouts, appenders: AppenderPool): Promise<void> {
     const values: Record<string, LandingValue> = {
       first_seq: { int64: block.firstSeq },
@@ -340,13 +343,22 @@ export class Batch {
       records: { int64: block.records },
       streams: { texts: block.streams },
       codec: { text: CODEC },
-      payload_parts: { blobs: landingParts(block.payload) },
       _synced_at: { timestampMicros: this.syncedMicros },
       _run_id: { text: this.meta.runId },
     };
-    (await appenders.get('_raw_landing')).appendRow(
+    (await appenders.get('_raw_landing')).appendRows([
       layouts.columns('_raw_landing').map((c) => values[c] ?? null),
-    );
+    ]);
+    const columns = layouts.columns('_raw_landing_parts');
+    const rows = landingParts(block.payload).map((bytes, part) => {
+      const value: Record<string, LandingValue> = {
+        first_seq: { int64: block.firstSeq },
+        part: { int64: part },
+        bytes: { blob: bytes },
+      };
+      return columns.map((c) => value[c] ?? null);
+    });
+    (await appenders.get('_raw_landing_parts')).appendRows(rows);
   }
 }
 

@@ -1,8 +1,6 @@
 import {
   BIGINT,
-  BLOB,
   BOOLEAN,
-  blobValue,
   DECIMAL,
   DOUBLE,
   type DuckDBAppender,
@@ -70,12 +68,12 @@ export function stagingType(type: ColumnType): DuckDBType {
 
 export const stagingSqlType = (type: ColumnType): string => stagingType(type).toString();
 
-/** A value of a row appended value by value (see ChunkAppender.appendRow). */
+/** A value of a row appended value by value (see ChunkAppender.appendRows). */
 export type LandingValue =
   | { int64: number }
   | { text: string }
   | { texts: string[] }
-  | { blobs: Uint8Array[] }
+  | { blob: Uint8Array }
   | { timestampMicros: number }
   | null;
 
@@ -140,19 +138,21 @@ export class ChunkAppender {
     }
   }
 
-  /** Appends one row value by value and flushes (the raw landing's one row per batch). */
-  appendRow(values: readonly LandingValue[]): void {
+  /** Appends rows value by value and flushes (the raw landing: a row per batch, and its parts). */
+  appendRows(rows: readonly (readonly LandingValue[])[]): void {
     const a = this.appender;
     try {
-      for (const v of values) {
-        if (v === null) a.appendNull();
-        else if ('int64' in v) a.appendBigInt(BigInt(v.int64));
-        else if ('text' in v) a.appendVarchar(v.text);
-        else if ('texts' in v) a.appendList(v.texts, LIST(VARCHAR));
-        else if ('blobs' in v) a.appendList(v.blobs.map(blobValue), LIST(BLOB));
-        else a.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(v.timestampMicros)));
+      for (const values of rows) {
+        for (const v of values) {
+          if (v === null) a.appendNull();
+          else if ('int64' in v) a.appendBigInt(BigInt(v.int64));
+          else if ('text' in v) a.appendVarchar(v.text);
+          else if ('texts' in v) a.appendList(v.texts, LIST(VARCHAR));
+          else if ('blob' in v) a.appendBlob(v.blob);
+          else a.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(v.timestampMicros)));
+        }
+        a.endRow();
       }
-      a.endRow();
       a.flushSync();
     } catch (error) {
       a.clear();

@@ -59,6 +59,7 @@ export async function migrate(connection: DuckDBConnection): Promise<void> {
     await connection.run(migrationSql().join(';\n'));
     const widen = await wideningSql(connection);
     if (widen.length) await connection.run(widen.join(';\n'));
+    await connection.run(LANDING_TO_PARTS_SQL);
     await connection.run(`INSERT INTO ${SCHEMA_TABLE} VALUES (${literal(fingerprint)}, now())`);
     await connection.run('COMMIT');
   } catch (error) {
@@ -71,6 +72,22 @@ export async function migrate(connection: DuckDBConnection): Promise<void> {
     });
   }
 }
+
+/**
+ * Moves the bytes of raw landing blocks written before `_raw_landing_parts` existed (a blob in `payload`,
+ * or a list of 16 KB parts in `payload_parts`) into it, unchanged (rebuild concatenates a block's parts
+ * whatever their size), and empties the old columns: left there, every checkpoint after a new block would
+ * rewrite them with the landing's row group (see landing.ts). A no-op once done.
+ */
+const LANDING_TO_PARTS_SQL = [
+  'INSERT INTO _raw_landing_parts (first_seq, part, bytes) ' +
+    'SELECT first_seq, 0, payload FROM _raw_landing WHERE payload IS NOT NULL',
+  'INSERT INTO _raw_landing_parts (first_seq, part, bytes) ' +
+    'SELECT first_seq, unnest(range(len(payload_parts))), unnest(payload_parts) FROM _raw_landing ' +
+    'WHERE payload_parts IS NOT NULL',
+  'UPDATE _raw_landing SET payload = NULL, payload_parts = NULL ' +
+    'WHERE payload IS NOT NULL OR payload_parts IS NOT NULL',
+].join(';\n');
 
 const DECIMAL_TYPE = /^DECIMAL\((\d+),(\d+)\)$/;
 

@@ -89,10 +89,12 @@ started); a record that comes back clears it. Rows are never physically deleted 
 \`parse\`: a document line was not JSON; \`normalize\`: a value could not be stored exactly or a document was not
 recognised), the reason, the payload as received, and the file and line for documents.
 
-\`_raw_landing\` keeps everything received, in arrival order: each batch is one row whose block is a
-brotli-compressed text, stored in \`payload_parts\` as a list of parts of at most 16 KB to be concatenated in order
-(DuckDB pins all values of more than about 60 KB in a row group at once to commit or checkpoint it, so one large blob
-per batch needed memory for the whole landing; rows written before the parts hold the block in \`payload\`). In the
+\`_raw_landing\` keeps everything received, in arrival order: each batch is one row, and its block, a
+brotli-compressed text, is stored in \`_raw_landing_parts\` as rows of at most 1 KB (\`part\` 0, 1, …) to be
+concatenated in order. Small parts in rows of their own keep the landing out of two DuckDB behaviours: all values of
+more than about 60 KB in a row group are pinned at once to commit or checkpoint it, and a checkpoint rewrites the last
+row group of each table it appended to, which, with a row per batch, was the whole landing. Opening a warehouse
+written before moves its blocks (\`_raw_landing.payload\` or \`payload_parts\`) into \`_raw_landing_parts\`. In the
 block, every record is a header line, the JSON array
 \`[seq, kind, stream, entity, source, length]\`, followed by \`length\` bytes of the record exactly as received
 (UTF-8; for ingested documents, the very bytes of the file) and a newline. \`kind\` is \`record\` (an API record), \`document\` (an ingested document),
@@ -114,7 +116,7 @@ what does not fit to \`<warehouse>.tmp/\`) and checkpoints when its write-ahead 
 
 ## Parquet
 
-\`store-sync export\` writes every table except \`_raw_landing\` to \`<dir>/<table>/\` with DuckDB's \`COPY … (FORMAT
+\`store-sync export\` writes every table except the raw landing (\`_raw_landing\`, \`_raw_landing_parts\`) to \`<dir>/<table>/\` with DuckDB's \`COPY … (FORMAT
 parquet)\`. \`orders\` and every order table that carries an order number (lines, taxes, discounts, transactions,
 refunds, subscriptions, fulfillments and their line items) are Hive-partitioned by month of the order's
 \`date_placed\`: \`<dir>/orders/month=2024-05/data-0.parquet\`, with \`month=__HIVE_DEFAULT_PARTITION__\` when the order

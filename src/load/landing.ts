@@ -1,10 +1,10 @@
 import { promisify } from 'node:util';
 import { brotliDecompress, constants, createBrotliCompress } from 'node:zlib';
-import type { DuckDBBlobValue, DuckDBListValue } from '@duckdb/node-api';
+import type { DuckDBBlobValue, DuckDBConnection } from '@duckdb/node-api';
 
 /**
- * The raw landing's block format. Every batch lands the records it received as one row of
- * `_raw_landing`: brotli-compressed bytes (quality 1: fast, and JSON shrinks five to ten times) in which
+ * The raw landing's block format. Every batch lands the records it received as one block, a row of
+ * `_raw_landing` whose bytes are rows of `_raw_landing_parts`: brotli-compressed bytes (quality 1: fast, and JSON shrinks five to ten times) in which
  * each record is a header line, a JSON array `[seq, kind, stream, entity, source, length]`, followed by
  * `length` bytes of the record exactly as received (UTF-8) and a newline. Ingested documents are landed
  * from the very bytes read from the file, so nothing is encoded twice. Storing documents uncompressed
@@ -35,15 +35,20 @@ export interface LandedRecord extends LandedMeta {
 export const CODEC = 'brotli-1';
 
 /**
- * A block is stored as a list of parts of at most this many bytes (`_raw_landing.payload_parts`). DuckDB
- * (1.5) stores a value of more than about 60 KB apart from its column and pins all such values of a row
- * group together when it commits or checkpoints it; `_raw_landing` has one row per batch, so its rows share
- * one row group for a very long time and the memory that needed grew with the whole landing. Measured with
- * 3.4 MB blocks: past the memory limit (1 GB: about 290 blocks) a commit failed with "failed to pin block"
- * or its checkpoint failed and invalidated the database, and reopening it did not help. Values this small
- * are stored and evicted like any others (test/warehouse/landing-memory.test.ts).
+ * A block's bytes are stored as rows of `_raw_landing_parts`, a row per part of at most this many bytes.
+ * Two DuckDB (1.5) behaviours rule out storing a block in its `_raw_landing` row:
+ * - A value of more than about 60 KB is stored apart from its column, and all such values of a row group
+ *   are pinned together to commit or checkpoint it. With a blob per batch, past the memory limit (1 GB:
+ *   about 290 blocks) a commit failed with "failed to pin block", or its checkpoint failed and invalidated
+ *   the database.
+ * - A checkpoint rewrites the last row group of every table it appended to, and a row group holds
+ *   122,880 rows: the landing's few rows (one per batch) all shared one, so every checkpoint rewrote the
+ *   whole landing. One row added to a two-million-document landing (1.3 GB) took a 15.5 s checkpoint.
+ *   Parts as values of a list (one row per batch) had the same problem.
+ * With a row per part of 1 KB, values are stored inline (below DuckDB's 4 KB string limit) and evicted like
+ * any others, and a row group holds at most 120 MB of landing, which bounds what a checkpoint rewrites.
  */
-export const LANDING_PART_BYTES = 16 << 10;
+export const LANDING_PART_BYTES = 1 << 10;
 
 /** The block's parts, as views of it (the Appender copies them). */
 export function landingParts(block: Uint8Array): Uint8Array[] {
@@ -54,16 +59,27 @@ export function landingParts(block: Uint8Array): Uint8Array[] {
 }
 
 /**
- * A stored block from its row's `payload` and `payload_parts` as DuckDB returns them: the parts put back
- * together, or the single blob of a row written before blocks were stored in parts.
+ * The stored bytes of the given blocks (by their first_seq): each block's parts put back together, in
+ * order. The range lets DuckDB skip the row groups of other blocks by their min/max. A block with no parts
+ * is an error: every block written has at least one.
  */
-export function storedBlock(payload: unknown, parts: unknown): Uint8Array {
-  if (parts !== null) {
-    const bytes = (parts as DuckDBListValue).items.map((p) => (p as DuckDBBlobValue).bytes);
-    return bytes.length === 1 ? bytes[0]! : Buffer.concat(bytes);
+export async function storedBlocks(
+  connection: DuckDBConnection,
+  firstSeqs: readonly number[],
+): Promise<Map<number, Uint8Array>> {
+  const blocks = new Map<number, Uint8Array>();
+  if (firstSeqs.length === 0) return blocks;
+  const reader = await connection.runAndReadAll(
+    `SELECT first_seq, list(bytes ORDER BY part) FROM _raw_landing_parts WHERE first_seq IN (${firstSeqs.join(', ')}) ` +
+      `AND first_seq BETWEEN ${Math.min(...firstSeqs)} AND ${Math.max(...firstSeqs)} GROUP BY first_seq`,
+  );
+  for (const [seq, parts] of reader.getRows()) {
+    const bytes = (parts as { items: DuckDBBlobValue[] }).items.map((p) => p.bytes);
+    blocks.set(Number(seq), bytes.length === 1 ? bytes[0]! : Buffer.concat(bytes));
   }
-  if (payload !== null) return (payload as DuckDBBlobValue).bytes;
-  throw new Error('raw landing row has neither payload_parts nor payload');
+  for (const seq of firstSeqs)
+    if (!blocks.has(seq)) throw new Error(`raw landing block ${seq} has no parts in _raw_landing_parts`);
+  return blocks;
 }
 
 const decompress = promisify(brotliDecompress);

@@ -1,21 +1,50 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { rebuildWarehouse } from '../../pipelines/rebuild.js';
-import { openWarehouse } from '../../src/load/index.js';
+import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { LANDING_PART_BYTES } from '../../src/load/landing.js';
 import { silentLogger } from '../../src/log.js';
-import { count, FIXTURES, snapshot, tempDir, tempWarehouse } from './helpers.js';
+import { count, FIXTURES, snapshot, tempDir } from './helpers.js';
 
 /**
- * DuckDB (1.5) pins every value of more than about 60 KB in a row group at once to commit or checkpoint
- * it, and the raw landing's rows (one per batch) share a row group, so a landing stored as one
- * multi-megabyte blob per batch needed memory for all of it: past the memory limit the commit failed with
- * "failed to pin block", or the checkpoint after it failed fatally and invalidated the database. Blocks
- * are stored in parts of LANDING_PART_BYTES, which DuckDB evicts like any other data (see landing.ts).
+ * How the raw landing is stored (see landing.ts): DuckDB (1.5) pins every value of more than about 60 KB
+ * in a row group at once to commit or checkpoint it, and a checkpoint rewrites the last row group of each
+ * table it appended to. A landing stored as a blob per batch, one row per batch, had every block in one
+ * row group: past the memory limit a commit failed with "failed to pin block" (or the checkpoint after it
+ * invalidated the database), and every checkpoint rewrote the whole landing. Blocks are stored as rows of
+ * small parts in `_raw_landing_parts`.
  */
+
+/** Lands `blocks` batches of `pieces` unreadable pieces each, one batch per commit. */
+async function landBlocks(
+  warehouse: Warehouse,
+  blocks: number,
+  pieces: number,
+  piece: (block: number) => string | Buffer,
+): Promise<void> {
+  for (let b = 0; b < blocks; b++) {
+    const batch = warehouse.newBatch({ store: 's', runId: 'r', syncedAtMs: Date.now() });
+    for (let p = 0; p < pieces; p++) batch.land('documents', 'unreadable', 'unreadable', `f:${b}`, piece(b));
+    await warehouse.commit(batch);
+  }
+}
+
+/** The storage blocks that hold the landing's checkpointed data. */
+async function landingStorage(connection: DuckDBConnection): Promise<Set<string>> {
+  const reader = await connection.runAndReadAll(
+    `SELECT DISTINCT t || ':' || block_id FROM (
+       SELECT '_raw_landing' AS t, block_id FROM pragma_storage_info('_raw_landing')
+       UNION ALL SELECT '_raw_landing_parts', block_id FROM pragma_storage_info('_raw_landing_parts'))
+     WHERE block_id >= 0`,
+  );
+  return new Set(reader.getRows().map(([id]) => String(id)));
+}
+
 describe('warehouse: the raw landing does not fill DuckDB memory', () => {
   it('lands more than the memory limit in large incompressible blocks, then rebuilds from them', async () => {
     const { dir, cleanup } = await tempDir();
@@ -28,27 +57,24 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
     try {
       const warehouse = await openWarehouse(file, { memoryLimit: '64MB' });
       try {
-        for (let b = 0; b < blocks; b++) {
-          const batch = warehouse.newBatch({ store: 's', runId: 'r', syncedAtMs: Date.now() });
-          // Random hex: brotli cannot shrink it much, so each block stays near 1 MB stored.
-          for (let p = 0; p < pieces; p++)
-            batch.land(
-              'documents',
-              'unreadable',
-              'unreadable',
-              `f:${b}`,
-              randomBytes(pieceBytes / 2).toString('hex'),
-            );
-          await warehouse.commit(batch);
-        }
+        // Random hex: brotli cannot shrink it much, so each block stays near half a megabyte stored.
+        await landBlocks(warehouse, blocks, pieces, () => randomBytes(pieceBytes / 2).toString('hex'));
         const reader = await warehouse.connection.runAndReadAll(
-          'SELECT count(*), sum(len(payload_parts)), max(list_max(list_transform(payload_parts, p -> octet_length(p)))), count(payload) FROM _raw_landing',
+          'SELECT count(DISTINCT first_seq), count(*), max(octet_length(bytes)) FROM _raw_landing_parts',
         );
-        const [rows, parts, largest, oldStyle] = reader.getRows()[0]!.map(Number);
-        assert.equal(rows, blocks);
-        assert.ok(parts! > blocks * 10, `each block is stored in many parts (${parts})`);
+        const [stored, parts, largest] = reader.getRows()[0]!.map(Number);
+        assert.equal(stored, blocks);
+        assert.equal(await count(warehouse.connection, '_raw_landing'), blocks);
+        assert.ok(parts! > blocks * 100, `each block is stored in many parts (${parts})`);
         assert.ok(largest! <= LANDING_PART_BYTES, `no part exceeds ${LANDING_PART_BYTES} bytes (${largest})`);
-        assert.equal(oldStyle, 0);
+        assert.equal(
+          await count(
+            warehouse.connection,
+            '_raw_landing',
+            'payload IS NOT NULL OR payload_parts IS NOT NULL',
+          ),
+          0,
+        );
       } finally {
         await warehouse.close();
       }
@@ -69,20 +95,80 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
     }
   });
 
-  it('rebuild still reads a block stored as one blob, as rows written before the parts were', async () => {
-    const { warehouse, cleanup } = await tempWarehouse();
+  it('a checkpoint after new blocks leaves the landing checkpointed before it where it was', async () => {
+    const { dir, cleanup } = await tempDir();
+    const file = path.join(dir, 'w.duckdb');
+    const warehouse = await openWarehouse(file);
     try {
-      const docs = ['order-2023.json', 'order-2024.json', 'others.ndjson'].map((f) => path.join(FIXTURES, f));
-      await ingestPaths(warehouse, docs, { store: 'shop', runId: 'ingest', logger: silentLogger });
-      const before = await snapshot(warehouse.connection);
-      // The old layout: the whole block in `payload`, no parts.
-      await warehouse.connection.run(
-        'UPDATE _raw_landing SET payload = list_reduce(payload_parts, (a, b) -> a || b), payload_parts = NULL',
-      );
-      assert.equal(await count(warehouse.connection, '_raw_landing', 'payload IS NULL'), 0);
-      await rebuildWarehouse(warehouse, { logger: silentLogger });
-      assert.deepEqual(await snapshot(warehouse.connection), before);
-      assert.ok(before.orders!.length > 0);
+      // 130 blocks of 1 MB of random bytes (brotli stores them as they are): more parts than one row group
+      // holds (122,880), so the first row group is full and has no reason to be written again.
+      await landBlocks(warehouse, 130, 16, () => randomBytes(64 << 10));
+      await warehouse.connection.run('CHECKPOINT');
+      const before = await landingStorage(warehouse.connection);
+      const sizeBefore = (await stat(file)).size;
+      await landBlocks(warehouse, 1, 1, () => 'one more');
+      await warehouse.connection.run('CHECKPOINT');
+      // With a row per batch, all 131 rows shared a row group and this checkpoint rewrote all of it: the
+      // file grew by the whole landing again (its old blocks are freed only once the new ones are written).
+      const growth = (await stat(file)).size - sizeBefore;
+      assert.ok(growth < 16 << 20, `the checkpoint wrote ${growth} bytes, not the landing again`);
+      const after = await landingStorage(warehouse.connection);
+      const kept = [...before].filter((block) => after.has(block)).length;
+      assert.ok(before.size > 400, `the landing fills storage blocks (${before.size})`);
+      assert.ok(kept >= 0.9 * before.size, `${kept} of ${before.size} storage blocks kept`);
+    } finally {
+      await warehouse.close();
+      await cleanup();
+    }
+  });
+
+  it('opening a warehouse written before the parts table moves its blocks there; rebuild reads them', async () => {
+    const { dir, cleanup } = await tempDir();
+    const file = path.join(dir, 'w.duckdb');
+    try {
+      let before: Awaited<ReturnType<typeof snapshot>>;
+      const old = await openWarehouse(file);
+      try {
+        const docs = ['order-2023.json', 'order-2024.json', 'others.ndjson'].map((f) =>
+          path.join(FIXTURES, f),
+        );
+        await ingestPaths(old, docs, {
+          store: 'shop',
+          runId: 'ingest',
+          logger: silentLogger,
+          batchDocuments: 2,
+        });
+        before = await snapshot(old.connection);
+        assert.ok(before.orders!.length > 0);
+        // The two older layouts, a row each: the whole block in `payload`, or a list of parts in
+        // `payload_parts`; no rows in _raw_landing_parts; and a schema to migrate.
+        await old.connection.run(
+          `UPDATE _raw_landing SET
+             payload = CASE WHEN p.n % 2 = 0 THEN list_reduce(p.parts, (a, b) -> a || b) END,
+             payload_parts = CASE WHEN p.n % 2 = 1 THEN p.parts END
+           FROM (SELECT seq, parts, row_number() OVER (ORDER BY seq) AS n FROM (
+             SELECT first_seq AS seq, list(bytes ORDER BY part) AS parts FROM _raw_landing_parts GROUP BY 1)) p
+           WHERE first_seq = p.seq;
+           DELETE FROM _raw_landing_parts;
+           DELETE FROM _schema`,
+        );
+        assert.ok((await count(old.connection, '_raw_landing', 'payload IS NOT NULL')) > 0);
+        assert.ok((await count(old.connection, '_raw_landing', 'payload_parts IS NOT NULL')) > 0);
+      } finally {
+        await old.close();
+      }
+      const warehouse = await openWarehouse(file);
+      try {
+        const c = warehouse.connection;
+        assert.equal(await count(c, '_raw_landing', 'payload IS NOT NULL OR payload_parts IS NOT NULL'), 0);
+        const blocks = await count(c, '_raw_landing');
+        const reader = await c.runAndReadAll('SELECT count(DISTINCT first_seq) FROM _raw_landing_parts');
+        assert.equal(Number(reader.getRows()[0]![0]), blocks);
+        await rebuildWarehouse(warehouse, { logger: silentLogger });
+        assert.deepEqual(await snapshot(c), before);
+      } finally {
+        await warehouse.close();
+      }
     } finally {
       await cleanup();
     }

@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { openWarehouse } from '../../src/load/index.js';
 import { DocumentReader } from '../../src/load/input/reader.js';
-import { CODEC, decodeBlock, storedBlock } from '../../src/load/landing.js';
+import { CODEC, decodeBlock, storedBlocks } from '../../src/load/landing.js';
 import { silentLogger } from '../../src/log.js';
 import { count, orderDoc, tempDir } from './helpers.js';
 
@@ -74,13 +74,12 @@ describe('reading files in reused buffers', () => {
       });
       assert.equal(summary.rejections, 0);
       assert.equal(await count(warehouse.connection, 'orders'), docs.length);
-      const blocks = await warehouse.connection.runAndReadAll(
-        'SELECT payload_parts FROM _raw_landing ORDER BY first_seq',
-      );
+      const seqs = await warehouse.connection.runAndReadAll('SELECT first_seq FROM _raw_landing ORDER BY 1');
+      const order = seqs.getRows().map(([seq]) => Number(seq));
+      const blocks = await storedBlocks(warehouse.connection, order);
       const landed: string[] = [];
-      for (const [parts] of blocks.getRows()) {
-        for (const r of await decodeBlock(CODEC, storedBlock(null, parts))) landed.push(r.text);
-      }
+      for (const seq of order)
+        for (const r of await decodeBlock(CODEC, blocks.get(seq)!)) landed.push(r.text);
       assert.deepEqual(landed, lines);
     } finally {
       await warehouse.close();

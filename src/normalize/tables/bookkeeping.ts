@@ -75,7 +75,8 @@ const rawLanding: TableDef = {
   name: '_raw_landing',
   comment:
     'Raw landing: every record and document as received, in arrival order, one compressed block per batch ' +
-    '(format in docs/warehouse.md), so `store-sync rebuild` re-derives every table without calling the API.',
+    '(format in docs/warehouse.md), its bytes in _raw_landing_parts, so `store-sync rebuild` re-derives every ' +
+    'table without calling the API.',
   key: ['first_seq'],
   entity: 'bookkeeping',
   columns: [
@@ -92,15 +93,33 @@ const rawLanding: TableDef = {
     meta(
       'payload',
       'BLOB',
-      'The block as one value: only in rows written before blocks were stored in parts (null since).',
+      "Null: the block's bytes are in _raw_landing_parts (warehouses written before kept them here).",
     ),
     meta(
       'payload_parts',
       'BLOB[]',
-      'The block in parts of at most 16 KB, in order: together they are the compressed records.',
+      "Null: the block's bytes are in _raw_landing_parts (warehouses written before kept them here).",
     ),
     syncedAt('received'),
     runId(),
+  ],
+};
+
+const rawLandingParts: TableDef = {
+  name: '_raw_landing_parts',
+  comment:
+    "The bytes of the raw landing's blocks: a block is its parts put together in order. A row per part " +
+    'of at most 1 KB, so the landing fills row groups like any other table (docs/performance.md).',
+  key: ['first_seq', 'part'],
+  entity: 'bookkeeping',
+  columns: [
+    meta('first_seq', 'BIGINT', 'The block the part belongs to (_raw_landing.first_seq).'),
+    meta('part', 'BIGINT', 'Place of the part in its block, from 0.'),
+    meta(
+      'bytes',
+      'BLOB',
+      'The part: at most 1 KB of the compressed block (more in parts moved from older rows).',
+    ),
   ],
 };
 
@@ -142,6 +161,7 @@ export const bookkeepingTables: TableDef[] = [
   syncState,
   rejectedRecords,
   rawLanding,
+  rawLandingParts,
   ingestedFiles,
   schema,
 ];
