@@ -141,7 +141,7 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
         before = await snapshot(old.connection);
         assert.ok(before.orders!.length > 0);
         // The two older layouts, a row each: the whole block in `payload`, or a list of parts in
-        // `payload_parts`; no rows in _raw_landing_parts; and a schema to migrate.
+        // `payload_parts`; no _raw_landing_parts; and a schema to migrate.
         await old.connection.run(
           `UPDATE _raw_landing SET
              payload = CASE WHEN p.n % 2 = 0 THEN list_reduce(p.parts, (a, b) -> a || b) END,
@@ -149,7 +149,7 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
            FROM (SELECT seq, parts, row_number() OVER (ORDER BY seq) AS n FROM (
              SELECT first_seq AS seq, list(bytes ORDER BY part) AS parts FROM _raw_landing_parts GROUP BY 1)) p
            WHERE first_seq = p.seq;
-           DELETE FROM _raw_landing_parts;
+           DROP TABLE _raw_landing_parts;
            DELETE FROM _schema`,
         );
         assert.ok((await count(old.connection, '_raw_landing', 'payload IS NOT NULL')) > 0);
@@ -162,8 +162,14 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
         const c = warehouse.connection;
         assert.equal(await count(c, '_raw_landing', 'payload IS NOT NULL OR payload_parts IS NOT NULL'), 0);
         const blocks = await count(c, '_raw_landing');
-        const reader = await c.runAndReadAll('SELECT count(DISTINCT first_seq) FROM _raw_landing_parts');
-        assert.equal(Number(reader.getRows()[0]![0]), blocks);
+        const reader = await c.runAndReadAll(
+          'SELECT count(DISTINCT first_seq), count(*), max(octet_length(bytes)) FROM _raw_landing_parts',
+        );
+        const [moved, parts, largest] = reader.getRows()[0]!.map(Number);
+        assert.equal(moved, blocks);
+        // Cut again into parts of the current size.
+        assert.ok(parts! > blocks, `some blocks are more than one part (${parts} parts, ${blocks} blocks)`);
+        assert.ok(largest! <= LANDING_PART_BYTES, `no part exceeds ${LANDING_PART_BYTES} bytes (${largest})`);
         await rebuildWarehouse(warehouse, { logger: silentLogger });
         assert.deepEqual(await snapshot(c), before);
       } finally {
