@@ -4,7 +4,8 @@ import type { DuckDBBlobValue, DuckDBConnection } from '@duckdb/node-api';
 
 /**
  * The raw landing's block format. Every batch lands the records it received as one block, a row of
- * `_raw_landing` whose bytes are rows of `_raw_landing_parts`: brotli-compressed bytes (quality 1: fast, and JSON shrinks five to ten times) in which
+ * `_raw_landing` whose bytes are rows of `_raw_landing_parts`: brotli-compressed bytes (quality 1: fast,
+ * and JSON shrinks five to ten times) in which
  * each record is a header line, a JSON array `[seq, kind, stream, entity, source, length]`, followed by
  * `length` bytes of the record exactly as received (UTF-8) and a newline. Ingested documents are landed
  * from the very bytes read from the file, so nothing is encoded twice. Storing documents uncompressed
