@@ -34,8 +34,13 @@ describe('store-sync demo', () => {
   const runs: CliResult[] = [];
   const warehouse = () => path.join(dir, 'data', 'demo', 'warehouse.duckdb');
 
+  // _raw_landing_parts holds the landing's compressed bytes cut into 1 KB parts: how many there are
+  // follows the compressed size, which the sandbox's clock-stamped documents change from run to run
+  // (476 against 477 in CI), so the second run is held to the same number of batches instead.
+  const countedTables = tableDefinitions.filter((t) => t.name !== '_raw_landing_parts');
+
   async function allCounts(): Promise<Record<string, unknown>> {
-    const sql = `SELECT ${tableDefinitions.map((t) => `(SELECT count(*) FROM "${t.name}") AS "${t.name}"`).join(', ')}`;
+    const sql = `SELECT ${countedTables.map((t) => `(SELECT count(*) FROM "${t.name}") AS "${t.name}"`).join(', ')}`;
     const [counts] = await readWarehouse(warehouse(), sql);
     return counts!;
   }
