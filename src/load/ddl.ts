@@ -55,13 +55,13 @@ export async function migrate(connection: DuckDBConnection): Promise<void> {
     `SELECT fingerprint FROM ${SCHEMA_TABLE} ORDER BY applied_at DESC LIMIT 1`,
   );
   if (current.getRows()[0]?.[0] === fingerprint) return;
-  const oldLanding = await landingInOldLayout(connection);
+  const oldLanding = await oldLandingColumns(connection);
   await connection.run('BEGIN');
   try {
     await connection.run(migrationSql().join(';\n'));
     const widen = await wideningSql(connection);
     if (widen.length) await connection.run(widen.join(';\n'));
-    if (oldLanding) await moveLandingToParts(connection);
+    if (oldLanding.length) await moveLandingToParts(connection, oldLanding);
     await connection.run(`INSERT INTO ${SCHEMA_TABLE} VALUES (${literal(fingerprint)}, now())`);
     await connection.run('COMMIT');
   } catch (error) {
@@ -75,14 +75,19 @@ export async function migrate(connection: DuckDBConnection): Promise<void> {
   }
 }
 
-/** A warehouse written before `_raw_landing_parts` existed: its landing rows hold their blocks' bytes. */
-async function landingInOldLayout(connection: DuckDBConnection): Promise<boolean> {
+/** Columns of `_raw_landing` that held its blocks' bytes before `_raw_landing_parts` existed. */
+const OLD_LANDING_COLUMNS = ['payload', 'payload_parts'] as const;
+
+/**
+ * Which of OLD_LANDING_COLUMNS the warehouse's `_raw_landing` still has: the oldest warehouses had only
+ * `payload`, later ones both; none once the landing has been moved (or in a new warehouse).
+ */
+async function oldLandingColumns(connection: DuckDBConnection): Promise<string[]> {
   const reader = await connection.runAndReadAll(
-    `SELECT count(*) FILTER (table_name = '_raw_landing_parts'), count(*) FILTER (table_name = '_raw_landing')
-     FROM duckdb_tables() WHERE schema_name = 'main'`,
+    `SELECT column_name FROM information_schema.columns
+     WHERE table_schema = 'main' AND table_name = '_raw_landing' AND column_name IN (${OLD_LANDING_COLUMNS.map(literal).join(', ')})`,
   );
-  const [parts, landing] = reader.getRows()[0]!.map(Number);
-  return parts === 0 && landing === 1;
+  return reader.getRows().map(([name]) => String(name));
 }
 
 /** Old landing rows read per query (by row id: a fetch, where a scan would read every row's list). */
@@ -91,20 +96,22 @@ const ROWS_PER_MOVE = 8;
 /**
  * Moves the bytes of a warehouse's landing blocks written before `_raw_landing_parts` existed (a blob in
  * `payload`, or a list of 16 KB parts in `payload_parts`) into it, cut into parts of LANDING_PART_BYTES
- * like new blocks. The old rows are then replaced by copies without their bytes and the old table dropped:
- * left in place, every checkpoint after a new block would rewrite them with the landing's row group (see
- * landing.ts), and an UPDATE would keep their old values in memory until the commit. Runs in the schema
- * migration's transaction. Measured on a two-million-document landing (1.3 GB): an SQL version that cut the
- * parts with array_slice copied each block once per part and had not finished after 18 CPU-minutes.
+ * like new blocks. `_raw_landing` is then rewritten without those columns and the old table dropped: left
+ * in place, every checkpoint after a new block would rewrite the old bytes with the landing's row group
+ * (see landing.ts), and an UPDATE would keep their old values in memory until the commit. Runs in the
+ * schema migration's transaction, after the registry's tables and columns exist. Measured on a
+ * two-million-document landing (1.3 GB): an SQL version that cut the parts with array_slice copied each
+ * block once per part and had not finished after 18 CPU-minutes.
  */
-async function moveLandingToParts(connection: DuckDBConnection): Promise<void> {
+async function moveLandingToParts(connection: DuckDBConnection, present: string[]): Promise<void> {
+  const select = OLD_LANDING_COLUMNS.map((c) => (present.includes(c) ? ident(c) : 'NULL')).join(', ');
   const rows = await connection.runAndReadAll('SELECT rowid FROM _raw_landing ORDER BY first_seq');
   const rowids = rows.getRows().map(([rowid]) => String(rowid));
   const appender = await connection.createAppender('_raw_landing_parts');
   try {
     for (let i = 0; i < rowids.length; i += ROWS_PER_MOVE) {
       const reader = await connection.runAndReadAll(
-        `SELECT first_seq, payload, payload_parts FROM _raw_landing WHERE rowid IN (${rowids.slice(i, i + ROWS_PER_MOVE).join(', ')})`,
+        `SELECT first_seq, ${select} FROM _raw_landing WHERE rowid IN (${rowids.slice(i, i + ROWS_PER_MOVE).join(', ')})`,
       );
       for (const [seq, payload, list] of reader.getRows()) {
         if (payload === null && list === null) continue;
@@ -125,11 +132,7 @@ async function moveLandingToParts(connection: DuckDBConnection): Promise<void> {
     appender.closeSync();
   }
   const landing = tableDef('_raw_landing');
-  const kept = landing.columns
-    .map((c) => c.name)
-    .filter((name) => name !== 'payload' && name !== 'payload_parts')
-    .map(ident)
-    .join(', ');
+  const kept = landing.columns.map((c) => ident(c.name)).join(', ');
   await connection.run(
     [
       'ALTER TABLE _raw_landing RENAME TO _raw_landing_moved',

@@ -94,9 +94,8 @@ brotli-compressed text, is stored in \`_raw_landing_parts\` as rows of at most 1
 concatenated in order. Small parts in rows of their own keep the landing out of two DuckDB behaviours: all values of
 more than about 60 KB in a row group are pinned at once to commit or checkpoint it, and a checkpoint rewrites the last
 row group of each table it appended to, which, with a row per batch, was the whole landing. Opening a warehouse
-written before moves its blocks (\`_raw_landing.payload\` or \`payload_parts\`, now always null) into
-\`_raw_landing_parts\`. In the
-block, every record is a header line, the JSON array
+written before moves its blocks (the columns \`_raw_landing.payload\` and \`payload_parts\`) into
+\`_raw_landing_parts\` and drops those columns. In the block, every record is a header line, the JSON array
 \`[seq, kind, stream, entity, source, length]\`, followed by \`length\` bytes of the record exactly as received
 (UTF-8; for ingested documents, the very bytes of the file) and a newline. \`kind\` is \`record\` (an API record), \`document\` (an ingested document),
 \`unreadable\` (a piece of a file that could not be delimited; \`entity\` holds why) or \`full_scan_complete\` (the

@@ -90,16 +90,6 @@ const rawLanding: TableDef = {
     meta('records', 'BIGINT', 'Records in the block.'),
     meta('streams', 'VARCHAR[]', 'Streams the records came from (`documents` for ingested files).'),
     meta('codec', 'VARCHAR', 'Compression and framing of the block (brotli-1: see docs/warehouse.md).'),
-    meta(
-      'payload',
-      'BLOB',
-      "Null: the block's bytes are in _raw_landing_parts (warehouses written before kept them here).",
-    ),
-    meta(
-      'payload_parts',
-      'BLOB[]',
-      "Null: the block's bytes are in _raw_landing_parts (warehouses written before kept them here).",
-    ),
     syncedAt('received'),
     runId(),
   ],
