@@ -62,7 +62,7 @@ with its variants, a customer. A unit replaces the stored one, and its child row
 (no orphaned lines), according to one rule:
 
 > the greatest version wins, a missing version ranks below any present one, and between equal versions the
-> record received last wins.
+> record received last wins (for customers, equal versions are first ordered by where the sighting came from).
 
 The version is \`updated_at\` for orders, fulfillment events, tickets and metadata definitions, \`date_updated\`
 for products, the latest of \`last_event_date\`, \`created_at\` and \`date_created\` for fulfillments, and \`seen_at\`
@@ -74,7 +74,10 @@ a resumed run and a rebuild produce the same tables.
 
 \`customers\` holds one row per user id from every \`user\` object seen in orders, carts and subscriptions. Each
 sighting is versioned by the document it came in (\`seen_at\`: the order's \`updated_at\`, the cart's \`created_at\`,
-the subscription's \`date_created\`) and the newest sighting wins as a whole. Users without an id are not in
+the subscription's \`date_created\`) and the newest sighting wins as a whole. Sightings stamped with the same time
+(an order and a subscription created in the same second) go to the greatest \`seen_in\`, \`seen_in_order\`,
+\`seen_in_id\`, in that order: a sync reads orders, carts and subscriptions concurrently, so which of the two
+arrived last is chance, and a resumed run or a rebuild must pick the same one. Users without an id are not in
 \`customers\` (their fields stay on the order, cart or subscription row).
 
 ## Soft deletes

@@ -51,7 +51,11 @@ function renderTable(def: TableDef): string {
   if (def.owner)
     lines.push(`- Replaced together with its \`${def.owner.table}\` row (via \`${def.owner.column}\`).`);
   if (def.parent && def.parent !== def.owner?.table) lines.push(`- Parent: \`${def.parent}\`.`);
-  if (def.unit?.version) lines.push(`- Newest wins by \`${def.unit.version}\`.`);
+  if (def.unit?.version && def.unit.ties)
+    lines.push(
+      `- Newest wins by \`${def.unit.version}\`, then by ${def.unit.ties.map((c) => `\`${c}\``).join(', ')}.`,
+    );
+  else if (def.unit?.version) lines.push(`- Newest wins by \`${def.unit.version}\`.`);
   else if (def.unit) lines.push('- Carries no version: the record received last wins.');
   if (def.fullScan) lines.push('- Fed by full scans: rows they no longer return get `_deleted_at`.');
   lines.push(

@@ -6,8 +6,9 @@ import { ident, literal, stagingTable } from './sql.js';
  * Merge SQL, generated per unit table (a table whose rows are replaced as a whole with the tables they
  * own: an order with its lines, taxes, refunds …). The rule, in docs/warehouse.md:
  *
- *   newest wins by (version, arrival): the staged or stored row with the greatest version wins, a missing
- *   version ranks below any present one, and among equals the later arrival wins.
+ *   newest wins by (version, ties, arrival): the staged or stored row with the greatest version wins, a
+ *   missing version ranks below any present one, equal versions go to the greatest tie columns (when the
+ *   table names any), and among equals the later arrival wins.
  *
  * So a re-delivered document replaces the stored one with identical content (only `_synced_at`/`_run_id`
  * move), an older one changes nothing, and because the rule is a maximum, the result does not depend on
@@ -22,6 +23,19 @@ export interface RowMeta {
 }
 
 const winners = (def: TableDef) => `temp.main.${ident(`win_${def.name}`)}`;
+
+/**
+ * The unit's version as one comparable value: `version` alone, or with ties a struct of it and the tie
+ * columns, which DuckDB compares field by field. NULL while `version` is, so a missing version still ranks
+ * lowest.
+ */
+export function versionSql(def: TableDef): string | null {
+  const { version, ties } = def.unit ?? {};
+  if (!version) return null;
+  if (!ties?.length) return version;
+  const fields = [`'version': ${version}`, ...ties.map((c) => `${literal(c)}: ${ident(c)}`)];
+  return `CASE WHEN (${version}) IS NOT NULL THEN {${fields.join(', ')}} END`;
+}
 
 function insertSql(def: TableDef, unitDef: TableDef, meta: RowMeta): string {
   const columns = sourcedColumns(def);
@@ -46,13 +60,13 @@ function insertSql(def: TableDef, unitDef: TableDef, meta: RowMeta): string {
 export function pickWinnersSql(unitTable: string, meta: RowMeta): string {
   const def = tableDef(unitTable);
   const key = ident(def.unit!.key);
-  const version = def.unit!.version ?? 'NULL::TIMESTAMPTZ';
+  const version = versionSql(def) ?? 'NULL::TIMESTAMPTZ';
   const statements = [
     `CREATE OR REPLACE TEMP TABLE ${ident(`win_${def.name}`)} AS ` +
       `SELECT _unit, ${key} AS k, ${version} AS v FROM ${stagingTable(def.name)} ` +
       `QUALIFY row_number() OVER (PARTITION BY ${key} ORDER BY ${version} DESC NULLS LAST, _unit DESC) = 1`,
   ];
-  if (def.unit!.version) {
+  if (versionSql(def)) {
     statements.push(
       `DELETE FROM ${winners(def)} USING ${ident(def.name)} t ` +
         `WHERE t._store = ${meta.store} AND t.${key} = ${winners(def)}.k ` +

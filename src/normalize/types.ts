@@ -68,8 +68,10 @@ export interface TableDef {
   /**
    * Set on tables whose rows are merged as units (documents, API records, customers): `key` names the unit's
    * key column and `version` is the SQL over the table's columns that orders two versions (newest wins).
+   * `ties` are columns that order two versions with the same `version`, in turn, before arrival does: for
+   * a table fed by several streams at once, where which of two equal versions arrived last is chance.
    */
-  unit?: { key: string; version?: string };
+  unit?: { key: string; version?: string; ties?: string[] };
   /** For tables owned by a unit: the column that holds the owning unit's key, and that unit's table. */
   owner?: { table: string; column: string };
   /** Fed by full scans: carries `_deleted_at`. */

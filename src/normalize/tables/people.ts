@@ -25,10 +25,14 @@ const customers: TableDef = {
   name: 'customers',
   comment:
     'One row per customer id, from every `user` object seen in orders, carts and subscriptions. The sighting ' +
-    'with the latest seen_at wins; equal or missing times go to the one received last.',
+    'with the latest seen_at wins; among equal times, the greatest (seen_in, seen_in_order, seen_in_id), so ' +
+    'that the winner does not depend on which stream a sync read first; the same sighting or missing times ' +
+    'go to the one received last.',
   key: ['_store', 'id'],
   entity: 'customer',
-  unit: { key: 'id', version: 'seen_at' },
+  // Orders, subscriptions and carts sync concurrently: an order and a subscription stamped with the same
+  // second arrive in either order, and a resumed run must reproduce an uninterrupted one.
+  unit: { key: 'id', version: 'seen_at', ties: ['seen_in', 'seen_in_order', 'seen_in_id'] },
   columns: [
     ...userFields(),
     ts(
