@@ -30,6 +30,7 @@ const YOUNG_GENERATION_MB = 48;
 type FromWorker =
   | { type: 'batch'; event: PreparedEvent }
   | { type: 'replayed'; index: number; prepared: PreparedBatch }
+  | { type: 'digest'; file: number; sha256: string }
   | { type: 'done' }
   | { type: 'error'; message: string; stack?: string };
 
@@ -75,6 +76,10 @@ const BATCHES_AHEAD = 1;
  * appends and merges here instead of taking turns. Each worker stays at most BATCHES_AHEAD batches ahead
  * (an accepted batch returns one), which bounds memory. The first failure on any side stops every worker
  * and rejects.
+ *
+ * Only the first worker hashes the files (prepare.ts): a batch that ends a file waits, before it is
+ * accepted, for that worker's digest of the file. It cannot wait long: every batch before it has been
+ * accepted, so the first worker has had the credit to read past the file's end.
  */
 export function prepareInWorkers(
   job: Omit<PrepareJob, 'share'>,
@@ -84,6 +89,22 @@ export function prepareInWorkers(
   return new Promise<void>((resolve, reject) => {
     const threads: Worker[] = [];
     const waiting = new Map<number, { event: PreparedEvent; from: Worker }>();
+    const digests = new Map<number, string>();
+    const digestWaiters = new Map<
+      number,
+      { resolve: (sha256: string) => void; reject: (e: unknown) => void }
+    >();
+    const digestOf = (file: number): Promise<string> => {
+      const known = digests.get(file);
+      if (known !== undefined) return Promise.resolve(known);
+      return new Promise((resolve, reject) => digestWaiters.set(file, { resolve, reject }));
+    };
+    // The ledger is written with a batch that ends a file: it needs the file's digest.
+    const completeDigests = async (event: PreparedEvent) => {
+      for (const progress of event.files)
+        if (progress.done && progress.done.sha256 === null)
+          progress.done.sha256 = await digestOf(progress.index);
+    };
     let next = 0;
     let finished = 0;
     let chain = Promise.resolve();
@@ -97,6 +118,8 @@ export function prepareInWorkers(
     const fail = (error: unknown) => {
       if (settled) return;
       stop();
+      for (const waiter of digestWaiters.values()) waiter.reject(error);
+      digestWaiters.clear();
       void chain.then(() => reject(error));
     };
     // Batches arrive from several workers; they are accepted strictly in job order.
@@ -106,6 +129,8 @@ export function prepareInWorkers(
           for (let ready = waiting.get(next); ready && !settled; ready = waiting.get(next)) {
             waiting.delete(next);
             next++;
+            await completeDigests(ready.event);
+            if (settled) break;
             await accept(ready.event);
             if (!settled) ready.from.postMessage({ type: 'credit' } satisfies ToWorker);
           }
@@ -120,6 +145,12 @@ export function prepareInWorkers(
       const thread = spawn(
         'an ingest',
         (message) => {
+          if (message.type === 'digest') {
+            digests.set(message.file, message.sha256);
+            digestWaiters.get(message.file)?.resolve(message.sha256);
+            digestWaiters.delete(message.file);
+            return;
+          }
           if (message.type === 'batch')
             waiting.set(message.event.batchIndex, { event: message.event, from: thread });
           else if (message.type === 'done') finished++;

@@ -13,8 +13,10 @@ import type { Piece } from './splitters.js';
  *
  * Several workers share one job by batch: every worker reads and splits all of it (cheap: no decoding),
  * so all agree on where each batch starts and ends and on every record's landing sequence number, and
- * each parses and normalizes only the batches whose index falls to it. The same function runs alone
- * (one share of one) on the main thread for stdin.
+ * each parses and normalizes only the batches whose index falls to it. Only the first share hashes the
+ * files: it reports each file's digest as soon as it has read the file (`onDigest`), and the batch that
+ * ends a file, whichever share made it, carries a null digest that the caller fills from that report
+ * (input/parallel.ts). The same function runs alone (one share of one) on the main thread for stdin.
  */
 
 /** One file to read, decided beforehand from the ledger (docs/ingest.md). */
@@ -50,7 +52,8 @@ export interface FileProgress {
   /** Stream offset and line just past the batch's last piece of the file (meaningless when it has none). */
   byteOffset: number;
   line: number;
-  done?: { sha256: string; bytes: number; format: Format | 'empty'; gzip: boolean };
+  /** `sha256` is null when this share does not hash (see above). */
+  done?: { sha256: string | null; bytes: number; format: Format | 'empty'; gzip: boolean };
 }
 
 /** One prepared batch, in job order (`batchIndex`), with what it holds of each file it touches. */
@@ -64,9 +67,12 @@ export interface PreparedEvent {
 export async function prepareFiles(
   job: PrepareJob,
   emit: (event: PreparedEvent) => Promise<void>,
+  /** The first share's report of a file's content hash, made when the file has been read whole. */
+  onDigest?: (file: number, sha256: string) => void,
 ): Promise<void> {
   const normalizer = new Normalizer();
   const { index: mine, of: readers } = job.share;
+  const hashes = mine === 0;
   let seq = job.firstSeq;
   let batchIndex = 0;
   let batch: Batch | null = null;
@@ -143,18 +149,22 @@ export async function prepareFiles(
   async function readAll(): Promise<void> {
     for (const file of job.files) {
       const skipUntil = file.status === 'resumed' ? file.entry.byteOffset : 0;
-      const reader = new DocumentReader(file.path, file.path === '-' ? undefined : file.entry.size);
+      const reader = new DocumentReader(file.path, file.path === '-' ? undefined : file.entry.size, {
+        hash: hashes,
+      });
       for await (const piece of named(file.path, reader.pieces())) {
         if (piece.end <= skipUntil) continue;
         take(file, piece);
         if (documents >= job.batchDocuments || bytes >= job.batchBytes) await send();
       }
+      const sha256 = reader.digest();
       touch(file).done = {
-        sha256: reader.digest(),
+        sha256,
         bytes: reader.bytesRead,
         format: reader.format ?? 'empty',
         gzip: reader.gzip,
       };
+      if (sha256 !== null) onDigest?.(file.index, sha256);
     }
   }
 }

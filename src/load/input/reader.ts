@@ -19,11 +19,11 @@ const CHUNK = 1 << 20;
 
 async function* tapAndHash(
   source: AsyncIterable<Buffer>,
-  hash: ReturnType<typeof createHash>,
+  hash: ReturnType<typeof createHash> | null,
   counter: { bytes: number },
 ) {
   for await (const chunk of source) {
-    hash.update(chunk);
+    hash?.update(chunk);
     counter.bytes += chunk.length;
     yield chunk;
   }
@@ -79,7 +79,7 @@ function chooseFormat(name: string, head: Buffer): Format {
 }
 
 export class DocumentReader {
-  private readonly hash = createHash('sha256');
+  private readonly hash: ReturnType<typeof createHash> | null;
   private readonly counter = { bytes: 0 };
   format: Format | null = null;
   gzip = false;
@@ -92,16 +92,23 @@ export class DocumentReader {
      * to the same end by every ingest worker, and recorded in the ledger as what was read.
      */
     private readonly limit?: number,
-  ) {}
+    /**
+     * Whether to hash the bytes. Every ingest worker reads the whole input, and one hash of it is enough:
+     * the others skip it (SHA-256 of the input was about 8 % of a second worker's CPU).
+     */
+    options: { hash?: boolean } = {},
+  ) {
+    this.hash = options.hash === false ? null : createHash('sha256');
+  }
 
   /** Bytes of the input as stored, read so far. */
   get bytesRead(): number {
     return this.counter.bytes;
   }
 
-  /** Hex SHA-256 of the stored bytes; complete once `pieces()` is exhausted. */
-  digest(): string {
-    return this.hash.copy().digest('hex');
+  /** Hex SHA-256 of the stored bytes, complete once `pieces()` is exhausted; null when not hashing. */
+  digest(): string | null {
+    return this.hash ? this.hash.copy().digest('hex') : null;
   }
 
   /** Document texts in order, each with its start line and the offset just past it. */

@@ -9,7 +9,7 @@ import { type PrepareJob, prepareFiles } from './prepare.js';
  * moving (not copying) their buffers.
  *   job     ingest: run prepareFiles on this worker's share of the files, staying at most `credits`
  *           batches ahead of the loader, so a fast reader cannot fill memory with batches DuckDB has not
- *           taken yet;
+ *           taken yet; the first worker also posts each file's digest as soon as it has read the file;
  *   replay  rebuild: one raw landing block at a time, in the order sent (the main thread meters them).
  */
 
@@ -41,10 +41,15 @@ port.on('message', (message: ToWorker) => {
       .catch(failed);
   } else {
     credits = message.credits;
-    prepareFiles(message.job, async (event) => {
-      while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
-      credits--;
-      port.postMessage({ type: 'batch', event }, preparedBuffers(event.prepared));
-    }).then(() => port.postMessage({ type: 'done' }), failed);
+    prepareFiles(
+      message.job,
+      async (event) => {
+        while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
+        credits--;
+        port.postMessage({ type: 'batch', event }, preparedBuffers(event.prepared));
+      },
+      // Not held back by credit: the loader may be waiting for this digest to finish a batch.
+      (file, sha256) => port.postMessage({ type: 'digest', file, sha256 }),
+    ).then(() => port.postMessage({ type: 'done' }), failed);
   }
 });
