@@ -50,14 +50,21 @@ function usage(message: string): StoreSyncError {
   return new StoreSyncError(ERROR_CODES.USAGE, message);
 }
 
+/**
+ * Whether the flags are the whole job (a one-off job) rather than a config file. --warehouse alone does not
+ * describe a store: beside ./sync.config.json it overrides the file's path (docs/configuration.md); only
+ * --base-url or --token-env make the flags the whole job.
+ */
+export function jobFromFlags(args: JobArgs): boolean {
+  return (
+    args.config === undefined &&
+    (args['base-url'] !== undefined || args['token-env'] !== undefined || !existsSync(DEFAULT_CONFIG_FILE))
+  );
+}
+
 /** The job as a config, from --config / ./sync.config.json, or from flags. `needsApi` requires a base URL. */
 export async function resolveJob(args: JobArgs, options: { needsApi: boolean }): Promise<SyncConfig> {
-  // --warehouse alone does not describe a store: beside ./sync.config.json it overrides the file's path
-  // (docs/configuration.md); only --base-url or --token-env make the flags the whole job.
-  const fromFlags =
-    args.config === undefined &&
-    (args['base-url'] !== undefined || args['token-env'] !== undefined || !existsSync(DEFAULT_CONFIG_FILE));
-  if (fromFlags) {
+  if (jobFromFlags(args)) {
     if (!args.warehouse) {
       throw usage(
         `no job described: pass --config FILE (or create ./${DEFAULT_CONFIG_FILE}), or --warehouse PATH${options.needsApi ? ' with --base-url URL and --token-env VAR' : ''} for a one-off job.`,

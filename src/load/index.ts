@@ -2,6 +2,7 @@
 export { tableDefinitions } from '../normalize/index.js';
 export { Batch, type BatchCounts, type BatchMeta, type RejectionRow } from './batch.js';
 export { commentSql, createTableSql, schemaFingerprint } from './ddl.js';
+export { DOCUMENTS_STREAM } from './documents.js';
 export { type QueryResult, runReadOnlyQuery } from './query.js';
 export { readStatus, STREAM_TABLES, type StatusRow } from './status.js';
 export { Transaction } from './transaction.js';

@@ -99,11 +99,34 @@ async function documentRows(connection: DuckDBConnection): Promise<StatusRow[]> 
   return rows;
 }
 
-export async function readStatus(warehouse: Warehouse): Promise<StatusRow[]> {
+/**
+ * `expected`: the streams the config enables, per store. One that has never completed a pass (it failed
+ * every time, was skipped for a missing scope, or was never run) has no saved state, and is listed with
+ * no last success, so that a pipeline that has never worked does not look like one with nothing to do.
+ */
+export async function readStatus(
+  warehouse: Warehouse,
+  expected: { store: string; stream: string }[] = [],
+): Promise<StatusRow[]> {
   return warehouse.exclusive(async () => {
     const connection = warehouse.connection;
     const rows: StatusRow[] = [];
-    for (const saved of await listStates(connection)) {
+    const states = await listStates(connection);
+    const withState = new Set(states.map((s) => `${s.store}\u0000${s.stream}`));
+    for (const { store, stream } of expected) {
+      if (withState.has(`${store}\u0000${stream}`)) continue;
+      rows.push({
+        store,
+        stream,
+        lastSuccessAt: null,
+        rows: await streamRows(connection, store, stream),
+        watermark: null,
+        lastFullScanAt: null,
+        cursorInProgress: null,
+        rejectionsSinceLastSuccess: await rejectionsSince(connection, store, stream, null, null),
+      });
+    }
+    for (const saved of states) {
       rows.push({
         store: saved.store,
         stream: saved.stream,

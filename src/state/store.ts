@@ -42,8 +42,8 @@ export async function readState(
 
 export async function listStates(connection: DuckDBConnection): Promise<SavedState[]> {
   const reader = await connection.runAndReadAll(
-    `SELECT _store, stream, state::VARCHAR, strftime(last_success_at, '%Y-%m-%dT%H:%M:%S.%fZ'),
-            strftime(_synced_at, '%Y-%m-%dT%H:%M:%S.%fZ'), _run_id
+    `SELECT _store, stream, state::VARCHAR, strftime(last_success_at, '%Y-%m-%dT%H:%M:%S.%gZ'),
+            strftime(_synced_at, '%Y-%m-%dT%H:%M:%S.%gZ'), _run_id
      FROM _sync_state ORDER BY _store, stream`,
   );
   return reader.getRows().map(([store, stream, state, lastSuccessAt, savedAt, runId]) => ({

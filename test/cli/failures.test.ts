@@ -134,7 +134,8 @@ describe('store-sync under failure', () => {
 
     const status = await runCli(['status', '--json', '--config', config]);
     assertExit(status, 3);
-    const [row] = (JSON.parse(status.stdout) as { streams: Record<string, unknown>[] }).streams;
+    const streams = (JSON.parse(status.stdout) as { streams: Record<string, unknown>[] }).streams;
+    const row = streams.find((s) => s.store === 'first' && s.stream === 'subscriptions');
     assert.equal(row!.store, 'first');
     assert.equal(row!.rows, records);
     assert.equal(row!.lastSuccessAt, null);

@@ -174,20 +174,60 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     );
     assert.match(rule!, /^-+(\s+-+)+$/);
     assert.equal(lines.length, 6);
-    assert.ok(lines.every((line) => / ok$/.test(line)));
+    for (const line of lines) assert.match(line, /^shop\s+documents\s/.test(line) ? / -$/ : / ok$/, line);
 
+    // Ingested documents come when someone ingests them: no freshness bound applies to them.
     const stale = await runCli(['status', '--freshness-hours', '0.0001', ...job()]);
     assertExit(stale, 3);
-    assert.ok(
-      stale.stdout
-        .trimEnd()
-        .split('\n')
-        .slice(2)
-        .every((line) => / STALE$/.test(line)),
-    );
+    const staleLines = stale.stdout.trimEnd().split('\n').slice(2);
+    assert.equal(staleLines.length, 6);
+    for (const line of staleLines)
+      assert.match(line, /^shop\s+documents\s/.test(line) ? / -$/ : / STALE$/, line);
     const json = await runCli(['status', '--json', '--freshness-hours', '0.0001', ...job()]);
     assertExit(json, 3);
-    assert.ok((JSON.parse(json.stdout) as StatusJson).streams.every((s) => s.stale));
+    for (const s of (JSON.parse(json.stdout) as StatusJson).streams)
+      assert.equal(s.stale, s.stream !== 'documents', s.stream);
+  });
+
+  it('status lists the streams the config enables that never succeeded, and refuses a store the config does not have', async () => {
+    // The same warehouse, with a second store that never synced and a stream of the first turned off.
+    const wider = await writeConfig(
+      dir,
+      {
+        warehouse: 'warehouse.duckdb',
+        stores: [
+          { name: 'shop', baseUrl: sandbox.baseUrl, streams: { locations: { enabled: false } } },
+          { name: 'unreached', baseUrl: sandbox.baseUrl, streams: { products: { enabled: false } } },
+        ],
+      },
+      'wider.json',
+    );
+    const result = await runCli(['status', '--json', '--config', wider]);
+    assertExit(result, 3);
+    const rows = (JSON.parse(result.stdout) as StatusJson).streams;
+    const never = rows.filter((r) => r.store === 'unreached');
+    assert.deepEqual(
+      never.map((r) => r.stream),
+      ['fulfillment_orders', 'locations', 'metadata_definitions', 'subscriptions'],
+      'every enabled stream of the store, and only those',
+    );
+    for (const row of never) {
+      assert.equal(row.lastSuccessAt, null);
+      assert.equal(row.stale, true);
+      assert.equal(row.rows, 0);
+    }
+    // What the warehouse holds of the first store is still listed, turned off or not.
+    assert.equal(rows.filter((r) => r.store === 'shop').length, 6);
+    assert.ok(rows.filter((r) => r.store === 'shop').every((r) => !r.stale));
+
+    const table = await runCli(['status', '--config', wider, '--store', 'unreached']);
+    assertExit(table, 3);
+    const lines = table.stdout.trimEnd().split('\n').slice(2);
+    assert.equal(lines.length, 4);
+    for (const line of lines) assert.match(line, /^unreached\s+\S+\s+never\s+0\s+.*STALE$/);
+
+    const unknown = await runCli(['status', '--config', wider, '--store', 'nope']);
+    assertCleanError(unknown, 2, /^error: unknown store "nope": the config has "shop", "unreached"\.$/m);
   });
 
   it('query answers as an aligned table, CSV and JSON with the same values', async () => {

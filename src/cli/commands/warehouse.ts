@@ -1,10 +1,13 @@
 import type { CommandModule } from 'yargs';
+import { STREAM_NAMES } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import {
   cliLogger,
   type JobArgs,
+  jobFromFlags,
   readerBlocked,
   resolveJob,
+  selectStores,
   type WorkersArgs,
   withJobOptions,
   withWorkersOption,
@@ -37,17 +40,27 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
       .option('freshness-hours', {
         type: 'number',
         description:
-          "Flag streams whose last success is older than this (default: the config's freshnessHours, 36); exit 3 if any",
+          "Flag streams whose last success is older than this (default: the config's freshnessHours, 36), or that the config enables and never succeeded; exit 3 if any",
       }) as never,
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
-    const { openWarehouse, readStatus } = await import('../../load/index.js');
+    // A config file says which streams should have synced; a one-off job's flags do not (its store is
+    // only a name), so then only what the warehouse holds is listed.
+    const expected = jobFromFlags(args)
+      ? []
+      : selectStores(config, args.store).flatMap((store) =>
+          STREAM_NAMES.filter((stream) => store.streams[stream].enabled).map((stream) => ({
+            store: store.name,
+            stream,
+          })),
+        );
+    const { DOCUMENTS_STREAM, openWarehouse, readStatus } = await import('../../load/index.js');
     const warehouse = await openWarehouse(config.warehouse, { readOnly: true }).catch((error: unknown) => {
       throw readerBlocked(error);
     });
     let rows: Awaited<ReturnType<typeof readStatus>>;
     try {
-      rows = await readStatus(warehouse);
+      rows = await readStatus(warehouse, expected);
     } finally {
       await warehouse.close();
     }
@@ -57,7 +70,10 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
       .filter((row) => args.store === undefined || row.store === args.store)
       .map((row) => ({
         ...row,
-        stale: row.lastSuccessAt === null || now - Date.parse(row.lastSuccessAt) > bound,
+        // Ingested documents come when someone ingests them, not on a schedule: no freshness applies.
+        stale:
+          row.stream !== DOCUMENTS_STREAM &&
+          (row.lastSuccessAt === null || now - Date.parse(row.lastSuccessAt) > bound),
       }));
     if (args.json) {
       process.stdout.write(
@@ -86,7 +102,7 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
         r.watermark ?? '',
         r.cursorInProgress ? new URL(r.cursorInProgress).search || r.cursorInProgress : '',
         r.rejectionsSinceLastSuccess,
-        r.stale ? 'STALE' : 'ok',
+        r.stream === DOCUMENTS_STREAM ? '-' : r.stale ? 'STALE' : 'ok',
       ]);
       process.stdout.write(`${renderTable(columns, table)}\n`);
     }
