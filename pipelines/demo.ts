@@ -33,7 +33,7 @@ export interface DemoQuery {
 
 export const DEMO_QUERIES: DemoQuery[] = [
   {
-    title: 'Revenue by month and currency (orders from captured documents)',
+    title: 'Revenue by month and currency, latest eight (orders from captured documents)',
     sql: `SELECT strftime(date_placed, '%Y-%m') AS month, currency, count(*) AS orders, sum(total_incl_tax) AS revenue
 FROM orders GROUP BY ALL ORDER BY month DESC, currency LIMIT 8`,
   },
@@ -45,8 +45,9 @@ FROM subscriptions WHERE _deleted_at IS NULL GROUP BY ALL ORDER BY subscriptions
   },
   {
     title: 'Top products by units ordered',
-    sql: `SELECT product_title, sum(quantity) AS units, count(DISTINCT order_number) AS orders
-FROM order_lines GROUP BY ALL ORDER BY units DESC, product_title LIMIT 5`,
+    sql: `SELECT product_id, any_value(product_title) AS product_title, sum(quantity) AS units,
+  count(DISTINCT order_number) AS orders
+FROM order_lines GROUP BY product_id ORDER BY units DESC, product_id LIMIT 5`,
   },
   {
     title: 'Fulfillment backlog by location',

@@ -292,6 +292,19 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     assert.match(result.stdout, /^orders\s+2\s+by month\s+/m);
   });
 
+  it('every SQL example in docs/querying.md runs on a synced warehouse and its Parquet export', async () => {
+    const doc = await readFile(path.join(REPO_ROOT, 'docs', 'querying.md'), 'utf8');
+    const blocks = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    assert.ok(blocks.length >= 7, `found ${blocks.length} SQL examples`);
+    const parquet = path.join(dir, 'parquet');
+    for (const block of blocks) {
+      for (const statement of block.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean)) {
+        const sql = statement.replaceAll('data/parquet', parquet);
+        await assert.doesNotReject(read(sql), `docs/querying.md: ${statement}`);
+      }
+    }
+  });
+
   it('rebuild re-derives the same tables without the API', async () => {
     const sql =
       'SELECT (SELECT count(*) FROM subscriptions) AS s, (SELECT count(*) FROM subscription_lines) AS l, ' +

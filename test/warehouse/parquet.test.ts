@@ -73,6 +73,40 @@ describe('parquet export', () => {
     );
   });
 
+  it('an empty partitioned table is one empty file with the columns, which a glob reader reads as no rows', async () => {
+    const fresh = await tempWarehouse();
+    try {
+      const emptyOut = path.join(fresh.dir, 'parquet');
+      const summary = await exportParquet(fresh.warehouse, emptyOut, { tables: ['orders', 'order_lines'] });
+      assert.deepEqual(
+        summary.tables.map((t) => [t.table, t.rows, t.partitioned]),
+        [
+          ['orders', 0, true],
+          ['order_lines', 0, true],
+        ],
+      );
+      for (const table of ['orders', 'order_lines']) {
+        const files = await parquetFiles(path.join(emptyOut, table));
+        assert.deepEqual(
+          files.map((f) => path.basename(f)),
+          ['data-0.parquet'],
+        );
+        const schema = parquetSchema(await parquetMetadataAsync(await asyncBufferFromFile(files[0]!)));
+        const names = schema.children.map((c) => c.element.name);
+        assert.ok(names.includes('_store') && names.includes('month'), names.join(', '));
+        assert.deepEqual(await readTable(path.join(emptyOut, table)), []);
+        // DuckDB's own hive reader, as docs/querying.md shows it, finds the table instead of no files.
+        const glob = path.join(emptyOut, table, '**', '*.parquet');
+        const reader = await fresh.warehouse.connection.runAndReadAll(
+          `SELECT count(*) FROM read_parquet('${glob}', hive_partitioning = true)`,
+        );
+        assert.equal(Number(reader.getRows()[0]![0]), 0);
+      }
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
   it('keeps decimals as DECIMAL and timestamps as UTC instants', async () => {
     const file = (await parquetFiles(path.join(out, 'orders', 'month=2024-05')))[0]!;
     const metadata = await parquetMetadataAsync(await asyncBufferFromFile(file));

@@ -10,7 +10,8 @@ interface QueryArgs extends JobArgs {
 
 export const queryCommand: CommandModule<object, QueryArgs> = {
   command: 'query <sql>',
-  describe: 'Run a read-only SQL query against the warehouse (safe while a sync is writing)',
+  describe:
+    'Run a read-only SQL query against the warehouse (refused, exit 1, while another process is writing to it)',
   builder: (yargs) =>
     withJobOptions(yargs)
       .positional('sql', { type: 'string', demandOption: true, description: 'The SQL to run, in quotes' })
