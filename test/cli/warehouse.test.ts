@@ -298,7 +298,10 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     assert.ok(blocks.length >= 7, `found ${blocks.length} SQL examples`);
     const parquet = path.join(dir, 'parquet');
     for (const block of blocks) {
-      for (const statement of block.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean)) {
+      for (const statement of block
+        .split(/;\s*\n/)
+        .map((s) => s.trim())
+        .filter(Boolean)) {
         const sql = statement.replaceAll('data/parquet', parquet);
         await assert.doesNotReject(read(sql), `docs/querying.md: ${statement}`);
       }
