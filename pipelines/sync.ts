@@ -21,11 +21,12 @@ import { exportParquet } from './export.js';
  * is recorded and the others go on (DESIGN.md §4.3); the run's outcome decides the exit code.
  */
 
-export type RunOutcome = 'succeeded' | 'completed_with_rejections' | 'partial' | 'failed';
+export type RunOutcome = 'succeeded' | 'completed_with_rejections' | 'partial' | 'failed' | 'interrupted';
 
 export interface StreamResult {
   stream: StreamName;
-  status: 'ok' | 'failed' | 'skipped';
+  /** interrupted: stopped by a signal (SIGINT, SIGTERM) at a page boundary; the next run resumes it. */
+  status: 'ok' | 'failed' | 'skipped' | 'interrupted';
   resumed: boolean;
   pages: number;
   records: number;
@@ -77,6 +78,7 @@ const emptyResult = (stream: StreamName, status: StreamResult['status'], message
 });
 
 export function outcomeOf(streams: StreamResult[]): RunOutcome {
+  if (streams.some((s) => s.status === 'interrupted')) return 'interrupted';
   if (streams.length > 0 && streams.every((s) => s.status === 'failed')) return 'failed';
   if (streams.some((s) => s.status !== 'ok')) return 'partial';
   if (streams.some((s) => s.rejections > 0)) return 'completed_with_rejections';
@@ -186,7 +188,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
           // What the stream committed before it failed is kept, and the summary says so.
           const done = latest.get(stream.name);
           results.push({
-            ...emptyResult(stream.name, 'failed', failure.message),
+            ...emptyResult(stream.name, job.signal?.aborted ? 'interrupted' : 'failed', failure.message),
             ...(done
               ? {
                   pages: done.pages,

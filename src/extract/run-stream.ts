@@ -174,8 +174,9 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
           }),
         ),
     );
-    if (failure !== null) throw failure;
+    // An interrupt aborts the requests in flight, which then fail as aborted: the interrupt is the story.
     if (args.signal?.aborted) throw args.signal.reason;
+    if (failure !== null) throw failure;
     if (stream.finish) for await (const page of stream.finish(ctx)) await commitPage(page);
 
     const kind = passKind(pass.id);
@@ -195,6 +196,11 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       }),
     );
   } catch (error) {
+    if (args.signal?.aborted) {
+      const reason = asStoreSyncError(args.signal.reason);
+      logger.warn('stream.interrupted', { message: reason.message, ...counts });
+      throw reason;
+    }
     const failure = asStoreSyncError(error);
     logger.error('stream.failed', { code: failure.code, message: failure.message, ...counts });
     throw failure;

@@ -11,7 +11,7 @@ export interface RunStart {
 }
 
 export interface RunFinish {
-  outcome: 'ok' | 'completed_with_rejections' | 'partial' | 'failed' | string;
+  outcome: 'succeeded' | 'completed_with_rejections' | 'partial' | 'failed' | 'interrupted' | string;
   counts: Record<string, unknown>;
   requests: number;
   retries: number;

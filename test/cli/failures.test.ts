@@ -127,7 +127,14 @@ describe('store-sync under failure', () => {
       /^error: interrupted by SIGTERM; store second not started\. Run the same command again: it resumes from the last committed page\.$/m,
     );
     assert.doesNotMatch(stopped.stderr, /store=second/);
-    const line = /^first\s+subscriptions\s+failed\s+(\d+)\s+(\d+)\s/m.exec(stopped.stdout);
+    // The requests in flight are aborted: that is the interrupt, not a network failure.
+    assert.match(
+      stopped.stderr,
+      /^WARN stream\.interrupted: interrupted; .*store=first stream=subscriptions/m,
+    );
+    assert.doesNotMatch(stopped.stderr, /stream\.failed|operation was aborted|code=network/);
+    assert.match(stopped.stdout, /^first: interrupted in /m);
+    const line = /^first\s+subscriptions\s+interrupted\s+(\d+)\s+(\d+)\s/m.exec(stopped.stdout);
     assert.ok(line, stopped.stdout);
     const [pages, records] = [Number(line[1]), Number(line[2])];
     assert.ok(pages >= 1 && records === pages * 5, 'the summary counts what was committed');

@@ -20,7 +20,11 @@ const syncRuns: TableDef = {
     meta('streams', 'VARCHAR[]', 'Streams the run covered.'),
     meta('started_at', 'TIMESTAMPTZ', 'When the run started.'),
     meta('finished_at', 'TIMESTAMPTZ', 'When it finished (null while running or after a crash).'),
-    meta('outcome', 'VARCHAR', 'ok, completed_with_rejections, partial or failed (null while running).'),
+    meta(
+      'outcome',
+      'VARCHAR',
+      'succeeded, completed_with_rejections, partial, failed or interrupted (null while running).',
+    ),
     meta('counts', 'JSON', 'Rows and rejections per stream or table.'),
     meta('requests', 'BIGINT', 'API requests sent.'),
     meta('retries', 'BIGINT', 'Requests retried.'),
