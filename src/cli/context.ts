@@ -149,7 +149,7 @@ export function integerOption(name: string, value: number, min: number, max: num
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new StoreSyncError(
       ERROR_CODES.USAGE,
-      `--${name} must be an integer from ${min} to ${max} (got ${String(value)})`,
+      `--${name} must be an integer from ${min} to ${max} (got ${Number.isNaN(value) ? 'something that is not a number' : String(value)})`,
     );
   }
   return value;

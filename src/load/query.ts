@@ -29,6 +29,13 @@ export async function runReadOnlyQuery(path: string, sql: string): Promise<Query
     const connection = await instance.connect();
     try {
       await connection.run("SET TimeZone = 'UTC'");
+      // Several statements would print only one result, silently: refused, with what to do instead.
+      const statements = (await connection.extractStatements(sql)).count;
+      if (statements > 1)
+        throw new StoreSyncError(
+          ERROR_CODES.QUERY,
+          `store-sync query runs one SQL statement at a time, and this holds ${statements}: run them one by one, or open the warehouse with the DuckDB CLI`,
+        );
       const reader = await connection.runAndReadAll(sql);
       const types = reader.columnTypes();
       const columns = reader.columnNames().map((name, i) => ({ name, type: types[i]!.toString() }));
@@ -36,7 +43,10 @@ export async function runReadOnlyQuery(path: string, sql: string): Promise<Query
       return { columns, rows };
     } catch (error) {
       if (isStoreSyncError(error)) throw error;
-      const message = error instanceof Error ? error.message : String(error);
+      const message = (error instanceof Error ? error.message : String(error)).replace(
+        /^Failed to extract statements: /,
+        '',
+      );
       if (/read-only|read only/i.test(message))
         throw new StoreSyncError(ERROR_CODES.QUERY, `store-sync query is read-only: ${message}`, {
           cause: error,

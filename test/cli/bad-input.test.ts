@@ -140,6 +140,10 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
       ['rebuild', '--config', config, '--workers', '2.5'],
       /--workers must be an integer from 0 to 64 \(got 2.5\)/,
     );
+    await refused(
+      ['ingest', dir, '--config', config, '--workers', 'abc'],
+      /--workers must be an integer from 0 to 64 \(got something that is not a number\)/,
+    );
   });
 
   it('a missing token environment variable', async () => {

@@ -93,6 +93,14 @@ describe('store-sync under failure', () => {
     }
     const status = await runCli(['status', '--config', config], { timeoutMs: 30_000 });
     assert.ok(status.code === 0 || status.code === 1, `status exited ${status.code}: ${status.stderr}`);
+    // export reads too: the same answer, the same exit code, when the writer is still there.
+    const exported = await runCli(['export', '--out', path.join(dir, 'busy-parquet'), '--config', config], {
+      timeoutMs: 30_000,
+    });
+    if (sync.child.exitCode === null && exported.code !== 0) {
+      assertExit(exported, 1);
+      assert.match(exported.stderr, /^error: cannot read \S+busy\.duckdb while another store-sync process/m);
+    }
     const done = await sync.done;
     assertExit(done, 0);
     const [{ n }] = (await readWarehouse<{ n: number }>(

@@ -266,6 +266,13 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     const error = await runCli(['query', 'SELECT no_such_column FROM subscriptions', ...job()]);
     assertCleanError(error, 1, /Binder Error: Referenced column "no_such_column" not found/);
     assert.equal(error.stdout, '');
+    const syntax = await runCli(['query', 'SELEC 1', ...job()]);
+    assertCleanError(syntax, 1, /^error: query failed: Parser Error: syntax error at or near "SELEC"/m);
+    const several = await runCli(['query', 'SELECT 1; SELECT 2', ...job()]);
+    assertCleanError(several, 1, /one SQL statement at a time, and this holds 2/);
+    assert.equal(several.stdout, '');
+    const empty = await runCli(['query', ' ; ', ...job()]);
+    assertCleanError(empty, 2, /^error: no SQL given/m);
     const write = await runCli(['query', 'DROP TABLE subscriptions', ...job()]);
     assertCleanError(write, 1, /read-only/);
     const [{ n }] = (await read<{ n: number }>('SELECT count(*) AS n FROM subscriptions')) as [{ n: number }];

@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import { type JobArgs, readerBlocked, resolveJob, withJobOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { type OutputFormat, renderRows } from '../output.js';
@@ -23,6 +24,11 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
       .example('$0 query "select count(*) from orders"', 'Count the orders')
       .example('$0 query "from subscriptions limit 5" --format json', 'Rows as JSON') as never,
   handler: async (args) => {
+    if (args.sql.replace(/[\s;]/g, '') === '')
+      throw new StoreSyncError(
+        ERROR_CODES.USAGE,
+        'no SQL given: pass one statement, e.g. "SELECT count(*) FROM orders"',
+      );
     const config = await resolveJob(args, { needsApi: false });
     const { runReadOnlyQuery } = await import('../../load/index.js');
     const result = await runReadOnlyQuery(config.warehouse, args.sql).catch((error: unknown) => {

@@ -136,7 +136,13 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
       );
     const { openWarehouse } = await import('../../load/index.js');
     const { exportParquet } = await import('../../../pipelines/export.js');
-    const warehouse = await openWarehouse(config.warehouse, { readOnly: true, logger: cliLogger(args) });
+    // A running writer blocks readers: exit 1 as for query and status, not a configuration error.
+    const warehouse = await openWarehouse(config.warehouse, {
+      readOnly: true,
+      logger: cliLogger(args),
+    }).catch((error: unknown) => {
+      throw readerBlocked(error);
+    });
     try {
       const tables = args.tables
         ?.split(',')
