@@ -77,6 +77,12 @@ export interface PageCommit {
    * was not loaded since `passStartedAt` gets `_deleted_at`, and rows loaded since have it cleared.
    */
   completedFullScan?: { passStartedAt: string };
+  /**
+   * Set on the commit that completes a backfill's pass: it does not count as the stream's last success,
+   * which is what `status` holds against the freshness bound. A narrow backfill that succeeds must not
+   * make a stream whose nightly runs fail look fresh.
+   */
+  completedBackfill?: boolean;
 }
 
 /** Tuning of one stream, from sync.config.json (defaults in src/config.ts). */

@@ -193,6 +193,7 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
         ...(kind === 'full' && stream.softDeletes
           ? { completedFullScan: { passStartedAt: pass.startedAt } }
           : {}),
+        ...(mode === 'backfill' ? { completedBackfill: true } : {}),
       }),
     );
   } catch (error) {

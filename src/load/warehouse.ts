@@ -249,7 +249,11 @@ export class Warehouse {
         batch.land(page.stream, page.entity, KIND.fullScan, null, marker);
         batch.after.push(entityFullScanSql(page.store, page.entity, scan.passStartedAt));
       }
-      batch.after.unshift(writeStateSql(page.store, page.stream, page.state, page.runId, meta.syncedAtMs));
+      batch.after.unshift(
+        writeStateSql(page.store, page.stream, page.state, page.runId, meta.syncedAtMs, {
+          success: !page.completedBackfill,
+        }),
+      );
     } catch (error) {
       this.discard(batch);
       throw error;

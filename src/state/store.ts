@@ -58,7 +58,8 @@ export async function listStates(connection: DuckDBConnection): Promise<SavedSta
 
 /**
  * SQL replacing a stream's row. A state without a pass in progress means the pass just completed
- * (or there was none), which is what `last_success_at` records.
+ * (or there was none), which is what `last_success_at` records, unless the pass was a backfill
+ * (`success: false`; see PageCommit.completedBackfill).
  */
 export function writeStateSql(
   store: string,
@@ -66,12 +67,15 @@ export function writeStateSql(
   state: StreamState,
   runId: string,
   atMs: number,
+  options: { success?: boolean } = {},
 ): string {
   const at = timestampLiteral(atMs);
   const ts = (iso: string | null) => (iso === null ? 'NULL' : `TRY_CAST(${literal(iso)} AS TIMESTAMPTZ)`);
   const where = `_store = ${literal(store)} AND stream = ${literal(stream)}`;
   const lastSuccess =
-    state.pass === null ? at : `(SELECT max(last_success_at) FROM _sync_state WHERE ${where})`;
+    state.pass === null && options.success !== false
+      ? at
+      : `(SELECT max(last_success_at) FROM _sync_state WHERE ${where})`;
   return [
     `CREATE OR REPLACE TEMP TABLE _state_keep AS SELECT ${lastSuccess} AS last_success_at`,
     `DELETE FROM _sync_state WHERE ${where}`,

@@ -28,11 +28,13 @@ interface StateRow {
   watermark: string | null;
   last_full_scan_at: string | null;
   state: string;
+  last_success_at: string | null;
 }
 
 const STATE_SQL =
   'SELECT _store, stream, CAST(watermark AS VARCHAR) AS watermark, CAST(last_full_scan_at AS VARCHAR) AS last_full_scan_at, ' +
-  "json_extract_string(state, '$.watermark') AS state FROM _sync_state ORDER BY _store, stream";
+  "json_extract_string(state, '$.watermark') AS state, CAST(last_success_at AS VARCHAR) AS last_success_at " +
+  'FROM _sync_state ORDER BY _store, stream';
 
 /** The per-stream rows of the summary table sync prints on stdout. */
 function summary(stdout: string): Map<string, { status: string; records: number; requests: number }> {
@@ -208,7 +210,7 @@ describe('store-sync sync and backfill', () => {
     assert.deepEqual(runs, [{ mode: 'full_refresh', outcome: 'succeeded' }]);
   });
 
-  it('backfill --from --to loads the range and leaves the nightly watermarks alone', async () => {
+  it('backfill --from --to loads the range and leaves the nightly watermarks and last successes alone', async () => {
     const before = await queryJson<StateRow>(warehouseArgs, STATE_SQL);
     assert.equal(before.length, 10, 'five streams for each of two stores');
     const result = await runCli(

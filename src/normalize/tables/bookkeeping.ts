@@ -45,7 +45,11 @@ const syncState: TableDef = {
     meta('last_full_scan_at', 'TIMESTAMPTZ', 'When the last full scan completed.'),
     meta('pass_started_at', 'TIMESTAMPTZ', 'Start of the pass in progress (null when none).'),
     meta('cursor_in_progress', 'VARCHAR', 'Next page of the first unfinished slice of the pass in progress.'),
-    meta('last_success_at', 'TIMESTAMPTZ', 'When a pass of this stream last completed.'),
+    meta(
+      'last_success_at',
+      'TIMESTAMPTZ',
+      'When an incremental or full-refresh pass of this stream last completed (a backfill does not count).',
+    ),
     syncedAt('saved'),
     runId(),
   ],
