@@ -88,6 +88,32 @@ async function swap(outDir: string, table: string, version: string): Promise<voi
   }
 }
 
+/**
+ * `mkdir -p` of the export folder, one level at a time. Node 20's recursive mkdir loops forever, at full CPU,
+ * where a folder exists but refuses children with ENOENT (`/proc`, some network and FUSE mounts); done this
+ * way it fails, and the error names the folder and why.
+ */
+async function makeFolder(folder: string): Promise<void> {
+  const missing: string[] = [];
+  for (let current = folder; !(await stat(current).catch(() => null)); current = path.dirname(current)) {
+    missing.unshift(current);
+    if (path.dirname(current) === current) break;
+  }
+  for (const level of missing) {
+    try {
+      await mkdir(level);
+    } catch (error) {
+      const { code } = error as NodeJS.ErrnoException;
+      if (code === 'EEXIST') continue;
+      throw new StoreSyncError(
+        ERROR_CODES.USAGE,
+        `cannot create the Parquet folder ${folder}: creating ${level} failed (${code ?? (error as Error).message}); choose another --out or parquetDir`,
+        { cause: error },
+      );
+    }
+  }
+}
+
 export async function exportParquet(
   warehouse: Warehouse,
   outDir: string,
@@ -103,7 +129,8 @@ export async function exportParquet(
       ERROR_CODES.USAGE,
       `cannot export unknown table(s) ${unknown.join(', ')}; see docs/warehouse.md for the tables`,
     );
-  await mkdir(path.join(absolute, VERSIONS), { recursive: true });
+  await makeFolder(absolute);
+  await makeFolder(path.join(absolute, VERSIONS));
   const stamp = `${Date.now()}-${process.pid}`;
   const tables: ExportedTable[] = [];
   for (const def of all.filter((t) => wanted.includes(t.name))) {

@@ -189,6 +189,21 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
     assert.deepEqual(await folderFingerprint(path.dirname(missing)), { '(folder)': 'absent' });
   });
 
+  it('an export folder that cannot be created fails at once, naming it (Node alone would spin forever in /proc)', async () => {
+    const underFile = path.join(dir, 'sync.config.json', 'parquet');
+    await refused(
+      ['export', '--config', config, '--out', underFile],
+      /cannot create the Parquet folder \S+sync\.config\.json\/parquet: creating \S+ failed \(ENOTDIR\); choose another --out or parquetDir/,
+      { timeoutMs: 30_000 },
+    );
+    if (process.platform === 'linux')
+      await refused(
+        ['export', '--config', config, '--out', '/proc/store-sync-export/parquet'],
+        /cannot create the Parquet folder \/proc\/store-sync-export\/parquet: creating \/proc\/store-sync-export failed \(ENOENT\)/,
+        { timeoutMs: 30_000 },
+      );
+  });
+
   it('a warehouse in a folder that is not writable', async () => {
     const readOnly = path.join(dir, 'read-only');
     await mkdir(readOnly);
