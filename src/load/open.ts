@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, openSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
@@ -50,6 +50,7 @@ function checkFolder(file: string, readOnly: boolean): void {
       `warehouse folder ${folder} does not exist: create it or choose another --warehouse path`,
       { details: { field: 'warehouse' } },
     );
+  checkIsWarehouse(file);
   if (readOnly) {
     if (!existsSync(file))
       throw new StoreSyncError(
@@ -68,6 +69,37 @@ function checkFolder(file: string, readOnly: boolean): void {
       { cause, details: { field: 'warehouse' } },
     );
   }
+}
+
+/** What every DuckDB database file holds at bytes 8-11, after the header block's checksum. */
+const DUCKDB_MAGIC = 'DUCK';
+
+/**
+ * An existing path must be a DuckDB file. DuckDB opens an existing JSON, CSV or Parquet file as an
+ * in-memory database over it: a sync or an ingest into `--warehouse orders.json` reported success and
+ * stored nothing, anywhere. An empty file is what a crash right after creating one leaves: DuckDB
+ * initialises it.
+ */
+function checkIsWarehouse(file: string): void {
+  if (!existsSync(file)) return;
+  const refuse = (what: string) =>
+    new StoreSyncError(
+      ERROR_CODES.WAREHOUSE_PATH,
+      `${file} is ${what}, not a DuckDB warehouse: choose another --warehouse path (a new file is created there)`,
+      { details: { field: 'warehouse' } },
+    );
+  const stats = statSync(file);
+  if (stats.isDirectory()) throw refuse('a folder');
+  if (!stats.isFile()) throw refuse('not a regular file');
+  if (stats.size === 0) return;
+  const head = Buffer.alloc(12);
+  const handle = openSync(file, 'r');
+  try {
+    readSync(handle, head, 0, head.length, 0);
+  } finally {
+    closeSync(handle);
+  }
+  if (head.toString('latin1', 8, 12) !== DUCKDB_MAGIC) throw refuse('another kind of file');
 }
 
 function lockHolder(error: unknown): string | null {

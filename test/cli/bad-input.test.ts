@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Sandbox } from '../../src/sandbox/index.js';
@@ -202,6 +202,29 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
         /cannot create the Parquet folder \/proc\/store-sync-export\/parquet: creating \/proc\/store-sync-export failed \(ENOENT\)/,
         { timeoutMs: 30_000 },
       );
+  });
+
+  it('a warehouse path that is a JSON file or a folder, not a DuckDB file (DuckDB would open the JSON in memory and store nothing)', async () => {
+    const json = path.join(dir, 'orders.json');
+    const content = `${JSON.stringify({ number: 'A-1' })}\n`;
+    await writeFile(json, content);
+    await refused(
+      ['sync', '--base-url', sandbox.baseUrl, '--token-env', TOKEN_ENV, '--warehouse', json],
+      /orders\.json is another kind of file, not a DuckDB warehouse: choose another --warehouse path/,
+    );
+    await refused(
+      ['ingest', json, '--warehouse', json, '--store', 'eu'],
+      /orders\.json is another kind of file, not a DuckDB warehouse/,
+    );
+    await refused(
+      ['status', '--warehouse', json],
+      /orders\.json is another kind of file, not a DuckDB warehouse/,
+    );
+    assert.equal(await readFile(json, 'utf8'), content, 'the file is untouched');
+    await refused(
+      ['sync', '--base-url', sandbox.baseUrl, '--token-env', TOKEN_ENV, '--warehouse', warehouseDir],
+      /data is a folder, not a DuckDB warehouse/,
+    );
   });
 
   it('a warehouse in a folder that is not writable', async () => {
