@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { STREAM_NAMES, type StreamName, type StreamOptions } from './contracts.js';
 import { ERROR_CODES, StoreSyncError } from './errors.js';
+import { isCalendarDay } from './extract/dates.js';
 import { defaultStreamOptions } from './extract/options.js';
 import { registerSecret } from './log.js';
 
@@ -20,6 +21,7 @@ export const StreamOptionsInput = z
     startDate: z
       .string()
       .regex(DAY, { message: 'expected a date as YYYY-MM-DD' })
+      .refine(isCalendarDay, { message: 'expected a calendar date as YYYY-MM-DD' })
       .nullable()
       .describe('Earliest day a first incremental run reads from.'),
     lookbackDays: z
@@ -57,6 +59,10 @@ export const StoreInput = z.strictObject({
     .describe('The store name, stored in every row as _store.'),
   baseUrl: z
     .url({ message: 'expected an absolute URL such as https://shop.example.com/api/' })
+    // The API's paths are appended to it: a query or a fragment would end up in the middle of every URL.
+    .refine((url) => !url.includes('?') && !url.includes('#'), {
+      message: 'expected no query string (?…) or fragment (#…): the API paths are appended to it',
+    })
     .describe('The store-specific administration API root ({base_url} in the spec).'),
   tokenEnv: z
     .string()
@@ -209,7 +215,8 @@ export async function loadConfig(file: string): Promise<SyncConfig> {
   }
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    // Some editors save a byte order mark; it is not JSON, and the parser would quote it invisibly.
+    raw = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new StoreSyncError(
       ERROR_CODES.CONFIG_INVALID,

@@ -15,12 +15,16 @@ export function dayOf(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
-function parseDay(day: string): number {
+/** Whether `day` is YYYY-MM-DD and a day of the calendar (not 2024-02-30 or 2024-13-45). */
+export function isCalendarDay(day: string): boolean {
   const ms = Date.parse(`${day}T00:00:00Z`);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(ms) || dayOf(new Date(ms)) !== day) {
+  return /^\d{4}-\d{2}-\d{2}$/.test(day) && !Number.isNaN(ms) && dayOf(new Date(ms)) === day;
+}
+
+function parseDay(day: string): number {
+  if (!isCalendarDay(day))
     throw new StoreSyncError(ERROR_CODES.USAGE, `"${day}" is not a date; expected YYYY-MM-DD`);
-  }
-  return ms;
+  return Date.parse(`${day}T00:00:00Z`);
 }
 
 export function addDays(day: string, days: number): string {

@@ -96,6 +96,38 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
     assert.match(result.stderr, /^ {2}stores\[0\]\.baseUrl: expected an absolute URL such as https:\/\//m);
     await writeFile(path.join(dir, 'broken.json'), '{"warehouse": "data/warehouse.duckdb",');
     await refused(['sync', '--config', 'broken.json'], /broken\.json is not valid JSON/);
+
+    // A date that matches YYYY-MM-DD but is not on the calendar, and a base URL the paths cannot follow.
+    const subtle = await writeConfig(
+      dir,
+      {
+        warehouse: 'data/warehouse.duckdb',
+        stores: [
+          {
+            name: 'eu',
+            baseUrl: 'https://shop.example.com/api/?x=1#f',
+            streams: { subscriptions: { startDate: '2024-13-45' } },
+          },
+        ],
+      },
+      'subtle.json',
+    );
+    const second = await refused(['sync', '--config', subtle], /subtle\.json is invalid:/);
+    assert.match(second.stderr, /^ {2}stores\[0\]\.baseUrl: expected no query string/m);
+    assert.match(
+      second.stderr,
+      /^ {2}stores\[0\]\.streams\.subscriptions\.startDate: expected a calendar date as YYYY-MM-DD/m,
+    );
+  });
+
+  it('a config saved with a byte order mark reads like any other', async () => {
+    const text = await readFile(config, 'utf8');
+    const withBom = path.join(dir, 'bom.json');
+    await writeFile(withBom, `\uFEFF${text}`);
+    const result = await runCli(['status', '--config', withBom, '--json'], { cwd: dir });
+    // 3, not 2: read, and the streams this suite never synced are listed as never succeeded.
+    assertExit(result, 3);
+    assert.ok((JSON.parse(result.stdout) as { streams: unknown[] }).streams.length > 0);
   });
 
   it('a literal token in the config is refused, without repeating it', async () => {
