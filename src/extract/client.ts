@@ -9,7 +9,7 @@ import {
   Page,
 } from '../../schemas/index.js';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
-import { type Logger, registerSecret, silentLogger } from '../log.js';
+import { type Logger, redact, registerSecret, silentLogger } from '../log.js';
 import { bodyExcerpt, errorForStatus, type RequestContext } from './http-errors.js';
 import type { CallInput, CallResult, ListOperationId, QueryParams, RequestMeter } from './operations.js';
 import { RequestPacer } from './pacing.js';
@@ -247,7 +247,9 @@ export class ApiClient {
         body: payload ?? null,
         signal: options.signal,
       });
-      const text = await response.body.text();
+      // A server that echoes the token back (a debug field, a name set to it) must not get it into the
+      // warehouse, the raw landing or a log: it is masked before anything reads the body.
+      const text = redact(await response.body.text());
       const status = response.statusCode;
       this.#logger.debug('http.request', {
         method: ctx.method,

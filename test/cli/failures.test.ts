@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -232,6 +233,55 @@ describe('store-sync under failure', () => {
     assert.equal(runs.length, 1);
     assert.match(runs[0]!.error, /Bearer \*\*\*/);
     assert.ok(!runs[0]!.error.includes(TOKEN), 'nor in the warehouse');
+  });
+
+  it('a record that holds the token (the server echoed it) is stored masked: not in any table, the landing or the file', async () => {
+    const echo = await testSandbox({ scale: 3 });
+    try {
+      // A location named after the Authorization header, created through the API itself.
+      const created = await fetch(`${echo.baseUrl}locations/`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+          'x-platform-api-version': '2024-04-01',
+        },
+        body: JSON.stringify({
+          name: `Bearer ${TOKEN}`,
+          address: { country: 'US', line1: '1 Main St', line4: 'Springfield' },
+        }),
+      });
+      assert.equal(created.status, 201, await created.text());
+      const config = await writeConfig(
+        dir,
+        { warehouse: 'echo.duckdb', stores: [{ name: 'shop', baseUrl: echo.baseUrl }] },
+        'echo.json',
+      );
+      assertExit(await runCli(['sync', '--config', config, '--streams', 'locations']), 0);
+      const names = await readWarehouse<{ name: string }>(
+        path.join(dir, 'echo.duckdb'),
+        "SELECT name FROM locations WHERE name LIKE 'Bearer%'",
+      );
+      assert.deepEqual(names, [{ name: 'Bearer ***' }]);
+      assertExit(await runCli(['export', '--config', config, '--out', path.join(dir, 'echo-parquet')]), 0);
+      // Not in the database file either. (The raw landing is compressed, so this alone would not see it
+      // there; a rebuild re-derives the masked name from it.)
+      assertExit(await runCli(['rebuild', '--config', config]), 0);
+      assert.deepEqual(
+        await readWarehouse(
+          path.join(dir, 'echo.duckdb'),
+          "SELECT name FROM locations WHERE name LIKE 'Bearer%'",
+        ),
+        [{ name: 'Bearer ***' }],
+      );
+      const file = await readFile(path.join(dir, 'echo.duckdb'));
+      assert.equal(file.includes(TOKEN), false, 'the token is not in the warehouse file');
+      const exported = await readFile(path.join(dir, 'echo-parquet', 'locations', 'data.parquet'));
+      assert.ok(exported.includes('Bearer ***'), 'the masked name is exported');
+      assert.equal(exported.includes(TOKEN), false, 'the token is not in the Parquet export');
+    } finally {
+      await echo.close();
+    }
   });
 
   it('never printed the token, and printed no ANSI escapes into pipes', () => {
