@@ -5,6 +5,7 @@ import { STREAM_NAMES, type StreamName, type StreamOptions } from './contracts.j
 import { ERROR_CODES, StoreSyncError } from './errors.js';
 import { isCalendarDay } from './extract/dates.js';
 import { defaultStreamOptions } from './extract/options.js';
+import { parseBaseUrl } from './extract/url-safety.js';
 import { registerSecret } from './log.js';
 
 /**
@@ -155,6 +156,22 @@ function refuseLiteralTokens(raw: unknown, source: string): void {
   });
 }
 
+/**
+ * Applies the token's safety rules (https, or plain http to this machine only; no credentials) when the
+ * config is read, so the message names the field that holds the URL instead of surfacing mid-sync.
+ */
+export function checkBaseUrl(url: string, field: string, source?: string): void {
+  try {
+    parseBaseUrl(url);
+  } catch (error) {
+    if (!(error instanceof StoreSyncError)) throw error;
+    throw new StoreSyncError(error.code, `${source ? `${source}: ` : ''}${field}: ${error.message}`, {
+      cause: error,
+      details: { field },
+    });
+  }
+}
+
 /** Validates a parsed config object; `source` names it in messages. Relative paths resolve against `baseDir`. */
 export function parseConfig(raw: unknown, source: string, baseDir: string): SyncConfig {
   refuseLiteralTokens(raw, source);
@@ -175,6 +192,9 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
       );
     }
     names.add(store.name);
+  }
+  for (const [index, store] of input.stores.entries()) {
+    checkBaseUrl(store.baseUrl, `stores[${index}].baseUrl`, source);
   }
   return {
     warehouse: path.resolve(baseDir, input.warehouse),

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { loadConfig, parseConfig, type StoreConfig, type SyncConfig } from '../config.js';
+import { checkBaseUrl, loadConfig, parseConfig, type StoreConfig, type SyncConfig } from '../config.js';
 import { STREAM_NAMES, type StreamName } from '../contracts.js';
 import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
@@ -77,6 +77,7 @@ export async function resolveJob(args: JobArgs, options: { needsApi: boolean }):
         '--token-env is required: name the environment variable that holds the token (the token itself is never a flag).',
       );
     }
+    if (args['base-url'] !== undefined) checkBaseUrl(args['base-url'], '--base-url');
     const raw = {
       warehouse: args.warehouse,
       ...(args['parquet-dir'] ? { parquetDir: args['parquet-dir'] } : {}),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -292,8 +293,24 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
         '--warehouse',
         warehouse,
       ],
-      /https/i,
+      /^error: --base-url: base URL http:\/\/shop\.example\.com uses plain http to a non-loopback host; use https/m,
     );
+    // In a config file the message names the store's field, before any warehouse is opened.
+    const plainHttp = path.join(dir, 'plain-http.json');
+    await writeFile(
+      plainHttp,
+      JSON.stringify({
+        warehouse: path.join(dir, 'plain-http.duckdb'),
+        stores: [{ name: 'eu', baseUrl: 'http://shop.example.com/api/', tokenEnv: TOKEN_ENV }],
+      }),
+    );
+    for (const command of ['sync', 'status']) {
+      await refused(
+        [command, '--config', plainHttp],
+        /plain-http\.json: stores\[0\]\.baseUrl: base URL http:\/\/shop\.example\.com uses plain http/,
+      );
+    }
+    assert.equal(existsSync(path.join(dir, 'plain-http.duckdb')), false, 'no warehouse created');
   });
 
   it('an unknown store, and an ingest input that does not exist', async () => {
