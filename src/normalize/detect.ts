@@ -71,6 +71,11 @@ export function detectDocument(value: unknown, insideArray = false): Detection {
   let envelopeVersion: string | null = null;
   if (isObject(doc) && 'data' in doc && typeof doc.api_version === 'string') {
     envelopeVersion = doc.api_version;
+    // A version this tool has no mapping for would be stored as if it were one it has: refuse it instead.
+    if (envelopeVersion !== API_2023 && envelopeVersion !== API_2024)
+      return {
+        error: `api_version: "${envelopeVersion}" is not an API version store-sync reads; expected ${API_2023} or ${API_2024}`,
+      };
     doc = doc.data;
   }
   if (Array.isArray(doc)) {
@@ -82,7 +87,7 @@ export function detectDocument(value: unknown, insideArray = false): Detection {
         envelopeVersion ? { api_version: envelopeVersion, data: item } : item,
         true,
       );
-      if ('error' in inner) return { error: `data[${i}]: ${inner.error}` };
+      if ('error' in inner) return { error: `${envelopeVersion ? 'data' : ''}[${i}]: ${inner.error}` };
       records.push(...inner.records);
     }
     return { records };
@@ -108,7 +113,13 @@ export function detectDocument(value: unknown, insideArray = false): Detection {
       ],
     };
   }
-  const apiVersion =
-    entity === 'order' ? (envelopeVersion ?? detectOrderShape(doc)) : (envelopeVersion ?? API_2024);
-  return { records: [{ entity, apiVersion, record: doc }] };
+  if (entity !== 'order')
+    return { records: [{ entity, apiVersion: envelopeVersion ?? API_2024, record: doc }] };
+  const ownShape = detectOrderShape(doc);
+  // A mislabelled capture would be mapped with the other shape's columns and lose the fields that differ.
+  if (envelopeVersion !== null && ownShape !== null && ownShape !== envelopeVersion)
+    return {
+      error: `api_version: the envelope says ${envelopeVersion}, but the order has the ${ownShape} shape (see docs/ingest.md for the shape rules)`,
+    };
+  return { records: [{ entity, apiVersion: envelopeVersion ?? ownShape, record: doc }] };
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, readdir, readFile, realpath } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
@@ -105,6 +105,19 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     assert.deepEqual(
       await queryJson(job(), 'SELECT number, api_version FROM orders ORDER BY api_version'),
       orders,
+    );
+  });
+
+  it('warns when the inputs hold no document file, and exits 0', async () => {
+    const empty = path.join(dir, 'empty-inbox');
+    await mkdir(empty);
+    await writeFile(path.join(empty, 'notes.txt'), 'not a document');
+    const result = await runCli(['ingest', empty, ...job()]);
+    assertExit(result, 0);
+    assert.equal((JSON.parse(result.stdout) as IngestJson).files.length, 0);
+    assert.match(
+      result.stderr,
+      /WARN ingest\.no_files inputs=\S+empty-inbox expected=files named \*\.json, \*\.ndjson, \*\.jsonl or their \.gz forms/,
     );
   });
 

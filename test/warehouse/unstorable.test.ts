@@ -146,13 +146,47 @@ describe('document detection', () => {
     for (let i = 0; i < 100_000; i++) deep = [deep];
     const detected = detectDocument(deep);
     assert.ok('error' in detected);
-    assert.match(
-      detected.error,
-      /data\[0\]: expected a document or an envelope, not an array inside an array/,
-    );
+    assert.match(detected.error, /^\[0\]: expected a document or an envelope, not an array inside an array/);
     const enveloped = detectDocument({ api_version: '2024-04-01', data: [[{ number: 'A-1' }]] });
     assert.ok('error' in enveloped);
     const flat = detectDocument({ api_version: '2024-04-01', data: [{ number: 'A-1', lines: [] }] });
     assert.ok('records' in flat && flat.records.length === 1);
+  });
+
+  it('refuses an envelope whose api_version it has no mapping for, or that contradicts the order shape', async () => {
+    const { detectDocument } = await import('../../src/normalize/index.js');
+    const order2023 = { number: 'A-1', lines: [{ id: 1, product: { id: 2 } }] };
+    const order2024 = { number: 'A-2', lines: [{ id: 1, product_id: 2 }] };
+    const error = (value: unknown) => {
+      const detected = detectDocument(value);
+      return 'error' in detected ? detected.error : null;
+    };
+    assert.equal(
+      error({ api_version: '2099-01-01', data: order2024 }),
+      'api_version: "2099-01-01" is not an API version store-sync reads; expected 2023-02-10 or 2024-04-01',
+    );
+    assert.match(error({ api_version: '2099-01-01', data: { checkout_url: 'x' } }) ?? '', /2099-01-01/);
+    assert.equal(
+      error({ api_version: '2024-04-01', data: order2023 }),
+      'api_version: the envelope says 2024-04-01, but the order has the 2023-02-10 shape (see docs/ingest.md for the shape rules)',
+    );
+    assert.match(
+      error({ api_version: '2023-02-10', data: [order2023, order2024] }) ?? '',
+      /^data\[1\]: api_version: the envelope says 2023-02-10, but the order has the 2024-04-01 shape/,
+    );
+    // Agreeing labels, and orders that show no shape, keep the envelope's version.
+    for (const [version, data] of [
+      ['2023-02-10', order2023],
+      ['2024-04-01', order2024],
+      ['2023-02-10', { number: 'A-3', lines: [] }],
+    ] as const) {
+      const detected = detectDocument({ api_version: version, data });
+      assert.ok('records' in detected, version);
+      assert.equal(detected.records[0]!.apiVersion, version);
+    }
+    assert.equal(
+      error([1, 2]),
+      '[0]: expected a JSON object (a document or an envelope {api_version, data})',
+    );
   });
 });

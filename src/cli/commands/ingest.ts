@@ -59,7 +59,14 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
     const { expandInputs } = await import('../../load/input/inputs.js');
     const inputs = withStdin(args.inputs, process.argv.slice(2));
     // A missing input is a usage error (exit 2), found before the warehouse is created or a run recorded.
-    await expandInputs(inputs);
+    const files = await expandInputs(inputs);
+    // Exit 0 is right (a capture folder can be empty tonight), but a typo'd folder should not pass silently.
+    if (files.length === 0) {
+      logger.warn('ingest.no_files', {
+        inputs: inputs.join(' '),
+        expected: 'files named *.json, *.ndjson, *.jsonl or their .gz forms',
+      });
+    }
     const warehouse = await openWarehouse(config.warehouse, { logger });
     try {
       const runId = await warehouse.startRun({
