@@ -62,7 +62,9 @@ with its variants, a customer. A unit replaces the stored one, and its child row
 (no orphaned lines), according to one rule:
 
 > the greatest version wins, a missing version ranks below any present one, and between equal versions the
-> record received last wins (for customers, equal versions are first ordered by where the sighting came from).
+> record received last wins (for customers, equal versions are first ordered by where the sighting came from;
+> for orders and fulfillments, by shape, so that the 2024-04-01 one wins over a 2023-02-10 one of the same
+> version, whose fulfillments are summaries without line items).
 
 The version is \`updated_at\` for orders, fulfillment events, tickets and metadata definitions, \`date_updated\`
 for products, the latest of \`last_event_date\`, \`created_at\` and \`date_created\` for fulfillments, and \`seen_at\`

@@ -69,7 +69,8 @@ export interface TableDef {
    * Set on tables whose rows are merged as units (documents, API records, customers): `key` names the unit's
    * key column and `version` is the SQL over the table's columns that orders two versions (newest wins).
    * `ties` are columns that order two versions with the same `version`, in turn, before arrival does: for
-   * a table fed by several streams at once, where which of two equal versions arrived last is chance.
+   * a table fed by several streams at once, where which of two equal versions arrived last is chance, and
+   * for documents that come in two shapes, where the one with more detail must win whatever the order.
    */
   unit?: { key: string; version?: string; ties?: string[] };
   /** For tables owned by a unit: the column that holds the owning unit's key, and that unit's table. */

@@ -127,6 +127,77 @@ describe('out-of-order documents', () => {
       assert.deepEqual(result, { email: 'order@example.com', seenIn: 'order', order: 'N-1', cart: null });
   });
 
+  it('on equal versions the 2024-04-01 shape wins over the 2023-02-10 one, whichever came first', async () => {
+    // Mark-as-paid answers in the 2023-02-10 shape, with the order's fulfillments as summaries (no line items,
+    // location or origin); fulfillment create answered with the full 2024-04-01 fulfillment at the same
+    // last_event_date. The summary must not replace the full record, nor take its line items with it.
+    const at = '2024-05-04T10:00:00Z';
+    const full = {
+      id: 54,
+      order_number: 'N-2',
+      status: 'pending',
+      created_at: at,
+      last_event_date: at,
+      location_id: 3,
+      tracking_carrier: 'ups',
+      origin_address: { line1: 'Warehouse 3', country: 'DE' },
+      line_items: [{ id: 55, order_line_id: 12, quantity: 1, tax_lines: [{ amount: '2.55', rate: 0.19 }] }],
+    };
+    const paid = {
+      api_version: '2023-02-10',
+      data: {
+        number: 'N-2',
+        updated_at: at,
+        lines: [
+          { id: 12, quantity: 1, product: { id: 7, title: 'Tea' }, stockrecord: { partner_sku: 'T-1' } },
+        ],
+        fulfillments: [
+          { id: 54, carrier: 'ups', date_created: at, last_event_date: at, lines: '12:1', status: 'pending' },
+        ],
+      },
+    };
+    const order2024 = {
+      api_version: '2024-04-01',
+      data: { number: 'N-2', updated_at: at, lines: [line(12)] },
+    };
+    const results = [];
+    for (const [label, batches] of [
+      ['one batch, full first', [[full, order2024, paid]]],
+      ['one batch, summary first', [[paid, full, order2024]]],
+      ['two runs, full first', [[full, order2024], [paid]]],
+      ['two runs, summary first', [[paid], [full, order2024]]],
+    ] as const) {
+      for (const table of [
+        'fulfillments',
+        'fulfillment_line_items',
+        'fulfillment_line_item_tax_lines',
+        'orders',
+        'order_lines',
+      ])
+        await warehouse.connection.run(`DELETE FROM ${table}`);
+      for (const [i, docs] of batches.entries()) await ingest(`${label}-${i}.ndjson`, [...docs]);
+      const [f] = await tableRows(warehouse.connection, 'fulfillments');
+      const [o] = await tableRows(warehouse.connection, 'orders');
+      const [l] = await tableRows(warehouse.connection, 'order_lines');
+      results.push({
+        label,
+        fulfillment: f!.api_version,
+        location: f!.location_id,
+        items: await count(warehouse.connection, 'fulfillment_line_items'),
+        itemTaxes: await count(warehouse.connection, 'fulfillment_line_item_tax_lines'),
+        order: o!.api_version,
+        sku: l!.sku,
+      });
+    }
+    assert.equal(await count(warehouse.connection, '_rejected_records'), 0);
+    for (const { label, ...result } of results)
+      assert.deepEqual(
+        result,
+        { fulfillment: '2024-04-01', location: 3, items: 1, itemTaxes: 1, order: '2024-04-01', sku: 'S-12' },
+        label,
+      );
+  });
+
   it('fulfillment events and tickets follow the same rule', async () => {
     const event = (updated: string, status: string) => ({
       id: 9,

@@ -25,7 +25,9 @@ const fulfillments: TableDef = {
     'the 2023-02-10 ones fill carrier, lines, reference and date_created. Newest by last_event_date wins.',
   key: ['_store', 'id'],
   entity: 'fulfillment',
-  unit: { key: 'id', version: 'coalesce(last_event_date, created_at, date_created)' },
+  // On equal versions the 2024-04-01 fulfillment wins: a 2023-02-10 order carries the same fulfillment as a
+  // summary (no line items, location or origin), and arrival would decide which of the two stays.
+  unit: { key: 'id', version: 'coalesce(last_event_date, created_at, date_created)', ties: ['api_version'] },
   columns: [
     id('id', 'Fulfillment id.'),
     text('order_number', 'Number of the order.', 'order_number|$$.number'),

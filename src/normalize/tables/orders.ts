@@ -33,7 +33,8 @@ const orders: TableDef = {
   comment: 'One row per order, from order documents of either API shape; the newest document wins.',
   key: ['_store', 'number'],
   entity: 'order',
-  unit: { key: 'number', version: 'updated_at' },
+  // Both shapes describe the same state at an equal updated_at: the 2024-04-01 one wins whichever arrived last.
+  unit: { key: 'number', version: 'updated_at', ties: ['api_version'] },
   columns: [
     text('number', 'Order number (the key).'),
     text(
