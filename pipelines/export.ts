@@ -1,4 +1,15 @@
-import { mkdir, readdir, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
+import {
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import type { Warehouse } from '../src/load/index.js';
@@ -14,7 +25,13 @@ import { type TableDef, tableDefinitions } from '../src/normalize/index.js';
  * `<dir>/.versions/`. A new export is written beside the current one, then a new link is renamed over
  * the old (rename(2) is atomic), so a reader resolving `<dir>/<table>` sees the old table or the new
  * one, never a half-written one. The previous version stays until the next export (a reader that
- * listed it can still read it); older ones are removed.
+ * listed it can still read it); older ones are removed. A partitioned table's files carry the export's
+ * stamp in their names: a reader that listed them through the old link and opens them after the swap
+ * gets "no such file" rather than the new version's file of the same name, so it never mixes two.
+ *
+ * Export never removes what it did not write: a `<dir>/<table>` that is not its link is refused before
+ * anything is written, and one export at a time writes a folder (`.versions/lock`), since each prunes
+ * the versions it does not know.
  */
 
 export interface ExportOptions {
@@ -60,31 +77,70 @@ function selectSql(def: TableDef): string {
   );
 }
 
-async function isLink(file: string): Promise<boolean> {
-  try {
-    await readlink(file);
-    return true;
-  } catch {
-    return false;
-  }
+/** The version `<dir>/<table>` links to; null when nothing is there. Refuses anything export did not write. */
+async function currentVersion(outDir: string, table: string): Promise<string | null> {
+  const link = path.join(outDir, table);
+  const found = await lstat(link).catch(() => null);
+  if (!found) return null;
+  const target = found.isSymbolicLink() ? await readlink(link) : null;
+  if (target && path.dirname(target) === VERSIONS && path.basename(target).startsWith(`${table}-`))
+    return path.basename(target);
+  throw new StoreSyncError(
+    ERROR_CODES.USAGE,
+    `cannot export ${table}: ${link} exists and was not written by store-sync export ` +
+      `(${target ? `a link to ${target}` : found.isDirectory() ? 'a folder' : 'a file'}, not a link into ${VERSIONS}/); ` +
+      'move it away or choose another --out or parquetDir. Nothing was exported',
+  );
 }
 
 /** Points `<dir>/<table>` at the new version and prunes versions older than the previous one. */
 async function swap(outDir: string, table: string, version: string): Promise<void> {
   const link = path.join(outDir, table);
-  const previous = (await isLink(link)) ? path.basename(await readlink(link)) : null;
-  if (!previous && (await stat(link).catch(() => null))) {
-    // A plain directory from elsewhere: moved aside once, the only non-atomic step.
-    await rename(link, path.join(outDir, VERSIONS, `${table}-legacy-${Date.now()}`));
-  }
+  const previous = await currentVersion(outDir, table);
   const temporary = `${link}.link-${process.pid}`;
   await rm(temporary, { force: true });
   await symlink(path.join(VERSIONS, version), temporary, 'dir');
   await rename(temporary, link);
   const keep = new Set([version, previous]);
   for (const entry of await readdir(path.join(outDir, VERSIONS))) {
-    if (entry.startsWith(`${table}-`) && !keep.has(entry) && /^\d|legacy/.test(entry.slice(table.length + 1)))
+    if (entry.startsWith(`${table}-`) && !keep.has(entry) && /^\d+-\d+$/.test(entry.slice(table.length + 1)))
       await rm(path.join(outDir, VERSIONS, entry), { recursive: true, force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes `<dir>/.versions/lock` for this process, or fails naming the export that holds it. A lock whose
+ * process is gone (a killed export) is taken over. Returns its release.
+ */
+async function lockFolder(outDir: string): Promise<() => Promise<void>> {
+  const lock = path.join(outDir, VERSIONS, 'lock');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await writeFile(lock, `${process.pid}\n`, { flag: 'wx' });
+      return () => rm(lock, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const holder = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10);
+    if (attempt === 0 && !(holder > 0 && isRunning(holder))) {
+      await rm(lock, { force: true });
+      continue;
+    }
+    throw new StoreSyncError(
+      ERROR_CODES.EXPORT_LOCKED,
+      `another store-sync export${holder > 0 ? ` (pid ${holder})` : ''} is writing to ${outDir}; ` +
+        'wait for it to finish, or export somewhere else. Nothing was exported',
+    );
   }
 }
 
@@ -131,15 +187,32 @@ export async function exportParquet(
     );
   await makeFolder(absolute);
   await makeFolder(path.join(absolute, VERSIONS));
+  const release = await lockFolder(absolute);
+  try {
+    const chosen = all.filter((t) => wanted.includes(t.name));
+    // Before writing anything: every table's place must be empty or export's own link.
+    for (const def of chosen) await currentVersion(absolute, def.name);
+    return await exportTables(warehouse, absolute, chosen, started);
+  } finally {
+    await release();
+  }
+}
+
+async function exportTables(
+  warehouse: Warehouse,
+  absolute: string,
+  chosen: TableDef[],
+  started: number,
+): Promise<ExportSummary> {
   const stamp = `${Date.now()}-${process.pid}`;
   const tables: ExportedTable[] = [];
-  for (const def of all.filter((t) => wanted.includes(t.name))) {
+  for (const def of chosen) {
     const version = `${def.name}-${stamp}`;
     const target = path.join(absolute, VERSIONS, version);
     const partitioned = isPartitioned(def);
     await mkdir(target, { recursive: true });
     const destination = partitioned ? target : path.join(target, 'data.parquet');
-    const options = partitioned ? ", PARTITION_BY (month), FILENAME_PATTERN 'data-{i}'" : '';
+    const options = partitioned ? `, PARTITION_BY (month), FILENAME_PATTERN 'data-${stamp}-{i}'` : '';
     const result = await warehouse.exclusive(async () => {
       const copied = await warehouse.connection.run(
         `COPY (${selectSql(def)}) TO ${literal(destination)} (FORMAT parquet${options})`,
@@ -149,7 +222,7 @@ export async function exportParquet(
       // see the table's columns and no rows, as with every other empty table.
       if (partitioned && Number(copied.rowsChanged) === 0)
         await warehouse.connection.run(
-          `COPY (${selectSql(def)} LIMIT 0) TO ${literal(path.join(target, 'data-0.parquet'))} (FORMAT parquet)`,
+          `COPY (${selectSql(def)} LIMIT 0) TO ${literal(path.join(target, `data-${stamp}-0.parquet`))} (FORMAT parquet)`,
         );
       return copied;
     });

@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   UNSAFE_URL: 'unsafe_url',
   WAREHOUSE_PATH: 'warehouse_path',
   WAREHOUSE_LOCKED: 'warehouse_locked',
+  EXPORT_LOCKED: 'export_locked',
   // Talking to the API.
   HTTP_BAD_REQUEST: 'http_bad_request',
   HTTP_UNAUTHORIZED: 'http_unauthorized',

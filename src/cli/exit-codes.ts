@@ -16,6 +16,7 @@ const USAGE_CODES = new Set<ErrorCode>([
   ERROR_CODES.UNSAFE_URL,
   ERROR_CODES.WAREHOUSE_PATH,
   ERROR_CODES.WAREHOUSE_LOCKED,
+  ERROR_CODES.EXPORT_LOCKED,
 ]);
 
 /** The exit code for an error that ended a command. */

@@ -124,14 +124,21 @@ what does not fit to \`<warehouse>.tmp/\`) and checkpoints when its write-ahead 
 \`store-sync export\` writes every table except the raw landing (\`_raw_landing\`, \`_raw_landing_parts\`) to \`<dir>/<table>/\` with DuckDB's \`COPY … (FORMAT
 parquet)\`. \`orders\` and every order table that carries an order number (lines, taxes, discounts, transactions,
 refunds, subscriptions, fulfillments and their line items) are Hive-partitioned by month of the order's
-\`date_placed\`: \`<dir>/orders/month=2024-05/data-0.parquet\`, with \`month=__HIVE_DEFAULT_PARTITION__\` when the order
-is unknown. Other tables are one \`data.parquet\` each. DECIMAL stays DECIMAL and TIMESTAMPTZ is a UTC-adjusted
+\`date_placed\`: \`<dir>/orders/month=2024-05/data-<stamp>-0.parquet\` (the stamp is the export's), with
+\`month=__HIVE_DEFAULT_PARTITION__\` when the order is unknown. Other tables are one \`data.parquet\` each. DECIMAL stays DECIMAL and TIMESTAMPTZ is a UTC-adjusted
 microsecond timestamp, so any Parquet reader gets the exact values.
 
 Re-exporting replaces a table atomically: \`<dir>/<table>\` is a symbolic link to a complete version directory in
 \`<dir>/.versions/\`. The new version is written beside the current one, then a new link is renamed over the old one
 (\`rename(2)\` is atomic), so a reader that resolves \`<dir>/<table>\` sees either the old table or the new one, never
 a half-written one. The previous version is kept until the next export, so a reader that listed it can finish.
+A reader that lists a partitioned table's files through the link and opens them after a swap gets "no such file"
+(the new version's files have other names) and can retry; it never reads a mix of two versions. A table that is one
+\`data.parquet\` is opened in one step, so it is always one version.
+
+Export writes only what it owns: a \`<dir>/<table>\` that is not its link (a folder or file of your own) is refused,
+naming it, before anything is written, and one export at a time writes a folder (\`<dir>/.versions/lock\`; a second
+one stops at once with exit 2; the lock of a killed export is taken over).
 
 ## Reading the table reference
 

@@ -11,6 +11,8 @@ import { ERROR_CODES, StoreSyncError } from '../errors.js';
 
 export interface OpenOptions {
   readOnly?: boolean;
+  /** The file must exist already, for a writer too (rebuild: a new warehouse has no landing to rebuild). */
+  existing?: boolean;
   /**
    * DuckDB memory_limit, e.g. '2GB'. Writers default to WRITER_MEMORY_LIMIT: batches are bounded and DuckDB
    * spills what does not fit, while DuckDB's own default, 80% of RAM, would let one ingest fill the machine
@@ -42,7 +44,7 @@ export const WRITER_CHECKPOINT_THRESHOLD = '64MB';
 
 const writersInProcess = new Set<string>();
 
-function checkFolder(file: string, readOnly: boolean): void {
+function checkFolder(file: string, readOnly: boolean, existing: boolean): void {
   const folder = path.dirname(file);
   if (!existsSync(folder) || !statSync(folder).isDirectory())
     throw new StoreSyncError(
@@ -51,15 +53,13 @@ function checkFolder(file: string, readOnly: boolean): void {
       { details: { field: 'warehouse' } },
     );
   checkIsWarehouse(file);
-  if (readOnly) {
-    if (!existsSync(file))
-      throw new StoreSyncError(
-        ERROR_CODES.WAREHOUSE_PATH,
-        `warehouse ${file} does not exist yet: run a sync or an ingest first`,
-        { details: { field: 'warehouse' } },
-      );
-    return;
-  }
+  if ((readOnly || existing) && !existsSync(file))
+    throw new StoreSyncError(
+      ERROR_CODES.WAREHOUSE_PATH,
+      `warehouse ${file} does not exist yet: run a sync or an ingest first`,
+      { details: { field: 'warehouse' } },
+    );
+  if (readOnly) return;
   try {
     accessSync(folder, constants.W_OK);
   } catch (cause) {
@@ -114,7 +114,7 @@ export async function openInstance(
 ): Promise<{ instance: DuckDBInstance; release: () => void }> {
   const absolute = path.resolve(file);
   const readOnly = options.readOnly ?? false;
-  checkFolder(absolute, readOnly);
+  checkFolder(absolute, readOnly, options.existing ?? false);
   if (!readOnly && writersInProcess.has(absolute))
     throw new StoreSyncError(
       ERROR_CODES.WAREHOUSE_LOCKED,

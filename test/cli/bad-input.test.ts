@@ -237,6 +237,28 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
       );
   });
 
+  it('rebuild of a warehouse that does not exist; export of --tables that names none, or over a folder of your own', async () => {
+    // A mistyped path used to become a new, empty warehouse "rebuilt from 0 landed records", exit 0.
+    const typo = path.join(warehouseDir, 'warehuose.duckdb');
+    await refused(
+      ['rebuild', '--warehouse', typo],
+      /warehouse \S+warehuose\.duckdb does not exist yet: run a sync or an ingest first/,
+    );
+    assert.equal(existsSync(typo), false, 'no warehouse was created');
+    await refused(
+      ['export', '--config', config, '--tables', ',', '--out', path.join(dir, 'none')],
+      /--tables "," names no table: give comma-separated table names, or leave it out for all/,
+    );
+    const mine = path.join(dir, 'mine');
+    await mkdir(path.join(mine, 'locations'), { recursive: true });
+    await writeFile(path.join(mine, 'locations', 'notes.txt'), 'mine');
+    await refused(
+      ['export', '--config', config, '--out', mine],
+      /cannot export locations: \S+mine\/locations exists and was not written by store-sync export \(a folder, not a link into \.versions\/\); move it away or choose another --out or parquetDir\. Nothing was exported/,
+    );
+    assert.equal(await readFile(path.join(mine, 'locations', 'notes.txt'), 'utf8'), 'mine');
+  });
+
   it('a warehouse path that is a JSON file or a folder, not a DuckDB file (DuckDB would open the JSON in memory and store nothing)', async () => {
     const json = path.join(dir, 'orders.json');
     const content = `${JSON.stringify({ number: 'A-1' })}\n`;

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { readdir, readlink, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
 import { exportParquet } from '../../pipelines/export.js';
 import { ingestPaths } from '../../pipelines/ingest.js';
+import { ERROR_CODES } from '../../src/errors.js';
 import type { Warehouse } from '../../src/load/index.js';
 import { silentLogger } from '../../src/log.js';
 import { count, FIXTURES, tempWarehouse } from './helpers.js';
@@ -87,10 +88,8 @@ describe('parquet export', () => {
       );
       for (const table of ['orders', 'order_lines']) {
         const files = await parquetFiles(path.join(emptyOut, table));
-        assert.deepEqual(
-          files.map((f) => path.basename(f)),
-          ['data-0.parquet'],
-        );
+        assert.equal(files.length, 1);
+        assert.match(path.basename(files[0]!), /^data-\d+-\d+-0\.parquet$/);
         const schema = parquetSchema(await parquetMetadataAsync(await asyncBufferFromFile(files[0]!)));
         const names = schema.children.map((c) => c.element.name);
         assert.ok(names.includes('_store') && names.includes('month'), names.join(', '));
@@ -148,5 +147,67 @@ describe('parquet export', () => {
 
   it('refuses unknown tables by name', async () => {
     await assert.rejects(exportParquet(warehouse, out, { tables: ['nope'] }), /unknown table\(s\) nope/);
+  });
+
+  it("never removes what it did not write: a folder, file or foreign link in a table's place is refused first", async () => {
+    const mine = path.join(dir, 'mine');
+    await mkdir(path.join(mine, 'customers'), { recursive: true });
+    await writeFile(path.join(mine, 'customers', 'notes.txt'), 'my notes');
+    await writeFile(path.join(mine, 'products'), 'keep');
+    await symlink(path.join(mine, 'customers'), path.join(mine, 'carts'));
+    for (const [table, what] of [
+      ['customers', 'a folder'],
+      ['products', 'a file'],
+      ['carts', 'a link to'],
+    ] as const) {
+      await assert.rejects(
+        exportParquet(warehouse, mine, { tables: ['orders', table] }),
+        (error: Error & { code?: string }) =>
+          error.code === ERROR_CODES.USAGE &&
+          error.message.includes(what) &&
+          /Nothing was exported/.test(error.message),
+      );
+    }
+    assert.equal(await readFile(path.join(mine, 'customers', 'notes.txt'), 'utf8'), 'my notes');
+    assert.equal(await readFile(path.join(mine, 'products'), 'utf8'), 'keep');
+    assert.equal(await readlink(path.join(mine, 'carts')), path.join(mine, 'customers'));
+    // Refused before anything was written: orders, listed first, was not exported either.
+    await assert.rejects(stat(path.join(mine, 'orders')));
+    assert.deepEqual(await readdir(path.join(mine, '.versions')), []);
+  });
+
+  it('one export writes a folder at a time; a lock left by a dead process is taken over', async () => {
+    const shared = path.join(dir, 'shared');
+    const [first, second] = await Promise.allSettled([
+      exportParquet(warehouse, shared, { tables: ['orders', 'order_lines', 'customers'] }),
+      exportParquet(warehouse, shared, { tables: ['orders', 'order_lines', 'customers'] }),
+    ]);
+    assert.equal(first.status, 'fulfilled');
+    assert.equal(second.status, 'rejected');
+    const refusal = (second as PromiseRejectedResult).reason as Error & { code?: string };
+    assert.equal(refusal.code, ERROR_CODES.EXPORT_LOCKED);
+    assert.match(
+      refusal.message,
+      new RegExp(`another store-sync export \\(pid ${process.pid}\\) is writing to`),
+    );
+    for (const table of ['orders', 'order_lines', 'customers'])
+      assert.ok((await stat(path.join(shared, table))).isDirectory(), `${table} resolves to its version`);
+    await assert.rejects(stat(path.join(shared, '.versions', 'lock')), 'released');
+
+    // A killed export's lock names a process that is gone.
+    await writeFile(path.join(shared, '.versions', 'lock'), '2147483646\n');
+    await exportParquet(warehouse, shared, { tables: ['customers'] });
+    await assert.rejects(stat(path.join(shared, '.versions', 'lock')));
+  });
+
+  it("stamps a partitioned table's file names, so a listing made before a swap cannot open the next version's files", async () => {
+    const names = async () =>
+      (await parquetFiles(path.join(out, 'orders'))).map((f) => path.relative(path.join(out, 'orders'), f));
+    await exportParquet(warehouse, out, { tables: ['orders'] });
+    const before = await names();
+    await exportParquet(warehouse, out, { tables: ['orders'] });
+    const after = await names();
+    assert.equal(after.length, before.length);
+    for (const name of before) assert.ok(!after.includes(name), `${name} is not a name in the new version`);
   });
 });

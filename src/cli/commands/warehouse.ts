@@ -148,6 +148,11 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
         ?.split(',')
         .map((t) => t.trim())
         .filter(Boolean);
+      if (tables?.length === 0)
+        throw new StoreSyncError(
+          ERROR_CODES.USAGE,
+          `--tables ${JSON.stringify(args.tables)} names no table: give comma-separated table names, or leave it out for all`,
+        );
       const summary = await exportParquet(warehouse, out, tables ? { tables } : {});
       process.stdout.write(
         `${renderRows(
@@ -173,7 +178,8 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs> = {
     const logger = cliLogger(args);
     const { openWarehouse } = await import('../../load/index.js');
     const { rebuildWarehouse } = await import('../../../pipelines/rebuild.js');
-    const warehouse = await openWarehouse(config.warehouse, { logger });
+    // A mistyped path must not become a new, empty warehouse "rebuilt" from nothing.
+    const warehouse = await openWarehouse(config.warehouse, { logger, existing: true });
     try {
       const summary = await rebuildWarehouse(warehouse, {
         logger,
