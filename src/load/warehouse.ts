@@ -6,6 +6,7 @@ import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { dataTables, Normalizer, rawText } from '../normalize/index.js';
 import {
+  CLOSE_ABANDONED_RUNS_SQL,
   finishRunSql,
   listStates,
   newRunId,
@@ -72,6 +73,7 @@ export class Warehouse {
       let nextSeq = 1;
       if (!readOnly) {
         await migrate(connection);
+        await connection.run(CLOSE_ABANDONED_RUNS_SQL);
         await createStagingTables(connection);
         const reader = await connection.runAndReadAll('SELECT coalesce(max(last_seq), 0) FROM _raw_landing');
         nextSeq = Number(reader.getRows()[0]?.[0] ?? 0) + 1;

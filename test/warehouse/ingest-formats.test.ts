@@ -90,6 +90,80 @@ describe('ingest formats', () => {
     assert.ok(!summary.files.some((f) => f.path.endsWith('notes.txt')));
   });
 
+  it('reads every line whatever the first line is: longer than a read, or an array (a file and stdin alike)', async () => {
+    // The format used to be chosen from the first read alone (1 MB of a file, 64 KB of stdin): a longer
+    // first line made an NDJSON input read as values, and a truncated line then swallowed every document
+    // after it; a first line holding an array made the rest one 80-byte complaint, landed nowhere.
+    const long = (pad: number) =>
+      `${JSON.stringify({ ...orderDoc(30), metadata: { pad: 'x'.repeat(pad) } })}\n{"number": "T-31",\n${ndjson([orderDoc(32), orderDoc(33)])}`;
+    const batches = `${JSON.stringify([orderDoc(40), orderDoc(41)])}\n${JSON.stringify([orderDoc(42), orderDoc(43)])}\n`;
+    const stdin = async (content: string) => {
+      const { dir: other, cleanup: done } = await tempDir();
+      try {
+        const file = path.join(other, 'w.duckdb');
+        const child = spawn(process.execPath, ['--import', 'tsx', STDIN_CHILD, file], {
+          stdio: ['pipe', 'pipe', 'inherit'],
+        });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+        });
+        child.stdin.end(content);
+        const [code] = await once(child, 'exit');
+        assert.equal(code, 0);
+        const result = JSON.parse(out) as IngestSummary;
+        const stored = await openWarehouse(file, { readOnly: true });
+        try {
+          return {
+            rejections: result.rejections,
+            orders: await count(stored.connection, 'orders'),
+          };
+        } finally {
+          await stored.close();
+        }
+      } finally {
+        await done();
+      }
+    };
+    const { warehouse: own, dir: ownDir, cleanup: done } = await tempWarehouse();
+    try {
+      await writeFile(path.join(ownDir, 'long.json'), long(1_100_000));
+      await writeFile(path.join(ownDir, 'batches.json'), batches);
+      const files = await ingestPaths(
+        own,
+        [path.join(ownDir, 'long.json'), path.join(ownDir, 'batches.json')],
+        {
+          store: 'shop',
+          runId: 'first-lines',
+          logger: silentLogger,
+        },
+      );
+      assert.deepEqual(
+        files.files.map((f) => [path.basename(f.path), f.rejections]),
+        [
+          ['long.json', 1],
+          ['batches.json', 0],
+        ],
+      );
+      const orders = await tableRows(own.connection, 'orders', { exclude: [] });
+      assert.deepEqual(orders.map((o) => o.number).sort(), [
+        'T-30',
+        'T-32',
+        'T-33',
+        'T-40',
+        'T-41',
+        'T-42',
+        'T-43',
+      ]);
+      const [rejected] = await tableRows(own.connection, '_rejected_records');
+      assert.equal(path.basename(String(rejected!.source)), 'long.json:2');
+    } finally {
+      await done();
+    }
+    assert.deepEqual(await stdin(long(70_000)), { rejections: 1, orders: 3 });
+    assert.deepEqual(await stdin(batches), { rejections: 0, orders: 4 });
+  });
+
   it('reads stdin', async () => {
     const { dir: other, cleanup: done } = await tempDir();
     try {

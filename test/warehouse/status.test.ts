@@ -4,7 +4,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { emptyStreamState, type StreamState } from '../../src/contracts.js';
-import { readStatus, type Warehouse } from '../../src/load/index.js';
+import { openWarehouse, readStatus, type Warehouse } from '../../src/load/index.js';
 import { silentLogger } from '../../src/log.js';
 import { FIXTURES, tempWarehouse } from './helpers.js';
 
@@ -106,5 +106,45 @@ describe('status', () => {
     assert.deepEqual(reader.getRowsJson(), [
       ['sync', 'incremental', ['locations'], 'ok', '{"locations":1}', '3', '1', true],
     ]);
+  });
+
+  it('a run whose process ended without an outcome is marked interrupted by the next writer, not left running', async () => {
+    // A killed or Ctrl-C'd ingest never records its outcome: its row said "running" for ever.
+    const { warehouse: own, dir, cleanup } = await tempWarehouse();
+    const file = path.join(dir, 'warehouse.duckdb');
+    try {
+      const done = await own.startRun({ store: 'shop', command: 'ingest', mode: null, streams: [] });
+      await own.finishRun(done, { outcome: 'succeeded', counts: {}, requests: 0, retries: 0 });
+      const abandoned = await own.startRun({ store: 'shop', command: 'ingest', mode: null, streams: [] });
+      await own.close();
+      const outcomes = async (w: Warehouse) =>
+        (
+          await w.connection.runAndReadAll(
+            `SELECT _run_id = '${abandoned}', outcome, error, finished_at IS NULL FROM _sync_runs ORDER BY 1`,
+          )
+        ).getRowsJson();
+      const reader = await openWarehouse(file, { readOnly: true });
+      assert.deepEqual(await outcomes(reader), [
+        [false, 'succeeded', null, false],
+        [true, null, null, true],
+      ]);
+      await reader.close();
+      const writer = await openWarehouse(file);
+      try {
+        assert.deepEqual(await outcomes(writer), [
+          [false, 'succeeded', null, false],
+          [
+            true,
+            'interrupted',
+            'the process ended before it recorded an outcome (killed, or stopped by a signal)',
+            true,
+          ],
+        ]);
+      } finally {
+        await writer.close();
+      }
+    } finally {
+      await cleanup();
+    }
   });
 });

@@ -19,10 +19,19 @@ interface IngestArgs extends JobArgs, WorkersArgs {
 
 /**
  * yargs drops a lone `-` from positionals (yargs/yargs#1312, still open), so `ingest -` would read nothing:
- * stdin is recovered from the raw command line instead.
+ * stdin is recovered from the raw command line instead, at its place among the inputs. Inputs are read in
+ * the order given, and for records without a version (carts, fulfillment orders) the one read last wins, so
+ * `cat new.ndjson | store-sync ingest old.ndjson -` must read stdin after old.ndjson, and `- old.ndjson` before.
  */
 export function withStdin(inputs: readonly string[], rawArgs: readonly string[]): string[] {
-  return rawArgs.includes('-') && !inputs.includes('-') ? [...inputs, '-'] : [...inputs];
+  if (!rawArgs.includes('-') || inputs.includes('-')) return [...inputs];
+  const ordered: string[] = [];
+  let next = 0;
+  for (const token of rawArgs) {
+    if (token === '-' && !ordered.includes('-')) ordered.push('-');
+    else if (next < inputs.length && token === inputs[next]) ordered.push(inputs[next++]!);
+  }
+  return [...ordered, ...inputs.slice(next)];
 }
 
 export const ingestCommand: CommandModule<object, IngestArgs> = {

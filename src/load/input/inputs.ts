@@ -1,4 +1,4 @@
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 
@@ -14,14 +14,26 @@ export interface InputFile {
 /** Files a folder contributes (explicitly named files are read whatever their name). */
 export const DOCUMENT_FILE = /\.(json|ndjson|jsonl)(\.gz)?$/i;
 
-async function walk(folder: string, out: InputFile[]): Promise<void> {
-  const entries = await readdir(folder, { withFileTypes: true });
+/**
+ * Symbolic links are followed, to files and to folders alike (captures are often linked in from where another
+ * system writes them); `visited` holds the real paths of the folders read, so a link back up the tree is read
+ * once, not forever. A link to nothing is not a file, and is passed over like one that is not a document.
+ */
+async function walk(folder: string, out: InputFile[], visited: Set<string>): Promise<void> {
+  const real = await realpath(folder);
+  if (visited.has(real)) return;
+  visited.add(real);
+  // By name: which of two links to one folder is read (the first) must not depend on the file system.
+  const entries = (await readdir(folder, { withFileTypes: true })).sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
   for (const entry of entries) {
     const full = path.join(folder, entry.name);
-    if (entry.isDirectory()) await walk(full, out);
-    else if (entry.isFile() && DOCUMENT_FILE.test(entry.name)) {
-      const info = await stat(full);
-      out.push({ path: full, size: info.size, mtimeMs: info.mtimeMs });
+    const info = entry.isSymbolicLink() ? await stat(full).catch(() => null) : entry;
+    if (info?.isDirectory()) await walk(full, out, visited);
+    else if (info?.isFile() && DOCUMENT_FILE.test(entry.name)) {
+      const file = await stat(full);
+      out.push({ path: full, size: file.size, mtimeMs: file.mtimeMs });
     }
   }
 }
@@ -44,7 +56,7 @@ export async function expandInputs(inputs: string[]): Promise<InputFile[]> {
       });
     if (info.isDirectory()) {
       const found: InputFile[] = [];
-      await walk(absolute, found);
+      await walk(absolute, found, new Set());
       found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
       out.push(...found);
     } else out.push({ path: absolute, size: info.size, mtimeMs: info.mtimeMs });

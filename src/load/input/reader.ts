@@ -16,6 +16,8 @@ import { LineSplitter, type Piece, type Splitter, ValueSplitter } from './splitt
 export type Format = 'ndjson' | 'array' | 'values';
 
 const CHUNK = 1 << 20;
+/** How much of an input is held to find the end of its first line before the format is chosen anyway. */
+const FORMAT_HEAD_LIMIT = 64 << 20;
 
 async function* tapAndHash(
   source: AsyncIterable<Buffer>,
@@ -135,17 +137,35 @@ export class DocumentReader {
       ? Readable.from(copies()).pipe(createGunzip({ chunkSize: CHUNK }))
       : rest();
     let splitter: Splitter | null = null;
-    let bom = true;
+    // The format is chosen from the whole first line: stdin comes in 64 KB chunks and a large order's line
+    // can be longer than a read, and a first line judged from its first chunk alone read an NDJSON input
+    // as values, where one truncated line then swallowed every document after it. The head is copied,
+    // as the read buffers are reused.
+    let head: Buffer[] = [];
+    let headBytes = 0;
+    const start = (bytes: Buffer): Splitter => {
+      this.format = chooseFormat(this.path, bytes);
+      return this.format === 'ndjson' ? new LineSplitter() : new ValueSplitter(this.format === 'array');
+    };
     for await (let chunk of content) {
-      if (bom) {
-        bom = false;
-        if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
-      }
+      if (headBytes === 0 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf)
+        chunk = chunk.subarray(3);
       if (!splitter) {
-        this.format = chooseFormat(this.path, chunk);
-        splitter = this.format === 'ndjson' ? new LineSplitter() : new ValueSplitter(this.format === 'array');
+        head.push(Buffer.from(chunk));
+        headBytes += chunk.length;
+        if (chunk.indexOf(10) === -1 && headBytes < FORMAT_HEAD_LIMIT) continue;
+        const bytes = Buffer.concat(head);
+        head = [];
+        splitter = start(bytes);
+        yield* splitter.push(bytes);
+        continue;
       }
       yield* splitter.push(chunk);
+    }
+    if (!splitter && headBytes > 0) {
+      const bytes = Buffer.concat(head);
+      splitter = start(bytes);
+      yield* splitter.push(bytes);
     }
     if (splitter) yield* splitter.finish();
   }

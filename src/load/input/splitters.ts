@@ -105,17 +105,25 @@ export class ValueSplitter implements Splitter {
   private startLine = 1;
   private opened = false;
   private closed = false;
+  /**
+   * Depth at which values are documents: 1 inside the array of an array file, 0 otherwise. After the array
+   * closes it drops to 0: what follows (more arrays, one a line, or more values) is read as values, each a
+   * document, rather than dropped as one complaint about stray content.
+   */
+  private top: number;
   /** After one complaint about stray content, the rest of that stretch is not reported again. */
   private junk = false;
 
-  constructor(private readonly array: boolean) {}
+  constructor(private readonly array: boolean) {
+    this.top = array ? 1 : 0;
+  }
 
   push(chunk: Buffer): Piece[] {
     const from = this.carry.length;
     const buf = from ? Buffer.concat([this.carry, chunk]) : chunk;
     const pieces: Piece[] = [];
-    const top = this.array ? 1 : 0;
     for (let i = from; i < buf.length; i++) {
+      const top = this.top;
       const b = buf[i]!;
       if (this.inString) {
         if (this.escape) this.escape = false;
@@ -136,11 +144,6 @@ export class ValueSplitter implements Splitter {
           this.unexpected(buf, i, pieces, 'expected a JSON array to start with [');
         continue;
       }
-      if (this.closed) {
-        if (!isBlank(buf, i, i + 1))
-          this.unexpected(buf, i, pieces, 'unexpected content after the closing ] of the array');
-        continue;
-      }
       if (b === 34) {
         this.begin(i);
         this.inString = true;
@@ -150,9 +153,10 @@ export class ValueSplitter implements Splitter {
       } else if (b === 125 || b === 93) {
         if (this.depth === top) {
           if (this.start >= 0) this.emit(buf, i, pieces);
-          if (this.array && b === 93) {
+          if (this.array && !this.closed && b === 93) {
             this.closed = true;
             this.depth = 0;
+            this.top = 0;
           } else this.unexpected(buf, i, pieces, `unbalanced ${String.fromCharCode(b)}`);
           continue;
         }
@@ -175,8 +179,7 @@ export class ValueSplitter implements Splitter {
 
   finish(): Piece[] {
     const pieces: Piece[] = [];
-    if (this.start >= 0 && this.depth === (this.array ? 1 : 0))
-      this.emit(this.carry, this.carry.length, pieces);
+    if (this.start >= 0 && this.depth === this.top) this.emit(this.carry, this.carry.length, pieces);
     else if (this.start >= 0 || this.inString) {
       pieces.push(
         new Piece(
@@ -195,7 +198,7 @@ export class ValueSplitter implements Splitter {
 
   private begin(i: number): void {
     this.junk = false;
-    if (this.start < 0 && this.depth === (this.array ? 1 : 0)) {
+    if (this.start < 0 && this.depth === this.top) {
       this.start = i;
       this.startLine = this.line;
     }

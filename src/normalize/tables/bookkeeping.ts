@@ -23,7 +23,8 @@ const syncRuns: TableDef = {
     meta(
       'outcome',
       'VARCHAR',
-      'succeeded, completed_with_rejections, partial, failed or interrupted (null while running).',
+      'succeeded, completed_with_rejections, partial, failed or interrupted (null while running; a run whose ' +
+        'process ended without recording one is marked interrupted by the next writer).',
     ),
     meta('counts', 'JSON', 'Rows and rejections per stream or table.'),
     meta('requests', 'BIGINT', 'API requests sent.'),
