@@ -102,7 +102,10 @@ class IngestRun {
         continue;
       }
       const resume =
-        ledger?.status === 'partial' && ledger.size === input.size && sameTime(ledger.mtimeMs, input.mtimeMs);
+        (ledger?.status === 'partial' &&
+          ledger.size === input.size &&
+          sameTime(ledger.mtimeMs, input.mtimeMs)) ||
+        (ledger !== null && (await this.appendedTo(input, ledger)));
       if (resume) result.status = 'resumed';
       plans.push({
         index,
@@ -237,6 +240,17 @@ class IngestRun {
       if (pending === this.pending && txReady === this.txReady) break;
     }
     await this.tx.rollback();
+  }
+
+  /**
+   * A file that grew and whose first bytes are what the last run read whole: only appended to, so it is read
+   * from where that run stopped. Read again from the start, its documents would be loaded again, and for
+   * records without a version (carts, fulfillment orders) the file's older states would replace newer ones
+   * loaded since from other files; its old rejections would be recorded again at every run.
+   */
+  private async appendedTo(input: InputFile, ledger: LedgerEntry): Promise<boolean> {
+    if (ledger.status !== 'complete' || ledger.sha256 === null || input.size <= ledger.size) return false;
+    return (await hashFile(input.path, ledger.size)) === ledger.sha256;
   }
 
   /** Same size: unchanged when the time matches too, or when the content hash does (a touched file). */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFile, cp, utimes } from 'node:fs/promises';
+import { appendFile, cp, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ingestPaths } from '../../pipelines/ingest.js';
@@ -87,15 +87,45 @@ describe('idempotence', () => {
     assert.deepEqual(await snapshot(warehouse.connection), before);
   });
 
-  it('a changed file is read again', async () => {
+  it('a file that grew is read from where the last run stopped: its old states do not replace newer ones', async () => {
+    // Cart 701 moves on in a later capture; then the first file is appended to. Read again from the start,
+    // the first file's old state of the cart (carts carry no version: the one read last wins) replaced the
+    // newer one, and its old rejections were recorded again at every run.
+    const later = path.join(docs, 'later.ndjson');
+    await writeFile(
+      later,
+      `${JSON.stringify({ id: 701, status: 'abandoned', abandoned: true, checkout_url: 'https://shop.example/c/701' })}\n`,
+    );
+    await ingestPaths(warehouse, [later], options('ingest-5'));
     const file = path.join(docs, 'in', 'others.ndjson');
+    const rejectedBefore = await count(warehouse.connection, '_rejected_records');
     await appendFile(
       file,
       `${JSON.stringify({ id: 702, status: 'open', checkout_url: 'https://shop.example/c/702' })}\n`,
     );
-    const changed = await ingestPaths(warehouse, [file], options('ingest-5'));
+    const grown = await ingestPaths(warehouse, [file], options('ingest-6'));
+    assert.equal(grown.files[0]!.status, 'resumed');
+    assert.equal(grown.documents, 1, 'only the appended document is read');
+    const carts = await warehouse.connection.runAndReadAll('SELECT id, status FROM carts ORDER BY id');
+    assert.deepEqual(carts.getRowsJson(), [
+      ['701', 'abandoned'],
+      ['702', 'open'],
+    ]);
+    assert.equal(await count(warehouse.connection, '_rejected_records'), rejectedBefore);
+    const again = await ingestPaths(warehouse, [file], options('ingest-7'));
+    assert.equal(again.files[0]!.status, 'unchanged');
+  });
+
+  it('a file changed before its end is read again whole', async () => {
+    const file = path.join(docs, 'in', 'others.ndjson');
+    const text = await readFile(file, 'utf8');
+    await writeFile(file, `${text.replace('"id":702,"status":"open"', '"id":702,"status":"shut"')}\n`);
+    const changed = await ingestPaths(warehouse, [file], options('ingest-8'));
     assert.equal(changed.files[0]!.status, 'loaded');
     assert.equal(changed.documents, 7);
-    assert.equal(await count(warehouse.connection, 'carts'), 2);
+    const [cart] = (
+      await warehouse.connection.runAndReadAll('SELECT status FROM carts WHERE id = 702')
+    ).getRowsJson();
+    assert.deepEqual(cart, ['shut']);
   });
 });

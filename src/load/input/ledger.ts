@@ -7,7 +7,9 @@ import { literal, timestampLiteral } from '../sql.js';
  * `_ingested_files`: what ingest has read, by store and path, with size, modification time and content
  * hash. A file whose path, size and time match a complete entry is skipped without reading; a touched
  * file with the same size is hashed and skipped when the content is the same; a partial entry (a run
- * stopped inside the file) is resumed from its offset when the file is unchanged.
+ * stopped inside the file) is resumed from its offset when the file is unchanged; a file that grew, whose
+ * first bytes still hash to the entry's hash (appended to, as captures are), is resumed from where the
+ * entry ends.
  */
 
 export interface LedgerEntry {
@@ -61,9 +63,14 @@ export function writeLedgerSql(
   );
 }
 
-export async function hashFile(path: string): Promise<string> {
+/** Hex SHA-256 of a file, or of its first `bytes` bytes (what an earlier run read of a file that grew since). */
+export async function hashFile(path: string, bytes?: number): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+  if (bytes !== 0) {
+    const range = bytes === undefined ? {} : { end: bytes - 1 };
+    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20, ...range }))
+      hash.update(chunk as Buffer);
+  }
   return hash.digest('hex');
 }
 
