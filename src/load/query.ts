@@ -1,4 +1,3 @@
-import type { DuckDBType } from '@duckdb/node-api';
 import { asStoreSyncError, ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import { openInstance } from './open.js';
 
@@ -15,8 +14,11 @@ export interface QueryResult {
 const INTEGER_TYPES =
   /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/;
 
-function exactNumber(value: unknown, type: DuckDBType): unknown {
-  if (typeof value === 'string' && INTEGER_TYPES.test(type.toString())) {
+/** Integers (in lists too: `BIGINT[]`) as JSON numbers where that is exact; DuckDB's JSON gives them as strings. */
+function exactNumber(value: unknown, type: string): unknown {
+  const element = /^(.+)\[\]$/.exec(type)?.[1];
+  if (element && Array.isArray(value)) return value.map((v) => exactNumber(v, element));
+  if (typeof value === 'string' && INTEGER_TYPES.test(type)) {
     const n = Number(value);
     return Number.isSafeInteger(n) ? n : value;
   }
@@ -39,7 +41,7 @@ export async function runReadOnlyQuery(path: string, sql: string): Promise<Query
       const reader = await connection.runAndReadAll(sql);
       const types = reader.columnTypes();
       const columns = reader.columnNames().map((name, i) => ({ name, type: types[i]!.toString() }));
-      const rows = reader.getRowsJson().map((row) => row.map((v, i) => exactNumber(v, types[i]!)));
+      const rows = reader.getRowsJson().map((row) => row.map((v, i) => exactNumber(v, columns[i]!.type)));
       return { columns, rows };
     } catch (error) {
       if (isStoreSyncError(error)) throw error;

@@ -273,6 +273,14 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     // Columns line up: every line is as wide as the header's rule.
     const widths = new Set(lines.slice(1).map((l) => l.length));
     assert.ok(widths.size <= 2, 'aligned columns');
+
+    // Integers in lists (products.interval_counts, BIGINT[]) are numbers too, as scalars are; they printed as
+    // strings. Past 2^53 they stay strings, in lists as alone.
+    const [lists] = await queryJson<Record<string, unknown>>(
+      job(),
+      'SELECT [1, 2, 3]::BIGINT[] AS small, [9007199254740993]::BIGINT[] AS big, 9007199254740993::BIGINT AS alone',
+    );
+    assert.deepEqual(lists, { small: [1, 2, 3], big: ['9007199254740993'], alone: '9007199254740993' });
   });
 
   it("a SQL error prints DuckDB's message and exits 1 without a stack trace; writes are refused", async () => {
