@@ -170,6 +170,16 @@ async function makeFolder(folder: string): Promise<void> {
   }
 }
 
+/**
+ * Creates the export folder (and its `.versions/`), or fails naming it: `sync` with `exportAfterSync` calls it
+ * before it changes anything, so a folder that cannot be made is a usage error with nothing synced.
+ */
+export async function prepareExportFolder(outDir: string): Promise<void> {
+  const absolute = path.resolve(outDir);
+  await makeFolder(absolute);
+  await makeFolder(path.join(absolute, VERSIONS));
+}
+
 export async function exportParquet(
   warehouse: Warehouse,
   outDir: string,
@@ -185,8 +195,7 @@ export async function exportParquet(
       ERROR_CODES.USAGE,
       `cannot export unknown table(s) ${unknown.join(', ')}; see docs/warehouse.md for the tables`,
     );
-  await makeFolder(absolute);
-  await makeFolder(path.join(absolute, VERSIONS));
+  await prepareExportFolder(absolute);
   const release = await lockFolder(absolute);
   try {
     const chosen = all.filter((t) => wanted.includes(t.name));

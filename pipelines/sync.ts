@@ -13,7 +13,7 @@ import {
 } from '../src/extract/index.js';
 import { openWarehouse, type Warehouse } from '../src/load/index.js';
 import type { Logger } from '../src/log.js';
-import { exportParquet } from './export.js';
+import { exportParquet, prepareExportFolder } from './export.js';
 
 /**
  * The sync pipeline for one store: extract every selected stream under the store's single rate limit and
@@ -101,6 +101,10 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
   }
   // The base URL is checked before anything is opened, so an unsafe one changes nothing either.
   parseBaseUrl(job.store.baseUrl);
+  // So is the Parquet folder of exportAfterSync: found unusable after the sync, it failed a run that had
+  // committed its data, with the exit code that says nothing changed.
+  const exportDir = job.config.exportAfterSync ? job.config.parquetDir : undefined;
+  if (exportDir) await prepareExportFolder(exportDir);
   const warehouse = job.warehouse ?? (await openWarehouse(job.config.warehouse, { logger: job.logger }));
   const runId = await warehouse.startRun({
     store: job.store.name,
@@ -202,16 +206,24 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
         }
       }),
     );
-    if (job.config.exportAfterSync && job.config.parquetDir && outcomeOf(results) !== 'failed') {
-      await exportParquet(warehouse, job.config.parquetDir, {});
-      logger.info('export.done', { dir: job.config.parquetDir });
-    }
   } catch (error) {
     runError = asStoreSyncError(error);
   } finally {
     await client.close();
   }
-  const outcome = runError ? 'failed' : outcomeOf(results);
+  // An interrupt that came before the streams began (during the access probe) is still an interrupt.
+  const outcome = job.signal?.aborted ? 'interrupted' : runError ? 'failed' : outcomeOf(results);
+  // The export follows what was committed; its failure is its own, and leaves the sync's outcome as it was.
+  let exportError: StoreSyncError | null = null;
+  if (exportDir && !runError && outcome !== 'failed' && outcome !== 'interrupted') {
+    try {
+      await exportParquet(warehouse, exportDir, {});
+      logger.info('export.done', { dir: exportDir });
+    } catch (error) {
+      exportError = asStoreSyncError(error);
+      logger.error('export.failed', { dir: exportDir, code: exportError.code, message: exportError.message });
+    }
+  }
   const order = (name: StreamName) => names.indexOf(name);
   results.sort((a, b) => order(a.stream) - order(b.stream));
   try {
@@ -221,11 +233,18 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
       requests: client.stats.requests,
       retries: client.stats.retries,
       ...(runError ? { error: runError.message } : {}),
+      ...(exportError ? { error: `the Parquet export to ${exportDir} failed: ${exportError.message}` } : {}),
     });
   } finally {
     if (!job.warehouse) await warehouse.close();
   }
   if (runError) throw runError;
+  if (exportError)
+    throw new StoreSyncError(
+      ERROR_CODES.WAREHOUSE,
+      `store "${job.store.name}" synced (${outcome.replace(/_/g, ' ')}, run ${runId}), but the Parquet export to ${exportDir} failed: ${exportError.message}. Run store-sync export to write it`,
+      { cause: exportError },
+    );
   logger.info('sync.done', { outcome, requests: client.stats.requests, retries: client.stats.retries });
   return {
     store: job.store.name,

@@ -145,14 +145,16 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       counts.pages++;
       counts.records += page.records.length;
       counts.rejections += page.rejections.length;
-      args.onProgress?.({
-        stream: stream.name,
-        ...counts,
-        requests: meter.requests,
-        retries: meter.retries,
-        slicesDone: slices.filter(([, s]) => s.done).length,
-        slicesTotal: slices.length,
-      });
+      report();
+    });
+  const report = () =>
+    args.onProgress?.({
+      stream: stream.name,
+      ...counts,
+      requests: meter.requests,
+      retries: meter.retries,
+      slicesDone: slices.filter(([, s]) => s.done).length,
+      slicesTotal: slices.length,
     });
 
   try {
@@ -197,6 +199,9 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       }),
     );
   } catch (error) {
+    // The requests and retries a stream spent before it failed are reported too: a stream that failed on its
+    // first page (retries exhausted) was recorded in _sync_runs with 0 requests and 0 retries.
+    report();
     if (args.signal?.aborted) {
       const reason = asStoreSyncError(args.signal.reason);
       logger.warn('stream.interrupted', { message: reason.message, ...counts });

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import {
+  assertCleanError,
   assertExit,
   assertNoSecretsOrEscapes,
   killChildren,
@@ -171,6 +173,88 @@ describe('store-sync under failure', () => {
         n: slow.store.counts.subscriptions,
         ids: slow.store.counts.subscriptions,
       })),
+    );
+  });
+
+  it('SIGTERM while the access probe waits is recorded as interrupted, not failed', async () => {
+    // A server that accepts and never answers: the run is still probing the streams when the signal comes.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const config = await writeConfig(
+        dir,
+        {
+          warehouse: 'probe-interrupted.duckdb',
+          stores: [
+            { name: 'shop', baseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/api/` },
+          ],
+        },
+        'probe-interrupted.json',
+      );
+      const sync = startCli(['sync', '--config', config, '--streams', 'locations']);
+      await waitForStderr(sync, /^sync\.start /m);
+      sync.child.kill('SIGTERM');
+      const stopped = await sync.done;
+      assertExit(stopped, 1);
+      assert.match(stopped.stderr, /^error: interrupted by SIGTERM/m);
+      assert.deepEqual(
+        await readWarehouse(path.join(dir, 'probe-interrupted.duckdb'), 'SELECT outcome FROM _sync_runs'),
+        [{ outcome: 'interrupted' }],
+      );
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('exportAfterSync: a Parquet folder that cannot be made stops the sync first; an export that fails after it keeps its outcome', async () => {
+    await writeFile(path.join(dir, 'a-file'), 'not a folder');
+    const unusable = await writeConfig(
+      dir,
+      {
+        warehouse: 'export-after.duckdb',
+        parquetDir: 'a-file/parquet',
+        exportAfterSync: true,
+        stores: [{ name: 'shop', baseUrl: slow.baseUrl }],
+      },
+      'export-unusable.json',
+    );
+    const refused = await runCli(['sync', '--config', unusable, '--streams', 'locations']);
+    assertCleanError(
+      refused,
+      2,
+      /cannot create the Parquet folder \S+a-file\/parquet: creating \S+ failed \(ENOTDIR\)/,
+    );
+    assert.equal(existsSync(path.join(dir, 'export-after.duckdb')), false, 'nothing was synced');
+
+    // Another export (this test's own process, alive) holds the folder: the sync has committed by then.
+    const busy = path.join(dir, 'busy-parquet');
+    await mkdir(path.join(busy, '.versions'), { recursive: true });
+    await writeFile(path.join(busy, '.versions', 'lock'), `${process.pid}\n`);
+    const locked = await writeConfig(
+      dir,
+      {
+        warehouse: 'export-after.duckdb',
+        parquetDir: 'busy-parquet',
+        exportAfterSync: true,
+        stores: [{ name: 'shop', baseUrl: slow.baseUrl }],
+      },
+      'export-locked.json',
+    );
+    const synced = await runCli(['sync', '--config', locked, '--streams', 'locations']);
+    assertCleanError(
+      synced,
+      1,
+      new RegExp(
+        `store "shop" synced \\(succeeded, run \\S+\\), but the Parquet export to \\S+busy-parquet failed: another store-sync export \\(pid ${process.pid}\\) is writing`,
+      ),
+    );
+    assert.deepEqual(
+      await readWarehouse(
+        path.join(dir, 'export-after.duckdb'),
+        "SELECT outcome, error LIKE 'the Parquet export to %' AS export_error, (SELECT count(*) FROM locations) > 0 AS synced FROM _sync_runs",
+      ),
+      [{ outcome: 'succeeded', export_error: true, synced: true }],
     );
   });
 

@@ -48,6 +48,41 @@ after(async () => {
 });
 
 describe('cursor chains', () => {
+  it('a stream that fails reports the requests and retries it spent, not those of its last committed page', async () => {
+    // _sync_runs recorded a stream that failed after exhausting its retries with 0 requests and 0 retries.
+    let origin = '';
+    const pages = locationPages(4, 2, () => origin);
+    const server = await serve((req, res) => {
+      const url = new URL(req.url ?? '/', origin);
+      if (url.searchParams.has('cursor')) sendJson(res, 500, { detail: 'down' });
+      else sendJson(res, 200, pages(url));
+    });
+    origin = server.origin;
+    const api = new ApiClient({
+      baseUrl: `${server.origin}/api/`,
+      token: TOKEN,
+      rateLimit: 0,
+      logger,
+      retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 2 },
+    });
+    clients.push(api);
+    const progress: { pages: number; requests: number; retries: number }[] = [];
+    const error = await runStream({
+      stream: STREAMS.locations,
+      client: api,
+      state: emptyStreamState(),
+      mode: 'incremental',
+      options: defaultStreamOptions('locations'),
+      now: NOW,
+      commit: new MemoryWarehouse().commit,
+      logger,
+      onProgress: (p) => progress.push({ pages: p.pages, requests: p.requests, retries: p.retries }),
+    }).catch((e: unknown) => e);
+    assert.ok(error instanceof StoreSyncError);
+    errorTexts.push(error.message);
+    assert.deepEqual(progress.at(-1), { pages: 1, requests: 4, retries: 2 });
+  });
+
   it('refuses a next link to another origin: the other server receives no request at all', async () => {
     const foreign = await serve((_req, res) => sendJson(res, 200, { next: null, results: [] }));
     const server = await serve((_req, res) =>
