@@ -37,8 +37,8 @@ export function loadDocument(batch: Batch, landed: LandedMeta, text: string): bo
     return reject(batch, origin, 'parse', `malformed JSON: ${(error as Error).message}`);
   }
   const detected = detectDocument(value);
-  if ('error' in detected) return reject(batch, origin, 'normalize', detected.error);
-  let rejected = false;
+  let rejected = detected.errors.length > 0;
+  for (const error of detected.errors) reject(batch, origin, 'normalize', error);
   for (const r of detected.records)
     if (!batch.addRecord(r.record, r.entity, r.apiVersion, origin)) rejected = true;
   return rejected;

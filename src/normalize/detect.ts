@@ -14,7 +14,17 @@ export interface DetectedRecord {
   record: Record<string, unknown>;
 }
 
-export type Detection = { records: DetectedRecord[] } | { error: string };
+/**
+ * The records a document holds, and why any part of it was refused: a whole document, or the items of an
+ * array one by one (an item that is not a document does not take the documents beside it down with it).
+ */
+export interface Detection {
+  records: DetectedRecord[];
+  errors: string[];
+}
+
+const refused = (error: string): Detection => ({ records: [], errors: [error] });
+const found = (...records: DetectedRecord[]): Detection => ({ records, errors: [] });
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -73,53 +83,49 @@ export function detectDocument(value: unknown, insideArray = false): Detection {
     envelopeVersion = doc.api_version;
     // A version this tool has no mapping for would be stored as if it were one it has: refuse it instead.
     if (envelopeVersion !== API_2023 && envelopeVersion !== API_2024)
-      return {
-        error: `api_version: "${envelopeVersion}" is not an API version store-sync reads; expected ${API_2023} or ${API_2024}`,
-      };
+      return refused(
+        `api_version: "${envelopeVersion}" is not an API version store-sync reads; expected ${API_2023} or ${API_2024}`,
+      );
     doc = doc.data;
   }
   if (Array.isArray(doc)) {
     // One level of array only: an array's items are documents or envelopes, so nesting cannot recurse deep.
-    if (insideArray) return { error: 'expected a document or an envelope, not an array inside an array' };
-    const records: DetectedRecord[] = [];
+    if (insideArray) return refused('expected a document or an envelope, not an array inside an array');
+    const all = found();
     for (const [i, item] of doc.entries()) {
       const inner = detectDocument(
         envelopeVersion ? { api_version: envelopeVersion, data: item } : item,
         true,
       );
-      if ('error' in inner) return { error: `${envelopeVersion ? 'data' : ''}[${i}]: ${inner.error}` };
-      records.push(...inner.records);
+      all.records.push(...inner.records);
+      for (const error of inner.errors) all.errors.push(`${envelopeVersion ? 'data' : ''}[${i}]: ${error}`);
     }
-    return { records };
+    return all;
   }
   if (!isObject(doc))
-    return { error: 'expected a JSON object (a document or an envelope {api_version, data})' };
+    return refused('expected a JSON object (a document or an envelope {api_version, data})');
   const entity = detectEntity(doc);
   if (entity === null)
-    return {
-      error:
-        'unrecognised document: expected an order, fulfillment, fulfillment event, cart, fulfillment order, ' +
+    return refused(
+      'unrecognised document: expected an order, fulfillment, fulfillment event, cart, fulfillment order, ' +
         'fulfillment-order move result or ticket (see docs/ingest.md for the detection rules)',
-    };
+    );
   if (entity === 'fulfillment_order_move') {
     const moved = doc.moved_fulfillment_order;
     const original = doc.original_fulfillment_order;
     if (!isObject(moved) || !isObject(original))
-      return { error: 'move result: both fulfillment orders must be objects' };
-    return {
-      records: [
-        { entity: 'fulfillment_order', apiVersion: envelopeVersion ?? API_2024, record: original },
-        { entity: 'fulfillment_order', apiVersion: envelopeVersion ?? API_2024, record: moved },
-      ],
-    };
+      return refused('move result: both fulfillment orders must be objects');
+    return found(
+      { entity: 'fulfillment_order', apiVersion: envelopeVersion ?? API_2024, record: original },
+      { entity: 'fulfillment_order', apiVersion: envelopeVersion ?? API_2024, record: moved },
+    );
   }
-  if (entity !== 'order')
-    return { records: [{ entity, apiVersion: envelopeVersion ?? API_2024, record: doc }] };
+  if (entity !== 'order') return found({ entity, apiVersion: envelopeVersion ?? API_2024, record: doc });
   const ownShape = detectOrderShape(doc);
   // A mislabelled capture would be mapped with the other shape's columns and lose the fields that differ.
   if (envelopeVersion !== null && ownShape !== null && ownShape !== envelopeVersion)
-    return {
-      error: `api_version: the envelope says ${envelopeVersion}, but the order has the ${ownShape} shape (see docs/ingest.md for the shape rules)`,
-    };
-  return { records: [{ entity, apiVersion: envelopeVersion ?? ownShape, record: doc }] };
+    return refused(
+      `api_version: the envelope says ${envelopeVersion}, but the order has the ${ownShape} shape (see docs/ingest.md for the shape rules)`,
+    );
+  return found({ entity, apiVersion: envelopeVersion ?? ownShape, record: doc });
 }

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ingestPaths } from '../../pipelines/ingest.js';
 import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import { emptyStreamState, type PageCommit } from '../../src/contracts.js';
 import type { Warehouse } from '../../src/load/index.js';
@@ -145,12 +148,16 @@ describe('document detection', () => {
     let deep: unknown = { number: 'A-1' };
     for (let i = 0; i < 100_000; i++) deep = [deep];
     const detected = detectDocument(deep);
-    assert.ok('error' in detected);
-    assert.match(detected.error, /^\[0\]: expected a document or an envelope, not an array inside an array/);
+    assert.equal(detected.records.length, 0);
+    assert.match(
+      detected.errors[0]!,
+      /^\[0\]: expected a document or an envelope, not an array inside an array/,
+    );
     const enveloped = detectDocument({ api_version: '2024-04-01', data: [[{ number: 'A-1' }]] });
-    assert.ok('error' in enveloped);
+    assert.deepEqual(enveloped.records, []);
+    assert.equal(enveloped.errors.length, 1);
     const flat = detectDocument({ api_version: '2024-04-01', data: [{ number: 'A-1', lines: [] }] });
-    assert.ok('records' in flat && flat.records.length === 1);
+    assert.ok(flat.records.length === 1 && flat.errors.length === 0);
   });
 
   it('refuses an envelope whose api_version it has no mapping for, or that contradicts the order shape', async () => {
@@ -159,7 +166,7 @@ describe('document detection', () => {
     const order2024 = { number: 'A-2', lines: [{ id: 1, product_id: 2 }] };
     const error = (value: unknown) => {
       const detected = detectDocument(value);
-      return 'error' in detected ? detected.error : null;
+      return detected.errors[0] ?? null;
     };
     assert.equal(
       error({ api_version: '2099-01-01', data: order2024 }),
@@ -181,12 +188,47 @@ describe('document detection', () => {
       ['2023-02-10', { number: 'A-3', lines: [] }],
     ] as const) {
       const detected = detectDocument({ api_version: version, data });
-      assert.ok('records' in detected, version);
+      assert.deepEqual(detected.errors, [], version);
       assert.equal(detected.records[0]!.apiVersion, version);
     }
     assert.equal(
       error([1, 2]),
       '[0]: expected a JSON object (a document or an envelope {api_version, data})',
     );
+  });
+
+  it('an item of an array that is not a document is refused alone; the documents beside it load', async () => {
+    // One unrecognised item used to refuse the whole array, its valid documents with it.
+    const { warehouse, dir, cleanup } = await tempWarehouse();
+    try {
+      const order = (n: string) => ({
+        number: n,
+        updated_at: '2024-01-01T00:00:00Z',
+        total_incl_tax: '1.00',
+      });
+      const file = path.join(dir, 'mixed.ndjson');
+      await writeFile(
+        file,
+        `${JSON.stringify({ api_version: '2024-04-01', data: [order('E-1'), { foo: 1 }, order('E-2')] })}\n` +
+          `${JSON.stringify([{ bar: 1 }, order('E-3')])}\n`,
+      );
+      const summary = await ingestPaths(warehouse, [file], {
+        store: 'shop',
+        runId: 'mixed',
+        logger: silentLogger,
+      });
+      assert.equal(summary.rejections, 2);
+      const orders = await warehouse.connection.runAndReadAll('SELECT number FROM orders ORDER BY number');
+      assert.deepEqual(orders.getRowsJson(), [['E-1'], ['E-2'], ['E-3']]);
+      const rejected = await warehouse.connection.runAndReadAll(
+        "SELECT source, split_part(reason, ':', 1) FROM _rejected_records ORDER BY source",
+      );
+      assert.deepEqual(rejected.getRowsJson(), [
+        [`${file}:1`, 'data[1]'],
+        [`${file}:2`, '[0]'],
+      ]);
+    } finally {
+      await cleanup();
+    }
   });
 });
