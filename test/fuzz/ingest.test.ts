@@ -54,15 +54,12 @@ function expectationFor(texts: string[]): Expectation {
       rejectedLines.push(i + 1);
       return;
     }
+    // Detection refuses whole documents, or items of an array one by one; the rest of the line loads.
     const detected = detectDocument(value);
-    if ('error' in detected) {
-      rejectedLines.push(i + 1);
-      return;
-    }
     const results = detected.records.map((r) => expectRows(r.record, r.entity, r.apiVersion));
     const refused = (r: Expected) => r.rejected || missingKeys(r).length > 0;
     // A document with several records (a move result) is refused when one of them is, and the rest load.
-    if (results.some(refused)) rejectedLines.push(i + 1);
+    if (detected.errors.length > 0 || results.some(refused)) rejectedLines.push(i + 1);
     for (const result of results) {
       if (result.rejected || refused(result)) continue;
       for (const [table, tableRows] of result.rows) {

@@ -197,6 +197,31 @@ describe('document detection', () => {
     );
   });
 
+  it('an order whose number is missing or not a string is refused naming the field, not as unrecognised', async () => {
+    const { warehouse, dir, cleanup } = await tempWarehouse();
+    try {
+      const file = path.join(dir, 'numbers.ndjson');
+      await writeFile(
+        file,
+        `${JSON.stringify({ updated_at: '2024-01-01T00:00:00Z', total_incl_tax: '1.00', lines: [] })}\n` +
+          `${JSON.stringify({ number: 1001, updated_at: '2024-01-01T00:00:00Z', total_incl_tax: '1.00' })}\n` +
+          `${JSON.stringify({ checkout_url: 'https://shop.example/c/9', id: 9, lines: [], total_incl_tax: '1.00' })}\n`,
+      );
+      await ingestPaths(warehouse, [file], { store: 'shop', runId: 'numbers', logger: silentLogger });
+      const rejected = await warehouse.connection.runAndReadAll(
+        'SELECT reason FROM _rejected_records ORDER BY source',
+      );
+      assert.deepEqual(rejected.getRowsJson(), [
+        ['number: missing, expected a string'],
+        ['number: got 1001, expected a string'],
+      ]);
+      const carts = await warehouse.connection.runAndReadAll('SELECT count(*) FROM carts');
+      assert.deepEqual(carts.getRowsJson(), [['1']], 'a cart is still a cart');
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('an item of an array that is not a document is refused alone; the documents beside it load', async () => {
     // One unrecognised item used to refuse the whole array, its valid documents with it.
     const { warehouse, dir, cleanup } = await tempWarehouse();
