@@ -174,6 +174,8 @@ export class Batch {
     entity: EntityKind,
     apiVersion: string | null,
     origin: { stream: string; source: string | null; payload: string; seq: number },
+    /** Where the record is in its document, when it is not the whole of it: said first in a rejection. */
+    at?: string,
   ): boolean {
     try {
       this.normalizer!.normalize(record, entity, apiVersion);
@@ -181,7 +183,8 @@ export class Batch {
       return true;
     } catch (error) {
       if (!(error instanceof NormalizeError)) throw error;
-      this.reject({ ...origin, stage: 'normalize', key: error.key, reason: error.reason });
+      const reason = at ? `${at}: ${error.reason}` : error.reason;
+      this.reject({ ...origin, stage: 'normalize', key: error.key, reason });
       return false;
     }
   }

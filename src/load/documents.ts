@@ -21,13 +21,17 @@ export const KIND = {
 
 type Origin = { stream: string; source: string | null; payload: string; seq: number };
 
-function reject(batch: Batch, origin: Origin, stage: 'parse' | 'normalize', reason: string): true {
+function reject(batch: Batch, origin: Origin, stage: 'parse' | 'normalize', reason: string): 1 {
   batch.reject({ ...origin, stage, key: null, reason });
-  return true;
+  return 1;
 }
 
-/** An ingested document (or an unreadable piece) that has already been landed as `seq`. */
-export function loadDocument(batch: Batch, landed: LandedMeta, text: string): boolean {
+/**
+ * An ingested document (or an unreadable piece) that has already been landed as `seq`. Returns how many
+ * rejections it made: one for a document refused whole, one per refused record of a document that holds
+ * several (a move result, an array).
+ */
+export function loadDocument(batch: Batch, landed: LandedMeta, text: string): number {
   const origin: Origin = { stream: landed.stream, source: landed.source, payload: text, seq: landed.seq };
   if (landed.kind === KIND.unreadable) return reject(batch, origin, 'parse', landed.entity ?? 'unreadable');
   let value: unknown;
@@ -37,11 +41,11 @@ export function loadDocument(batch: Batch, landed: LandedMeta, text: string): bo
     return reject(batch, origin, 'parse', `malformed JSON: ${(error as Error).message}`);
   }
   const detected = detectDocument(value);
-  let rejected = detected.errors.length > 0;
-  for (const error of detected.errors) reject(batch, origin, 'normalize', error);
+  let rejections = 0;
+  for (const error of detected.errors) rejections += reject(batch, origin, 'normalize', error);
   for (const r of detected.records)
-    if (!batch.addRecord(r.record, r.entity, r.apiVersion, origin)) rejected = true;
-  return rejected;
+    if (!batch.addRecord(r.record, r.entity, r.apiVersion, origin, r.at)) rejections++;
+  return rejections;
 }
 
 /** An API record of a known entity that has already been landed as `seq`. */

@@ -12,6 +12,11 @@ export interface DetectedRecord {
   /** The order shape; null when the document does not show it (and it then does not matter). */
   apiVersion: string | null;
   record: Record<string, unknown>;
+  /**
+   * Where the record is in the document, when it is not the document itself (`moved_fulfillment_order`,
+   * `[1]`, `data[1]`): a rejection's reason starts with it, so it says which record was refused.
+   */
+  at?: string;
 }
 
 /**
@@ -101,8 +106,10 @@ export function detectDocument(value: unknown, insideArray = false): Detection {
         envelopeVersion ? { api_version: envelopeVersion, data: item } : item,
         true,
       );
-      all.records.push(...inner.records);
-      for (const error of inner.errors) all.errors.push(`${envelopeVersion ? 'data' : ''}[${i}]: ${error}`);
+      const at = `${envelopeVersion ? 'data' : ''}[${i}]`;
+      for (const record of inner.records)
+        all.records.push({ ...record, at: record.at ? `${at}.${record.at}` : at });
+      for (const error of inner.errors) all.errors.push(`${at}: ${error}`);
     }
     return all;
   }
@@ -120,8 +127,18 @@ export function detectDocument(value: unknown, insideArray = false): Detection {
     if (!isObject(moved) || !isObject(original))
       return refused('move result: both fulfillment orders must be objects');
     return found(
-      { entity: 'fulfillment_order', apiVersion: envelopeVersion ?? API_2024, record: original },
-      { entity: 'fulfillment_order', apiVersion: envelopeVersion ?? API_2024, record: moved },
+      {
+        entity: 'fulfillment_order',
+        apiVersion: envelopeVersion ?? API_2024,
+        record: original,
+        at: 'original_fulfillment_order',
+      },
+      {
+        entity: 'fulfillment_order',
+        apiVersion: envelopeVersion ?? API_2024,
+        record: moved,
+        at: 'moved_fulfillment_order',
+      },
     );
   }
   if (entity !== 'order') return found({ entity, apiVersion: envelopeVersion ?? API_2024, record: doc });

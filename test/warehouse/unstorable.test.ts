@@ -222,6 +222,40 @@ describe('document detection', () => {
     }
   });
 
+  it('a refused record of a document that holds several says which one, and every count agrees', async () => {
+    // A move result with both fulfillment orders bad said "id: got 1.5 …" twice, naming neither, and the
+    // file counted 1 rejection where the run counted 2.
+    const { warehouse, dir, cleanup } = await tempWarehouse();
+    try {
+      const file = path.join(dir, 'several.ndjson');
+      const fulfillmentOrder = (id: unknown) => ({ id, order_number: 'M-1', status: 'open', line_items: [] });
+      await writeFile(
+        file,
+        `${JSON.stringify({ moved_fulfillment_order: fulfillmentOrder(1.5), original_fulfillment_order: fulfillmentOrder('x') })}\n` +
+          `${JSON.stringify([{ number: 'A-1', updated_at: '2024-01-01T00:00:00Z', total_incl_tax: '1.0001' }])}\n`,
+      );
+      const summary = await ingestPaths(warehouse, [file], {
+        store: 'shop',
+        runId: 'several',
+        logger: silentLogger,
+      });
+      const rejected = await warehouse.connection.runAndReadAll(
+        "SELECT split_part(reason, ':', 1) AS place, split_part(reason, ':', 2) AS field FROM _rejected_records ORDER BY source, place",
+      );
+      assert.deepEqual(rejected.getRowsJson(), [
+        ['moved_fulfillment_order', ' id'],
+        ['original_fulfillment_order', ' id'],
+        ['[0]', ' total_incl_tax'],
+      ]);
+      assert.equal(summary.rejections, 3);
+      assert.equal(summary.files[0]!.rejections, 3);
+      const ledger = await warehouse.connection.runAndReadAll('SELECT rejected FROM _ingested_files');
+      assert.deepEqual(ledger.getRowsJson(), [['3']]);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('an item of an array that is not a document is refused alone; the documents beside it load', async () => {
     // One unrecognised item used to refuse the whole array, its valid documents with it.
     const { warehouse, dir, cleanup } = await tempWarehouse();

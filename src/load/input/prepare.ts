@@ -125,7 +125,7 @@ export async function prepareFiles(
       const source = `${file.path === '-' ? 'stdin' : file.path}:${piece.line}`;
       const kind = piece.error ? KIND.unreadable : KIND.document;
       const landed = own.land(DOCUMENTS_STREAM, piece.error ?? null, kind, source, piece.bytes);
-      if (loadDocument(own, landed, piece.text)) progress.rejections++;
+      progress.rejections += loadDocument(own, landed, piece.text);
     }
     seq++;
     progress.documents++;

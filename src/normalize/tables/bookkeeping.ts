@@ -137,7 +137,11 @@ const ingestedFiles: TableDef = {
     meta('byte_offset', 'BIGINT', 'Bytes of (decompressed) content consumed so far.'),
     meta('line', 'BIGINT', 'Lines consumed so far.'),
     meta('documents', 'BIGINT', 'Documents read so far.'),
-    meta('rejected', 'BIGINT', 'Documents and lines rejected so far.'),
+    meta(
+      'rejected',
+      'BIGINT',
+      'Rejections made from the file so far (one per refused record: a move result or an array can make several).',
+    ),
     syncedAt('saved'),
     runId(),
   ],
