@@ -45,10 +45,17 @@ export function detectOrderShape(order: Record<string, unknown>): string | null 
   }
   const fulfillments = Array.isArray(order.fulfillments) ? order.fulfillments.filter(isObject) : [];
   for (const f of fulfillments) {
-    if (has(f, 'carrier', 'lines', 'reference', 'date_created')) return API_2023;
-    if (has(f, 'line_items', 'tracking_carrier', 'origin_address', 'created_at')) return API_2024;
+    const shape = detectFulfillmentShape(f);
+    if (shape) return shape;
   }
   if (has(order, 'total_outstanding', 'total_discount', 'original_total_discount')) return API_2024;
+  return null;
+}
+
+/** A fulfillment's shape by its own fields: the 2023-02-10 summary or the 2024-04-01 record (2.2, 2.5). */
+function detectFulfillmentShape(f: Record<string, unknown>): string | null {
+  if (has(f, 'carrier', 'lines', 'reference', 'date_created')) return API_2023;
+  if (has(f, 'line_items', 'tracking_carrier', 'origin_address', 'created_at')) return API_2024;
   return null;
 }
 
@@ -141,6 +148,14 @@ export function detectDocument(value: unknown, insideArray = false): Detection {
       },
     );
   }
+  // A fulfillment records the shape it has, whatever the envelope says (fulfillments.api_version): a
+  // capture that labels everything with the version it called with must not make a 2024 record look 2023.
+  if (entity === 'fulfillment')
+    return found({
+      entity,
+      apiVersion: detectFulfillmentShape(doc) ?? envelopeVersion ?? API_2024,
+      record: doc,
+    });
   if (entity !== 'order') return found({ entity, apiVersion: envelopeVersion ?? API_2024, record: doc });
   const ownShape = detectOrderShape(doc);
   // A mislabelled capture would be mapped with the other shape's columns and lose the fields that differ.

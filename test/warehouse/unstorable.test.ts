@@ -195,6 +195,13 @@ describe('document detection', () => {
       error([1, 2]),
       '[0]: expected a JSON object (a document or an envelope {api_version, data})',
     );
+    // A fulfillment records the shape it has, not the envelope's label (a 2024 record was stored as 2023).
+    const fulfillment = { id: 5, order_number: 'A-1', line_items: [], tracking_carrier: 'ups' };
+    for (const version of ['2023-02-10', '2024-04-01'])
+      assert.equal(
+        detectDocument({ api_version: version, data: fulfillment }).records[0]!.apiVersion,
+        '2024-04-01',
+      );
   });
 
   it('an order whose number is missing or not a string is refused naming the field, not as unrecognised', async () => {
