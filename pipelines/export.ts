@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import {
+  link,
   lstat,
   mkdir,
   readdir,
@@ -118,24 +120,61 @@ function isRunning(pid: number): boolean {
   }
 }
 
+/** The locks this process holds, by their token: two exports of one process to one folder are two holders. */
+const heldLocks = new Set<string>();
+
 /**
- * Takes `<dir>/.versions/lock` for this process, or fails naming the export that holds it. A lock whose
- * process is gone (a killed export) is taken over. Returns its release.
+ * Whether the export that wrote a lock may still be running. A lock that names this process but none of its
+ * exports was left by an earlier process with the same pid (a container restarted after a kill: pid 1 again).
+ */
+function lockIsLive(content: string): boolean {
+  const [pidText, token] = content.trim().split(' ');
+  const pid = Number.parseInt(pidText ?? '', 10);
+  if (!(pid > 0)) return false;
+  if (pid === process.pid) return token !== undefined && heldLocks.has(token);
+  return isRunning(pid);
+}
+
+/**
+ * Takes `<dir>/.versions/lock` for this export, or fails naming the export that holds it. The lock holds the
+ * pid and a token of its own. A lock whose export is gone (killed) is taken over by renaming it away, which
+ * only one process can do; the taker then checks it moved the dead lock it read, not a new one another
+ * export wrote meanwhile (which it puts back). Returns the release.
  */
 async function lockFolder(outDir: string): Promise<() => Promise<void>> {
   const lock = path.join(outDir, VERSIONS, 'lock');
+  const token = randomUUID();
   for (let attempt = 0; ; attempt++) {
+    // Known before the file exists: another export of this process that reads it must find it live.
+    heldLocks.add(token);
     try {
-      await writeFile(lock, `${process.pid}\n`, { flag: 'wx' });
-      return () => rm(lock, { force: true });
+      await writeFile(lock, `${process.pid} ${token}\n`, { flag: 'wx' });
+      return async () => {
+        heldLocks.delete(token);
+        // Only this export's own lock is removed.
+        if ((await readFile(lock, 'utf8').catch(() => '')).includes(token)) await rm(lock, { force: true });
+      };
     } catch (error) {
+      heldLocks.delete(token);
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const holder = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10);
-    if (attempt === 0 && !(holder > 0 && isRunning(holder))) {
-      await rm(lock, { force: true });
+    const content = await readFile(lock, 'utf8').catch(() => '');
+    if (attempt < 3 && !lockIsLive(content)) {
+      const aside = `${lock}.stale-${token}`;
+      if (
+        await rename(lock, aside).then(
+          () => true,
+          () => false,
+        )
+      ) {
+        const moved = await readFile(aside, 'utf8').catch(() => '');
+        // A live lock written after the read: put it back (link fails if yet another lock is there).
+        if (moved !== content && lockIsLive(moved)) await link(aside, lock).catch(() => undefined);
+        await rm(aside, { force: true });
+      }
       continue;
     }
+    const holder = Number.parseInt(content, 10);
     throw new StoreSyncError(
       ERROR_CODES.EXPORT_LOCKED,
       `another store-sync export${holder > 0 ? ` (pid ${holder})` : ''} is writing to ${outDir}; ` +

@@ -5,6 +5,7 @@ import {
   hashFile,
   type LedgerEntry,
   readLedger,
+  readPrefix,
   sameTime,
   writeLedgerSql,
 } from '../src/load/input/ledger.js';
@@ -247,10 +248,24 @@ class IngestRun {
    * from where that run stopped. Read again from the start, its documents would be loaded again, and for
    * records without a version (carts, fulfillment orders) the file's older states would replace newer ones
    * loaded since from other files; its old rejections would be recorded again at every run.
+   *
+   * When the old content did not end at a line break, its last line is judged by what it was: a complete
+   * JSON value was loaded, and is not read again once a newline completes it (the piece is skipped because
+   * it starts before the old end); a cut-short one was rejected, so the file is read again whole and the
+   * completed document loads.
    */
   private async appendedTo(input: InputFile, ledger: LedgerEntry): Promise<boolean> {
     if (ledger.status !== 'complete' || ledger.sha256 === null || input.size <= ledger.size) return false;
-    return (await hashFile(input.path, ledger.size)) === ledger.sha256;
+    const prefix = await readPrefix(input.path, ledger.size);
+    if (prefix.sha256 !== ledger.sha256) return false;
+    if (prefix.endsLine) return true;
+    if (prefix.lastLine === null) return false;
+    try {
+      JSON.parse(prefix.lastLine);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Same size: unchanged when the time matches too, or when the content hash does (a touched file). */

@@ -27,13 +27,21 @@ const winners = (def: TableDef) => `temp.main.${ident(`win_${def.name}`)}`;
 /**
  * The unit's version as one comparable value: `version` alone, or with ties a struct of it and the tie
  * columns, which DuckDB compares field by field. NULL while `version` is, so a missing version still ranks
- * lowest.
+ * lowest. A missing tie ranks lowest too: DuckDB orders a NULL field of a struct above every value, so each
+ * tie is preceded by whether it is present (false < true); an order whose shape was not shown (api_version
+ * NULL) took precedence over a 2024-04-01 one of the same version.
  */
 export function versionSql(def: TableDef): string | null {
   const { version, ties } = def.unit ?? {};
   if (!version) return null;
   if (!ties?.length) return version;
-  const fields = [`'version': ${version}`, ...ties.map((c) => `${literal(c)}: ${ident(c)}`)];
+  const fields = [
+    `'version': ${version}`,
+    ...ties.flatMap((c) => [
+      `${literal(`${c} present`)}: ${ident(c)} IS NOT NULL`,
+      `${literal(c)}: ${ident(c)}`,
+    ]),
+  ];
   return `CASE WHEN (${version}) IS NOT NULL THEN {${fields.join(', ')}} END`;
 }
 

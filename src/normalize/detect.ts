@@ -88,7 +88,11 @@ export function detectEntity(doc: Record<string, unknown>): EntityKind | 'fulfil
   // Nothing else matched, yet it has an order's fields: an order whose number is missing or not a string.
   // Taken as an order, it is refused naming the field ("number: missing, expected a string"), not as an
   // unrecognised document.
-  if (has(doc, 'number', 'lines', 'date_placed', 'order_status_url', 'total_incl_tax')) return 'order';
+  if (
+    typeof doc.number !== 'string' &&
+    has(doc, 'number', 'lines', 'date_placed', 'order_status_url', 'total_incl_tax')
+  )
+    return 'order';
   return null;
 }
 

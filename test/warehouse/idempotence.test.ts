@@ -116,6 +116,39 @@ describe('idempotence', () => {
     assert.equal(again.files[0]!.status, 'unchanged');
   });
 
+  it('a grown file whose last line had no newline: read once if it was whole, read again if it was cut short', async () => {
+    const cart = (id: number, status: string) =>
+      JSON.stringify({ id, status, checkout_url: `https://shop.example/c/${id}` });
+    // A writer that ends its lines only when it writes the next: the line was whole, and loaded.
+    const open = path.join(docs, 'open.ndjson');
+    await writeFile(open, cart(801, 'open'));
+    await ingestPaths(warehouse, [open], options('open-1'));
+    const newer = path.join(docs, 'newer.ndjson');
+    await writeFile(newer, `${cart(801, 'submitted')}\n`);
+    await ingestPaths(warehouse, [newer], options('open-2'));
+    await appendFile(open, `\n${cart(802, 'open')}\n`);
+    const grown = await ingestPaths(warehouse, [open], options('open-3'));
+    assert.equal(grown.files[0]!.status, 'resumed');
+    assert.equal(grown.documents, 1, 'cart 801 was not read again');
+    const status = async (id: number) =>
+      (
+        await warehouse.connection.runAndReadAll(`SELECT status FROM carts WHERE id = ${id}`)
+      ).getRowsJson()[0]?.[0];
+    assert.equal(await status(801), 'submitted');
+    assert.equal(await status(802), 'open');
+
+    // Ingest ran while a line was being written: cut short, it was rejected; completed, it loads.
+    const cut = path.join(docs, 'cut.ndjson');
+    const whole = cart(803, 'open');
+    await writeFile(cut, `${cart(804, 'open')}\n${whole.slice(0, 20)}`);
+    const first = await ingestPaths(warehouse, [cut], options('cut-1'));
+    assert.equal(first.rejections, 1);
+    await appendFile(cut, `${whole.slice(20)}\n`);
+    const completed = await ingestPaths(warehouse, [cut], options('cut-2'));
+    assert.equal(completed.files[0]!.status, 'loaded');
+    assert.equal(await status(803), 'open');
+  });
+
   it('a file changed before its end is read again whole', async () => {
     const file = path.join(docs, 'in', 'others.ndjson');
     const text = await readFile(file, 'utf8');

@@ -128,10 +128,19 @@ describe('ingest formats', () => {
     const { warehouse: own, dir: ownDir, cleanup: done } = await tempWarehouse();
     try {
       await writeFile(path.join(ownDir, 'long.json'), long(1_100_000));
+      // Blank lines before the first document: its line is still the one the format is chosen from.
+      await writeFile(
+        path.join(ownDir, 'blank-first.json'),
+        `\n \r\n${long(1_100_000).replaceAll('T-3', 'T-5')}`,
+      );
       await writeFile(path.join(ownDir, 'batches.json'), batches);
       const files = await ingestPaths(
         own,
-        [path.join(ownDir, 'long.json'), path.join(ownDir, 'batches.json')],
+        [
+          path.join(ownDir, 'long.json'),
+          path.join(ownDir, 'blank-first.json'),
+          path.join(ownDir, 'batches.json'),
+        ],
         {
           store: 'shop',
           runId: 'first-lines',
@@ -142,6 +151,7 @@ describe('ingest formats', () => {
         files.files.map((f) => [path.basename(f.path), f.rejections]),
         [
           ['long.json', 1],
+          ['blank-first.json', 1],
           ['batches.json', 0],
         ],
       );
@@ -154,9 +164,15 @@ describe('ingest formats', () => {
         'T-41',
         'T-42',
         'T-43',
+        'T-50',
+        'T-52',
+        'T-53',
       ]);
-      const [rejected] = await tableRows(own.connection, '_rejected_records');
-      assert.equal(path.basename(String(rejected!.source)), 'long.json:2');
+      const rejected = await tableRows(own.connection, '_rejected_records');
+      assert.deepEqual(rejected.map((r) => path.basename(String(r.source))).sort(), [
+        'blank-first.json:4',
+        'long.json:2',
+      ]);
     } finally {
       await done();
     }

@@ -16,14 +16,16 @@ describe('ingest inputs', () => {
   });
   after(() => cleanup());
 
-  it('follows links to files and folders in a folder, reading a folder linked twice (or in a loop) once', async () => {
+  it('follows links to files and folders in a folder, reading a folder or file reached twice (or in a loop) once', async () => {
     // Skipped before: a capture folder of links loaded nothing and warned that it held no document file.
     const real = path.join(dir, 'real');
+    const other = path.join(dir, 'other');
     const links = path.join(dir, 'links');
-    await mkdir(real, { recursive: true });
-    await mkdir(links, { recursive: true });
+    for (const folder of [real, other, links]) await mkdir(folder, { recursive: true });
     await writeFile(path.join(real, 'order.json'), '{}');
-    await symlink(path.join(real, 'order.json'), path.join(links, 'linked.json'));
+    await writeFile(path.join(other, 'cart.json'), '{}');
+    await symlink(path.join(other, 'cart.json'), path.join(links, 'linked.json'));
+    await symlink(path.join(other, 'cart.json'), path.join(links, 'same-file.json'));
     await symlink(real, path.join(links, 'captures'));
     await symlink(real, path.join(links, 'again'));
     await symlink(links, path.join(links, 'loop'));
@@ -40,6 +42,19 @@ describe('ingest inputs', () => {
     );
   });
 
+  it('reads a folder by its real paths when a link to it sorts first (the paths earlier runs recorded)', async () => {
+    const top = path.join(dir, 'captures');
+    await mkdir(path.join(top, 'sub'), { recursive: true });
+    await writeFile(path.join(top, 'sub', 'x.ndjson'), '{}\n');
+    await symlink(path.join(top, 'sub'), path.join(top, 'alias'));
+    await symlink(path.join(top, 'sub', 'x.ndjson'), path.join(top, 'latest.ndjson'));
+    const files = await expandInputs([top]);
+    assert.deepEqual(
+      files.map((f) => path.relative(top, f.path)),
+      ['sub/x.ndjson'],
+    );
+  });
+
   it('reads stdin at its place among the inputs (the one read last wins for carts and fulfillment orders)', () => {
     assert.deepEqual(withStdin(['old.ndjson'], ['ingest', '-', 'old.ndjson', '--warehouse', 'w.duckdb']), [
       '-',
@@ -52,5 +67,7 @@ describe('ingest inputs', () => {
       'b.json',
     ]);
     assert.deepEqual(withStdin(['a.json'], ['ingest', 'a.json']), ['a.json']);
+    // An input named like the command is still an input, at its place.
+    assert.deepEqual(withStdin(['ingest'], ['ingest', '-', 'ingest']), ['-', 'ingest']);
   });
 });

@@ -212,16 +212,24 @@ describe('document detection', () => {
         file,
         `${JSON.stringify({ updated_at: '2024-01-01T00:00:00Z', total_incl_tax: '1.00', lines: [] })}\n` +
           `${JSON.stringify({ number: 1001, updated_at: '2024-01-01T00:00:00Z', total_incl_tax: '1.00' })}\n` +
-          `${JSON.stringify({ checkout_url: 'https://shop.example/c/9', id: 9, lines: [], total_incl_tax: '1.00' })}\n`,
+          `${JSON.stringify({ checkout_url: 'https://shop.example/c/9', id: 9, lines: [], total_incl_tax: '1.00' })}\n` +
+          // A string number and nothing of an order: not an order (it used to be stored as one).
+          `${JSON.stringify({ number: 'TCK-1', status: 'open', priority: 'high' })}\n`,
       );
       await ingestPaths(warehouse, [file], { store: 'shop', runId: 'numbers', logger: silentLogger });
       const rejected = await warehouse.connection.runAndReadAll(
         'SELECT reason FROM _rejected_records ORDER BY source',
       );
-      assert.deepEqual(rejected.getRowsJson(), [
+      assert.deepEqual(
+        rejected.getRowsJson().map(([reason]) => String(reason).split(':')[0]),
+        ['number', 'number', 'unrecognised document'],
+      );
+      assert.deepEqual(rejected.getRowsJson().slice(0, 2), [
         ['number: missing, expected a string'],
         ['number: got 1001, expected a string'],
       ]);
+      const orders = await warehouse.connection.runAndReadAll('SELECT count(*) FROM orders');
+      assert.deepEqual(orders.getRowsJson(), [['0']]);
       const carts = await warehouse.connection.runAndReadAll('SELECT count(*) FROM carts');
       assert.deepEqual(carts.getRowsJson(), [['1']], 'a cart is still a cart');
     } finally {

@@ -27,7 +27,8 @@ export function withStdin(inputs: readonly string[], rawArgs: readonly string[])
   if (!rawArgs.includes('-') || inputs.includes('-')) return [...inputs];
   const ordered: string[] = [];
   let next = 0;
-  for (const token of rawArgs) {
+  // The command word is not an input, even when an input has the same name.
+  for (const token of rawArgs[0] === 'ingest' ? rawArgs.slice(1) : rawArgs) {
     if (token === '-' && !ordered.includes('-')) ordered.push('-');
     else if (next < inputs.length && token === inputs[next]) ordered.push(inputs[next++]!);
   }

@@ -15,26 +15,47 @@ export interface InputFile {
 export const DOCUMENT_FILE = /\.(json|ndjson|jsonl)(\.gz)?$/i;
 
 /**
- * Symbolic links are followed, to files and to folders alike (captures are often linked in from where another
- * system writes them); `visited` holds the real paths of the folders read, so a link back up the tree is read
- * once, not forever. A link to nothing is not a file, and is passed over like one that is not a document.
+ * A folder's document files, in two passes. The real tree first, without following links, so its files keep
+ * the paths earlier runs knew them by (the ledger's key) whatever links point into it; then the links met, in
+ * path order, to files and folders alike (captures are often linked in from where another system writes
+ * them). `visited` holds the real paths of the folders and files read: one reached twice, or by a link back
+ * up the tree, is read once. A link to nothing is not a file, and is passed over like one that is not a
+ * document.
  */
-async function walk(folder: string, out: InputFile[], visited: Set<string>): Promise<void> {
+async function walkFolder(folder: string, out: InputFile[]): Promise<void> {
+  const visited = new Set<string>();
+  const links: string[] = [];
+  await walk(folder, out, visited, links);
+  // Links found while following links are followed in their turn.
+  for (let i = 0; i < links.length; i++) {
+    const link = links[i]!;
+    const info = await stat(link).catch(() => null);
+    if (info?.isDirectory()) await walk(link, out, visited, links);
+    else if (info?.isFile() && DOCUMENT_FILE.test(link)) await addFile(link, out, visited);
+  }
+}
+
+async function addFile(file: string, out: InputFile[], visited: Set<string>): Promise<void> {
+  const real = `file:${await realpath(file)}`;
+  if (visited.has(real)) return;
+  visited.add(real);
+  const info = await stat(file);
+  out.push({ path: file, size: info.size, mtimeMs: info.mtimeMs });
+}
+
+async function walk(folder: string, out: InputFile[], visited: Set<string>, links: string[]): Promise<void> {
   const real = await realpath(folder);
   if (visited.has(real)) return;
   visited.add(real);
-  // By name: which of two links to one folder is read (the first) must not depend on the file system.
+  // By name, so that which of two links to one place is read (the first) does not depend on the file system.
   const entries = (await readdir(folder, { withFileTypes: true })).sort((a, b) =>
     a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
   );
   for (const entry of entries) {
     const full = path.join(folder, entry.name);
-    const info = entry.isSymbolicLink() ? await stat(full).catch(() => null) : entry;
-    if (info?.isDirectory()) await walk(full, out, visited);
-    else if (info?.isFile() && DOCUMENT_FILE.test(entry.name)) {
-      const file = await stat(full);
-      out.push({ path: full, size: file.size, mtimeMs: file.mtimeMs });
-    }
+    if (entry.isSymbolicLink()) links.push(full);
+    else if (entry.isDirectory()) await walk(full, out, visited, links);
+    else if (entry.isFile() && DOCUMENT_FILE.test(entry.name)) await addFile(full, out, visited);
   }
 }
 
@@ -56,7 +77,7 @@ export async function expandInputs(inputs: string[]): Promise<InputFile[]> {
       });
     if (info.isDirectory()) {
       const found: InputFile[] = [];
-      await walk(absolute, found, new Set());
+      await walkFolder(absolute, found);
       found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
       out.push(...found);
     } else out.push({ path: absolute, size: info.size, mtimeMs: info.mtimeMs });

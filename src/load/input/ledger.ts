@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { createGunzip, type Gunzip } from 'node:zlib';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { literal, timestampLiteral } from '../sql.js';
 
@@ -63,15 +64,74 @@ export function writeLedgerSql(
   );
 }
 
-/** Hex SHA-256 of a file, or of its first `bytes` bytes (what an earlier run read of a file that grew since). */
-export async function hashFile(path: string, bytes?: number): Promise<string> {
+export async function hashFile(path: string): Promise<string> {
+  return (await readPrefix(path)).sha256;
+}
+
+/** What an earlier run read of a file that has grown since. */
+export interface Prefix {
+  sha256: string;
+  /** Whether the content (gunzipped, for gzip) ends at a line break: then nothing straddles its end. */
+  endsLine: boolean;
+  /** When it does not: its unfinished last line, for a plain file and up to 64 MB (else null). */
+  lastLine: string | null;
+}
+
+const LAST_LINE_LIMIT = 64 << 20;
+
+/** Hex SHA-256 of a file, or of its first `bytes` bytes, with how that content ends (see Prefix). */
+export async function readPrefix(path: string, bytes?: number): Promise<Prefix> {
   const hash = createHash('sha256');
-  if (bytes !== 0) {
-    const range = bytes === undefined ? {} : { end: bytes - 1 };
-    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20, ...range }))
-      hash.update(chunk as Buffer);
+  if (bytes === 0) return { sha256: hash.digest('hex'), endsLine: true, lastLine: null };
+  const range = bytes === undefined ? {} : { end: bytes - 1 };
+  let last = 10;
+  let tail: Buffer[] | null = [];
+  let tailBytes = 0;
+  let gunzip: Gunzip | null = null;
+  let first = true;
+  for await (const chunk of createReadStream(path, {
+    highWaterMark: 1 << 20,
+    ...range,
+  }) as AsyncIterable<Buffer>) {
+    if (first && chunk[0] === 0x1f && chunk[1] === 0x8b) {
+      gunzip = createGunzip();
+      gunzip.on('data', (out: Buffer) => {
+        if (out.length) last = out[out.length - 1]!;
+      });
+    }
+    first = false;
+    hash.update(chunk);
+    if (gunzip) {
+      gunzip.write(chunk);
+      continue;
+    }
+    if (!chunk.length) continue;
+    last = chunk[chunk.length - 1]!;
+    const newline = chunk.lastIndexOf(10);
+    if (newline >= 0) {
+      tail = [Buffer.from(chunk.subarray(newline + 1))];
+      tailBytes = chunk.length - newline - 1;
+    } else if (tail) {
+      tail.push(Buffer.from(chunk));
+      tailBytes += chunk.length;
+      if (tailBytes > LAST_LINE_LIMIT) tail = null;
+    }
   }
-  return hash.digest('hex');
+  if (gunzip) {
+    const inflater = gunzip;
+    // A prefix that does not end where a gzip member does cannot be said to end a line: not a clean append.
+    await new Promise<void>((resolve) => {
+      inflater.once('end', resolve);
+      inflater.once('error', () => {
+        last = 0;
+        resolve();
+      });
+      inflater.end();
+    });
+  }
+  const endsLine = last === 10;
+  const lastLine = endsLine || gunzip || !tail ? null : Buffer.concat(tail).toString('utf8');
+  return { sha256: hash.digest('hex'), endsLine, lastLine };
 }
 
 /** Modification times are compared at millisecond precision (what the ledger stores). */

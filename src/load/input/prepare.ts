@@ -153,7 +153,10 @@ export async function prepareFiles(
         hash: hashes,
       });
       for await (const piece of named(file.path, reader.pieces())) {
-        if (piece.end <= skipUntil) continue;
+        // Read before: the pieces that start before the saved position. That is those that end by it, for a
+        // run resumed where it stopped; and, for a file that grew from a last line without its newline, that
+        // line too, which now ends one newline later (see ingest.ts, appendedTo).
+        if (piece.start < skipUntil) continue;
         take(file, piece);
         if (documents >= job.batchDocuments || bytes >= job.batchBytes) await send();
       }

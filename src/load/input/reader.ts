@@ -143,6 +143,17 @@ export class DocumentReader {
     // as the read buffers are reused.
     let head: Buffer[] = [];
     let headBytes = 0;
+    // The head is complete once a line holding something other than blanks has ended.
+    let holdsContent = false;
+    const endsFirstLine = (chunk: Buffer): boolean => {
+      for (let i = 0; i < chunk.length; i++) {
+        const b = chunk[i]!;
+        if (b === 10) {
+          if (holdsContent) return true;
+        } else if (!holdsContent && b !== 32 && b !== 9 && b !== 13) holdsContent = true;
+      }
+      return false;
+    };
     const start = (bytes: Buffer): Splitter => {
       this.format = chooseFormat(this.path, bytes);
       return this.format === 'ndjson' ? new LineSplitter() : new ValueSplitter(this.format === 'array');
@@ -153,7 +164,7 @@ export class DocumentReader {
       if (!splitter) {
         head.push(Buffer.from(chunk));
         headBytes += chunk.length;
-        if (chunk.indexOf(10) === -1 && headBytes < FORMAT_HEAD_LIMIT) continue;
+        if (!endsFirstLine(chunk) && headBytes < FORMAT_HEAD_LIMIT) continue;
         const bytes = Buffer.concat(head);
         head = [];
         splitter = start(bytes);

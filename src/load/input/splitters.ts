@@ -18,6 +18,8 @@ export class Piece {
     readonly line: number,
     /** Bytes of the (decompressed) stream consumed once this piece is taken. */
     readonly end: number,
+    /** Stream offset where the piece's bytes begin. */
+    readonly start: number,
     /** Set when the piece is structurally broken (not worth JSON.parse); `text` holds what was read. */
     readonly error?: string,
   ) {}
@@ -79,10 +81,11 @@ export class LineSplitter implements Splitter {
   }
 
   private take(buf: Buffer, start: number, end: number, next: number, pieces: Piece[]): void {
+    const begin = this.offset;
     this.offset += next - start;
     if (!isBlank(buf, start, end)) {
       const stop = end > start && buf[end - 1] === 13 ? end - 1 : end;
-      pieces.push(new Piece(buf.subarray(start, stop), this.line, this.offset));
+      pieces.push(new Piece(buf.subarray(start, stop), this.line, this.offset, begin));
     }
     this.line++;
   }
@@ -186,12 +189,13 @@ export class ValueSplitter implements Splitter {
           this.carry.subarray(Math.max(this.start, 0)),
           this.startLine,
           this.base + this.carry.length,
+          this.base + Math.max(this.start, 0),
           'the file ends inside a JSON value (truncated?)',
         ),
       );
     } else if (this.array && this.opened && !this.closed) {
       const error = 'the JSON array is not closed with ]';
-      pieces.push(new Piece(Buffer.alloc(0), this.line, this.base, error));
+      pieces.push(new Piece(Buffer.alloc(0), this.line, this.base, this.base, error));
     }
     return pieces;
   }
@@ -207,7 +211,7 @@ export class ValueSplitter implements Splitter {
   private emit(buf: Buffer, end: number, pieces: Piece[]): void {
     if (this.start < 0) return;
     const bytes = buf.subarray(this.start, end);
-    pieces.push(new Piece(bytes, this.startLine, this.base + end));
+    pieces.push(new Piece(bytes, this.startLine, this.base + end, this.base + this.start));
     this.start = -1;
   }
 
@@ -215,6 +219,6 @@ export class ValueSplitter implements Splitter {
     if (this.junk) return;
     this.junk = true;
     const bytes = buf.subarray(i, Math.min(buf.length, i + 80));
-    pieces.push(new Piece(bytes, this.line, this.base + i + 1, error));
+    pieces.push(new Piece(bytes, this.line, this.base + i + 1, this.base + i, error));
   }
 }
