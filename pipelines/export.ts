@@ -120,66 +120,71 @@ function isRunning(pid: number): boolean {
   }
 }
 
-/** The locks this process holds, by their token: two exports of one process to one folder are two holders. */
-const heldLocks = new Set<string>();
+/** The folders this process is exporting to, with the token of its lock. */
+const exportingHere = new Map<string, string>();
+
+const locked = (outDir: string, holder: number) =>
+  new StoreSyncError(
+    ERROR_CODES.EXPORT_LOCKED,
+    `another store-sync export${holder > 0 ? ` (pid ${holder})` : ''} is writing to ${outDir}; ` +
+      'wait for it to finish, or export somewhere else. Nothing was exported',
+  );
 
 /**
- * Whether the export that wrote a lock may still be running. A lock that names this process but none of its
- * exports was left by an earlier process with the same pid (a container restarted after a kill: pid 1 again).
+ * Whether the export that wrote a lock may still be running. A lock that names this process but not an
+ * export it is running was left by an earlier process with the same pid (a container restarted after a
+ * kill: pid 1 again).
  */
 function lockIsLive(content: string): boolean {
   const [pidText, token] = content.trim().split(' ');
   const pid = Number.parseInt(pidText ?? '', 10);
   if (!(pid > 0)) return false;
-  if (pid === process.pid) return token !== undefined && heldLocks.has(token);
+  if (pid === process.pid) return token !== undefined && [...exportingHere.values()].includes(token);
   return isRunning(pid);
 }
 
 /**
- * Takes `<dir>/.versions/lock` for this export, or fails naming the export that holds it. The lock holds the
- * pid and a token of its own. A lock whose export is gone (killed) is taken over by renaming it away, which
- * only one process can do; the taker then checks it moved the dead lock it read, not a new one another
- * export wrote meanwhile (which it puts back). Returns the release.
+ * Takes `<dir>/.versions/lock` for this export, or fails naming the export that holds it. Within a process
+ * the folder is claimed in memory first, at once, so two exports of one process never race for the file.
+ * The file holds the pid and a token of its own. A lock whose export is gone (killed) is taken over by
+ * renaming it away, which only one process can do; the taker then checks it moved the dead lock it read,
+ * not a new one another export wrote meanwhile, and puts that back. (Three processes taking over the same
+ * dead lock at the same instant can still both write: the put-back can race a third creation.)
  */
 async function lockFolder(outDir: string): Promise<() => Promise<void>> {
   const lock = path.join(outDir, VERSIONS, 'lock');
+  if (exportingHere.has(outDir)) throw locked(outDir, process.pid);
   const token = randomUUID();
-  for (let attempt = 0; ; attempt++) {
-    // Known before the file exists: another export of this process that reads it must find it live.
-    heldLocks.add(token);
-    try {
-      await writeFile(lock, `${process.pid} ${token}\n`, { flag: 'wx' });
-      return async () => {
-        heldLocks.delete(token);
-        // Only this export's own lock is removed.
-        if ((await readFile(lock, 'utf8').catch(() => '')).includes(token)) await rm(lock, { force: true });
-      };
-    } catch (error) {
-      heldLocks.delete(token);
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const content = await readFile(lock, 'utf8').catch(() => '');
-    if (attempt < 3 && !lockIsLive(content)) {
+  exportingHere.set(outDir, token);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await writeFile(lock, `${process.pid} ${token}\n`, { flag: 'wx' });
+        return async () => {
+          exportingHere.delete(outDir);
+          // Only this export's own lock is removed.
+          if ((await readFile(lock, 'utf8').catch(() => '')).includes(token)) await rm(lock, { force: true });
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const content = await readFile(lock, 'utf8').catch(() => '');
+      if (attempt >= 3 || lockIsLive(content)) throw locked(outDir, Number.parseInt(content, 10));
       const aside = `${lock}.stale-${token}`;
-      if (
-        await rename(lock, aside).then(
-          () => true,
-          () => false,
-        )
-      ) {
+      const movedAside = await rename(lock, aside).then(
+        () => true,
+        () => false,
+      );
+      if (movedAside) {
         const moved = await readFile(aside, 'utf8').catch(() => '');
         // A live lock written after the read: put it back (link fails if yet another lock is there).
         if (moved !== content && lockIsLive(moved)) await link(aside, lock).catch(() => undefined);
         await rm(aside, { force: true });
       }
-      continue;
     }
-    const holder = Number.parseInt(content, 10);
-    throw new StoreSyncError(
-      ERROR_CODES.EXPORT_LOCKED,
-      `another store-sync export${holder > 0 ? ` (pid ${holder})` : ''} is writing to ${outDir}; ` +
-        'wait for it to finish, or export somewhere else. Nothing was exported',
-    );
+  } catch (error) {
+    exportingHere.delete(outDir);
+    throw error;
   }
 }
 

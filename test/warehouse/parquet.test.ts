@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, readdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -9,6 +11,8 @@ import { ERROR_CODES } from '../../src/errors.js';
 import type { Warehouse } from '../../src/load/index.js';
 import { silentLogger } from '../../src/log.js';
 import { count, FIXTURES, tempWarehouse } from './helpers.js';
+
+const EXPORT_CHILD = new URL('./children/export-child.ts', import.meta.url).pathname;
 
 /** Parquet export read back with an independent reader (hyparquet): row counts, decimals, timestamps. */
 
@@ -213,6 +217,48 @@ describe('parquet export', () => {
       );
       assert.equal(racing.filter((r) => r.status === 'fulfilled').length, 1, `round ${round}`);
       assert.ok((await stat(path.join(shared, 'orders'))).isDirectory(), 'the link resolves');
+    }
+  });
+
+  it('two processes finding the same dead lock: one takes it over and writes, the other stops', async () => {
+    // Each removed the dead lock and created its own, so both wrote, and one's link dangled after the other pruned.
+    const fresh = await tempWarehouse();
+    try {
+      await ingestPaths(fresh.warehouse, [path.join(FIXTURES, 'order-2024.json')], {
+        store: 'shop',
+        runId: 'race',
+        logger: silentLogger,
+      });
+      await fresh.warehouse.close();
+      const out = path.join(fresh.dir, 'race');
+      await mkdir(path.join(out, '.versions'), { recursive: true });
+      // Two children that start their exports together, each once the other is ready.
+      const race = async (go: string) => {
+        const children = [0, 1].map(() => {
+          const child = spawn(process.execPath, ['--import', 'tsx', EXPORT_CHILD, fresh.file, out, go]);
+          let stdout = '';
+          const ready = new Promise<void>((resolve) =>
+            child.stdout.on('data', (d: Buffer) => {
+              stdout += d.toString();
+              if (stdout.includes('ready')) resolve();
+            }),
+          );
+          const done = once(child, 'exit').then(() => stdout.split('\n')[1]!.trim());
+          return { ready, done };
+        });
+        await Promise.all(children.map((c) => c.ready));
+        await writeFile(go, '');
+        return Promise.all(children.map((c) => c.done));
+      };
+      for (let round = 0; round < 4; round++) {
+        await writeFile(path.join(out, '.versions', 'lock'), '2147483646\n');
+        const outcomes = (await race(path.join(fresh.dir, `go-${round}`))).sort();
+        assert.deepEqual(outcomes, [ERROR_CODES.EXPORT_LOCKED, 'ok'].sort(), `round ${round}`);
+        assert.ok((await stat(path.join(out, 'orders'))).isDirectory(), 'the link resolves');
+        await assert.rejects(stat(path.join(out, '.versions', 'lock')), 'released');
+      }
+    } finally {
+      await fresh.cleanup();
     }
   });
 
