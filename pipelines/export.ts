@@ -96,9 +96,8 @@ async function currentVersion(outDir: string, table: string): Promise<string | n
 }
 
 /** Points `<dir>/<table>` at the new version and prunes versions older than the previous one. */
-async function swap(outDir: string, table: string, version: string): Promise<void> {
+async function swap(outDir: string, table: string, version: string, previous: string | null): Promise<void> {
   const link = path.join(outDir, table);
-  const previous = await currentVersion(outDir, table);
   const temporary = `${link}.link-${process.pid}`;
   await rm(temporary, { force: true });
   await symlink(path.join(VERSIONS, version), temporary, 'dir');
@@ -242,9 +241,10 @@ export async function exportParquet(
   await prepareExportFolder(absolute);
   const release = await lockFolder(absolute);
   try {
-    const chosen = all.filter((t) => wanted.includes(t.name));
-    // Before writing anything: every table's place must be empty or export's own link.
-    for (const def of chosen) await currentVersion(absolute, def.name);
+    // Before writing anything: every table's place must be empty or export's own link (the lock keeps it so).
+    const chosen = new Map<TableDef, string | null>();
+    for (const def of all.filter((t) => wanted.includes(t.name)))
+      chosen.set(def, await currentVersion(absolute, def.name));
     return await exportTables(warehouse, absolute, chosen, started);
   } finally {
     await release();
@@ -254,18 +254,20 @@ export async function exportParquet(
 async function exportTables(
   warehouse: Warehouse,
   absolute: string,
-  chosen: TableDef[],
+  chosen: Map<TableDef, string | null>,
   started: number,
 ): Promise<ExportSummary> {
   const stamp = `${Date.now()}-${process.pid}`;
+  // A partitioned table's file names carry the stamp (see the top of this file).
+  const files = `data-${stamp}`;
   const tables: ExportedTable[] = [];
-  for (const def of chosen) {
+  for (const [def, previous] of chosen) {
     const version = `${def.name}-${stamp}`;
     const target = path.join(absolute, VERSIONS, version);
     const partitioned = isPartitioned(def);
     await mkdir(target, { recursive: true });
     const destination = partitioned ? target : path.join(target, 'data.parquet');
-    const options = partitioned ? `, PARTITION_BY (month), FILENAME_PATTERN 'data-${stamp}-{i}'` : '';
+    const options = partitioned ? `, PARTITION_BY (month), FILENAME_PATTERN '${files}-{i}'` : '';
     const result = await warehouse.exclusive(async () => {
       const copied = await warehouse.connection.run(
         `COPY (${selectSql(def)}) TO ${literal(destination)} (FORMAT parquet${options})`,
@@ -275,11 +277,11 @@ async function exportTables(
       // see the table's columns and no rows, as with every other empty table.
       if (partitioned && Number(copied.rowsChanged) === 0)
         await warehouse.connection.run(
-          `COPY (${selectSql(def)} LIMIT 0) TO ${literal(path.join(target, `data-${stamp}-0.parquet`))} (FORMAT parquet)`,
+          `COPY (${selectSql(def)} LIMIT 0) TO ${literal(path.join(target, `${files}-0.parquet`))} (FORMAT parquet)`,
         );
       return copied;
     });
-    await swap(absolute, def.name, version);
+    await swap(absolute, def.name, version, previous);
     tables.push({
       table: def.name,
       rows: Number(result.rowsChanged),

@@ -215,7 +215,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
   const outcome = job.signal?.aborted ? 'interrupted' : runError ? 'failed' : outcomeOf(results);
   // The export follows what was committed; its failure is its own, and leaves the sync's outcome as it was.
   let exportError: StoreSyncError | null = null;
-  if (exportDir && !runError && outcome !== 'failed' && outcome !== 'interrupted') {
+  if (exportDir && outcome !== 'failed' && outcome !== 'interrupted') {
     try {
       await exportParquet(warehouse, exportDir, {});
       logger.info('export.done', { dir: exportDir });

@@ -118,8 +118,11 @@ export function detectDocument(value: unknown, insideArray = false): Detection {
         true,
       );
       const at = `${envelopeVersion ? 'data' : ''}[${i}]`;
-      for (const record of inner.records)
-        all.records.push({ ...record, at: record.at ? `${at}.${record.at}` : at });
+      // The inner records are new objects: they are told where they are, not copied.
+      for (const record of inner.records) {
+        record.at = record.at ? `${at}.${record.at}` : at;
+        all.records.push(record);
+      }
       for (const error of inner.errors) all.errors.push(`${at}: ${error}`);
     }
     return all;
@@ -137,19 +140,15 @@ export function detectDocument(value: unknown, insideArray = false): Detection {
     const original = doc.original_fulfillment_order;
     if (!isObject(moved) || !isObject(original))
       return refused('move result: both fulfillment orders must be objects');
+    const fulfillmentOrder = (record: Record<string, unknown>, at: string): DetectedRecord => ({
+      entity: 'fulfillment_order',
+      apiVersion: envelopeVersion ?? API_2024,
+      record,
+      at,
+    });
     return found(
-      {
-        entity: 'fulfillment_order',
-        apiVersion: envelopeVersion ?? API_2024,
-        record: original,
-        at: 'original_fulfillment_order',
-      },
-      {
-        entity: 'fulfillment_order',
-        apiVersion: envelopeVersion ?? API_2024,
-        record: moved,
-        at: 'moved_fulfillment_order',
-      },
+      fulfillmentOrder(original, 'original_fulfillment_order'),
+      fulfillmentOrder(moved, 'moved_fulfillment_order'),
     );
   }
   // A fulfillment records the shape it has, whatever the envelope says (fulfillments.api_version): a

@@ -209,16 +209,18 @@ describe('store-sync under failure', () => {
 
   it('exportAfterSync: a Parquet folder that cannot be made stops the sync first; an export that fails after it keeps its outcome', async () => {
     await writeFile(path.join(dir, 'a-file'), 'not a folder');
-    const unusable = await writeConfig(
-      dir,
-      {
-        warehouse: 'export-after.duckdb',
-        parquetDir: 'a-file/parquet',
-        exportAfterSync: true,
-        stores: [{ name: 'shop', baseUrl: slow.baseUrl }],
-      },
-      'export-unusable.json',
-    );
+    const exportingConfig = (parquetDir: string, name: string) =>
+      writeConfig(
+        dir,
+        {
+          warehouse: 'export-after.duckdb',
+          parquetDir,
+          exportAfterSync: true,
+          stores: [{ name: 'shop', baseUrl: slow.baseUrl }],
+        },
+        name,
+      );
+    const unusable = await exportingConfig('a-file/parquet', 'export-unusable.json');
     const refused = await runCli(['sync', '--config', unusable, '--streams', 'locations']);
     assertCleanError(
       refused,
@@ -231,16 +233,7 @@ describe('store-sync under failure', () => {
     const busy = path.join(dir, 'busy-parquet');
     await mkdir(path.join(busy, '.versions'), { recursive: true });
     await writeFile(path.join(busy, '.versions', 'lock'), `${process.pid}\n`);
-    const locked = await writeConfig(
-      dir,
-      {
-        warehouse: 'export-after.duckdb',
-        parquetDir: 'busy-parquet',
-        exportAfterSync: true,
-        stores: [{ name: 'shop', baseUrl: slow.baseUrl }],
-      },
-      'export-locked.json',
-    );
+    const locked = await exportingConfig('busy-parquet', 'export-locked.json');
     const synced = await runCli(['sync', '--config', locked, '--streams', 'locations']);
     assertCleanError(
       synced,

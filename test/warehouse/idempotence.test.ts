@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { appendFile, cp, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { emptyStreamState, type PageCommit } from '../../src/contracts.js';
 import type { Warehouse } from '../../src/load/index.js';
@@ -147,6 +148,22 @@ describe('idempotence', () => {
     const completed = await ingestPaths(warehouse, [cut], options('cut-2'));
     assert.equal(completed.files[0]!.status, 'loaded');
     assert.equal(await status(803), 'open');
+  });
+
+  it('a gzipped capture grown by another gzip member is read from where the last run stopped', async () => {
+    const cart = (id: number) =>
+      `${JSON.stringify({ id, status: 'open', checkout_url: `https://shop.example/c/${id}` })}\n`;
+    const file = path.join(docs, 'carts.ndjson.gz');
+    await writeFile(file, gzipSync(cart(901) + cart(902)));
+    await ingestPaths(warehouse, [file], options('gz-1'));
+    await appendFile(file, gzipSync(cart(903)));
+    const grown = await ingestPaths(warehouse, [file], options('gz-2'));
+    assert.equal(grown.files[0]!.status, 'resumed');
+    assert.equal(grown.documents, 1, 'only the appended member is read');
+    const carts = await warehouse.connection.runAndReadAll(
+      'SELECT count(*) FROM carts WHERE id BETWEEN 901 AND 903',
+    );
+    assert.deepEqual(carts.getRowsJson(), [['3']]);
   });
 
   it('a file changed before its end is read again whole', async () => {

@@ -16,6 +16,35 @@ const ndjson = (docs: unknown[]) => `${docs.map((d) => JSON.stringify(d)).join('
 const pretty = (doc: unknown) => JSON.stringify(doc, null, 2);
 const STDIN_CHILD = new URL('./children/ingest-stdin.ts', import.meta.url).pathname;
 
+/** Ingests `content` through a child's stdin into a new warehouse, then checks its summary and tables. */
+async function ingestStdin<T>(
+  content: string | Buffer,
+  check: (summary: IngestSummary, stored: Warehouse) => Promise<T>,
+): Promise<T> {
+  const { dir, cleanup } = await tempDir();
+  try {
+    const file = path.join(dir, 'w.duckdb');
+    const child = spawn(process.execPath, ['--import', 'tsx', STDIN_CHILD, file], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stdin.end(content);
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+    const stored = await openWarehouse(file, { readOnly: true });
+    try {
+      return await check(JSON.parse(out) as IngestSummary, stored);
+    } finally {
+      await stored.close();
+    }
+  } finally {
+    await cleanup();
+  }
+}
+
 describe('ingest formats', () => {
   let warehouse: Warehouse;
   let dir: string;
@@ -97,34 +126,11 @@ describe('ingest formats', () => {
     const long = (pad: number) =>
       `${JSON.stringify({ ...orderDoc(30), metadata: { pad: 'x'.repeat(pad) } })}\n{"number": "T-31",\n${ndjson([orderDoc(32), orderDoc(33)])}`;
     const batches = `${JSON.stringify([orderDoc(40), orderDoc(41)])}\n${JSON.stringify([orderDoc(42), orderDoc(43)])}\n`;
-    const stdin = async (content: string) => {
-      const { dir: other, cleanup: done } = await tempDir();
-      try {
-        const file = path.join(other, 'w.duckdb');
-        const child = spawn(process.execPath, ['--import', 'tsx', STDIN_CHILD, file], {
-          stdio: ['pipe', 'pipe', 'inherit'],
-        });
-        let out = '';
-        child.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-        });
-        child.stdin.end(content);
-        const [code] = await once(child, 'exit');
-        assert.equal(code, 0);
-        const result = JSON.parse(out) as IngestSummary;
-        const stored = await openWarehouse(file, { readOnly: true });
-        try {
-          return {
-            rejections: result.rejections,
-            orders: await count(stored.connection, 'orders'),
-          };
-        } finally {
-          await stored.close();
-        }
-      } finally {
-        await done();
-      }
-    };
+    const stdin = (content: string) =>
+      ingestStdin(content, async (summary, stored) => ({
+        rejections: summary.rejections,
+        orders: await count(stored.connection, 'orders'),
+      }));
     const { warehouse: own, dir: ownDir, cleanup: done } = await tempWarehouse();
     try {
       await writeFile(path.join(ownDir, 'long.json'), long(1_100_000));
@@ -181,35 +187,16 @@ describe('ingest formats', () => {
   });
 
   it('reads stdin', async () => {
-    const { dir: other, cleanup: done } = await tempDir();
-    try {
-      const file = path.join(other, 'w.duckdb');
-      const child = spawn(process.execPath, ['--import', 'tsx', STDIN_CHILD, file], {
-        stdio: ['pipe', 'pipe', 'inherit'],
-      });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
-      child.stdin.end(gzipSync(ndjson([orderDoc(21), orderDoc(22), orderDoc(23)])));
-      const [code] = await once(child, 'exit');
-      assert.equal(code, 0);
-      const result = JSON.parse(out) as IngestSummary;
-      assert.equal(result.documents, 3);
-      const stdinWarehouse = await openWarehouse(file, { readOnly: true });
-      try {
-        assert.equal(await count(stdinWarehouse.connection, 'orders'), 3);
-        const [ledger] = await tableRows(stdinWarehouse.connection, '_ingested_files');
+    await ingestStdin(
+      gzipSync(ndjson([orderDoc(21), orderDoc(22), orderDoc(23)])),
+      async (result, stored) => {
+        assert.equal(result.documents, 3);
+        assert.equal(await count(stored.connection, 'orders'), 3);
+        const [ledger] = await tableRows(stored.connection, '_ingested_files');
         assert.match(String(ledger!.path), /^stdin:[0-9a-f]{64}$/);
-        const [rejected] = await tableRows(stdinWarehouse.connection, 'order_lines', {
-          where: "order_number = 'T-22'",
-        });
-        assert.equal(rejected!.sku, 'SKU-1');
-      } finally {
-        await stdinWarehouse.close();
-      }
-    } finally {
-      await done();
-    }
+        const [line] = await tableRows(stored.connection, 'order_lines', { where: "order_number = 'T-22'" });
+        assert.equal(line!.sku, 'SKU-1');
+      },
+    );
   });
 });

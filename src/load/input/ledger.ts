@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { literal, timestampLiteral } from '../sql.js';
@@ -64,8 +65,20 @@ export function writeLedgerSql(
   );
 }
 
+/** A file's chunks, or those of its first `bytes` bytes. */
+function chunksOf(path: string, bytes?: number): AsyncIterable<Buffer> {
+  if (bytes === 0) return Readable.from([]);
+  return createReadStream(path, {
+    highWaterMark: 1 << 20,
+    ...(bytes === undefined ? {} : { end: bytes - 1 }),
+  });
+}
+
+/** Hex SHA-256 of a file's bytes as stored. */
 export async function hashFile(path: string): Promise<string> {
-  return (await readPrefix(path)).sha256;
+  const hash = createHash('sha256');
+  for await (const chunk of chunksOf(path)) hash.update(chunk);
+  return hash.digest('hex');
 }
 
 /** What an earlier run read of a file that has grown since. */
@@ -79,20 +92,15 @@ export interface Prefix {
 
 const LAST_LINE_LIMIT = 64 << 20;
 
-/** Hex SHA-256 of a file, or of its first `bytes` bytes, with how that content ends (see Prefix). */
-export async function readPrefix(path: string, bytes?: number): Promise<Prefix> {
+/** Hex SHA-256 of a file's first `bytes` bytes, with how that content ends (see Prefix). */
+export async function readPrefix(path: string, bytes: number): Promise<Prefix> {
   const hash = createHash('sha256');
-  if (bytes === 0) return { sha256: hash.digest('hex'), endsLine: true, lastLine: null };
-  const range = bytes === undefined ? {} : { end: bytes - 1 };
   let last = 10;
   let tail: Buffer[] | null = [];
   let tailBytes = 0;
   let gunzip: Gunzip | null = null;
   let first = true;
-  for await (const chunk of createReadStream(path, {
-    highWaterMark: 1 << 20,
-    ...range,
-  }) as AsyncIterable<Buffer>) {
+  for await (const chunk of chunksOf(path, bytes)) {
     if (first && chunk[0] === 0x1f && chunk[1] === 0x8b) {
       gunzip = createGunzip();
       gunzip.on('data', (out: Buffer) => {

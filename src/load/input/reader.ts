@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { LineSplitter, type Piece, type Splitter, ValueSplitter } from './splitters.js';
+import { LineSplitter, type Piece, type Splitter, skipBlanks, ValueSplitter } from './splitters.js';
 
 /**
  * Streams one input (a file or stdin) as document texts, in bounded memory: bytes are hashed as they
@@ -74,8 +74,7 @@ function firstLineIsOneValue(head: Buffer): boolean {
 
 function chooseFormat(name: string, head: Buffer): Format {
   if (/\.(ndjson|jsonl)(\.gz)?$/i.test(name)) return 'ndjson';
-  let i = 0;
-  while (i < head.length && (head[i] === 32 || head[i] === 9 || head[i] === 10 || head[i] === 13)) i++;
+  const i = skipBlanks(head);
   if (head[i] === 91) return 'array';
   return firstLineIsOneValue(head.subarray(i)) ? 'ndjson' : 'values';
 }
@@ -146,13 +145,13 @@ export class DocumentReader {
     // The head is complete once a line holding something other than blanks has ended.
     let holdsContent = false;
     const endsFirstLine = (chunk: Buffer): boolean => {
-      for (let i = 0; i < chunk.length; i++) {
-        const b = chunk[i]!;
-        if (b === 10) {
-          if (holdsContent) return true;
-        } else if (!holdsContent && b !== 32 && b !== 9 && b !== 13) holdsContent = true;
+      let from = 0;
+      if (!holdsContent) {
+        from = skipBlanks(chunk);
+        if (from === chunk.length) return false;
+        holdsContent = true;
       }
-      return false;
+      return chunk.indexOf(10, from) !== -1;
     };
     const start = (bytes: Buffer): Splitter => {
       this.format = chooseFormat(this.path, bytes);

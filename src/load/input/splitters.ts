@@ -34,13 +34,18 @@ export interface Splitter {
   finish(): Piece[];
 }
 
-const isBlank = (buf: Buffer, start: number, end: number) => {
-  for (let i = start; i < end; i++) {
+/** Index of the first byte from `start` that is not JSON whitespace (space, tab, CR, LF); `end` if none. */
+export function skipBlanks(buf: Buffer, start = 0, end = buf.length): number {
+  let i = start;
+  while (i < end) {
     const b = buf[i]!;
-    if (b !== 32 && b !== 9 && b !== 13 && b !== 10) return false;
+    if (b !== 32 && b !== 9 && b !== 13 && b !== 10) break;
+    i++;
   }
-  return true;
-};
+  return i;
+}
+
+const isBlank = (buf: Buffer, start: number, end: number) => skipBlanks(buf, start, end) === end;
 
 /** One document per line; blank lines are skipped but counted. */
 export class LineSplitter implements Splitter {
@@ -125,8 +130,8 @@ export class ValueSplitter implements Splitter {
     const from = this.carry.length;
     const buf = from ? Buffer.concat([this.carry, chunk]) : chunk;
     const pieces: Piece[] = [];
+    let top = this.top;
     for (let i = from; i < buf.length; i++) {
-      const top = this.top;
       const b = buf[i]!;
       if (this.inString) {
         if (this.escape) this.escape = false;
@@ -159,7 +164,7 @@ export class ValueSplitter implements Splitter {
           if (this.array && !this.closed && b === 93) {
             this.closed = true;
             this.depth = 0;
-            this.top = 0;
+            top = this.top = 0;
           } else this.unexpected(buf, i, pieces, `unbalanced ${String.fromCharCode(b)}`);
           continue;
         }
