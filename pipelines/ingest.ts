@@ -12,6 +12,7 @@ import {
 import { prepareInWorkers, workersFor } from '../src/load/input/parallel.js';
 import {
   type FilePlan,
+  IngestStopped,
   type PreparedEvent,
   type PrepareJob,
   prepareFiles,
@@ -40,11 +41,20 @@ export interface IngestOptions {
    * 16 MB or more; none below); 0 does it on this thread, as for stdin.
    */
   workers?: number;
+  /**
+   * Stops the run at the next batch boundary (Ctrl-C, SIGTERM): what was read up to there commits with its
+   * ledger positions, so the next run resumes after it, and the summary says `interrupted`.
+   */
+  signal?: AbortSignal;
 }
 
 export interface IngestFileResult {
   path: string;
-  status: 'loaded' | 'resumed' | 'unchanged';
+  /**
+   * interrupted: the run was stopped before the file's end, and the next run resumes it where this one
+   * stopped; not_started: stopped before the file was begun.
+   */
+  status: 'loaded' | 'resumed' | 'unchanged' | 'interrupted' | 'not_started';
   documents: number;
   rejections: number;
 }
@@ -58,6 +68,8 @@ export interface IngestSummary {
   bytes: number;
   /** Worker threads that read the files (0: they were read on the main thread). */
   workers: number;
+  /** Stopped by `signal` before every file was read; what was read is committed. */
+  interrupted: boolean;
 }
 
 class IngestRun {
@@ -77,7 +89,10 @@ class IngestRun {
     rejections: 0,
     bytes: 0,
     workers: 0,
+    interrupted: false,
   };
+  /** Inputs whose last document has been accepted (a stopped run reports the others as interrupted). */
+  private readonly finished = new Set<number>();
 
   constructor(
     private readonly warehouse: Warehouse,
@@ -145,6 +160,7 @@ class IngestRun {
    */
   readonly accept = async (event: PreparedEvent): Promise<void> => {
     if (this.aborted) throw new Error('the ingest was stopped');
+    if (this.options.signal?.aborted) throw new IngestStopped();
     await this.txReady;
     const batch = this.warehouse.adopt(event.prepared);
     const { store, runId, logger } = this.options;
@@ -166,6 +182,7 @@ class IngestRun {
         if (!stdin) batch.after.push(writeLedgerSql(store, progress.path, entry, runId, at));
         continue;
       }
+      this.finished.add(progress.index);
       const { sha256, bytes, format, gzip } = progress.done;
       const done: LedgerEntry = { ...entry, status: 'complete', sha256 };
       if (stdin) done.size = bytes;
@@ -181,6 +198,7 @@ class IngestRun {
         gzip,
       });
     }
+    logger.debug('ingest_batch', { batch: event.batchIndex, documents: event.documents });
     this.txDocs += event.documents;
     await this.rotate(batch, this.txDocs >= (this.options.commitDocuments ?? 200_000));
   };
@@ -224,6 +242,37 @@ class IngestRun {
     await this.txReady;
     await this.settle();
     await this.tx.commit();
+  }
+
+  /**
+   * After a stop: a file read part of the way is reported as interrupted, with the documents and bytes
+   * committed of it, and logged like a finished file so the operator sees where it stopped; files not begun
+   * are reported as not started, and counted in one log line (a folder can hold thousands).
+   */
+  interrupted(plans: FilePlan[]): void {
+    this.summary.interrupted = true;
+    let notStarted = 0;
+    for (const plan of plans) {
+      if (this.finished.has(plan.index)) continue;
+      const result = this.summary.files[plan.index]!;
+      const entry = this.ledger.get(plan.index)!;
+      if (entry.byteOffset === plan.entry.byteOffset) {
+        result.status = 'not_started';
+        notStarted++;
+        continue;
+      }
+      result.status = 'interrupted';
+      this.summary.documents += result.documents;
+      this.summary.bytes += entry.byteOffset - plan.entry.byteOffset;
+      this.options.logger.info('ingest_file', {
+        path: plan.path,
+        status: result.status,
+        documents: result.documents,
+        rejections: result.rejections,
+        line: entry.line,
+      });
+    }
+    if (notStarted) this.options.logger.info('ingest_files_not_started', { files: notStarted });
   }
 
   /**
@@ -287,15 +336,24 @@ export async function ingestPaths(
   let restoreThreads: () => Promise<void> = async () => {};
   try {
     const plans = await run.plan(files);
-    if (plans.length) {
+    // Stopped while the ledger was checked (hashing touched files can take a while): nothing is read.
+    if (plans.length && options.signal?.aborted) run.interrupted(plans);
+    else if (plans.length) {
       const job = run.job(plans);
       // stdin belongs to this thread; a worker cannot read it.
       const bytes = plans.reduce((n, p) => n + p.entry.size - p.entry.byteOffset, 0);
       const workers = plans.some((p) => p.path === '-') ? 0 : (options.workers ?? workersFor(bytes));
       run.summary.workers = workers;
       restoreThreads = await warehouse.shareCores(workers, options.logger);
-      if (workers > 0) await prepareInWorkers(job, workers, run.accept);
-      else await prepareFiles({ ...job, share: { index: 0, of: 1 } }, run.accept);
+      const reading =
+        workers > 0
+          ? prepareInWorkers(job, workers, run.accept)
+          : prepareFiles({ ...job, share: { index: 0, of: 1 } }, run.accept, undefined, options.signal);
+      // A stop unwinds the readers (and ends the workers); every batch accepted before it is kept.
+      await reading.catch((error: unknown) => {
+        if (!(error instanceof IngestStopped)) throw error;
+        run.interrupted(plans);
+      });
     }
     await run.finish();
   } catch (error) {

@@ -46,7 +46,7 @@ export function finishRunSql(runId: string, finish: RunFinish): string {
 /**
  * Run when a writer opens the warehouse, before it starts a run of its own. It then holds the warehouse's only
  * lock, so a run still without an outcome belongs to a process that ended before it could record one (a kill,
- * a power cut, Ctrl-C during an ingest): it is marked interrupted rather than left "running" for ever.
+ * a power cut, a second Ctrl-C): it is marked interrupted rather than left "running" for ever.
  */
 export const CLOSE_ABANDONED_RUNS_SQL =
   "UPDATE _sync_runs SET outcome = 'interrupted', error = coalesce(error, " +

@@ -37,8 +37,10 @@ export interface RunOptions {
   /** Added to a clean environment that holds the token variable (unless `withToken: false`). */
   env?: Record<string, string | undefined>;
   withToken?: boolean;
-  /** Written to stdin, which is then closed. */
+  /** Written to stdin, which is then closed (unless `holdStdin`). */
   input?: string | Buffer;
+  /** Leaves stdin open after `input`, as a producer that has not finished would. */
+  holdStdin?: boolean;
   /** The child is killed after this long, and the test fails: no command may hang. */
   timeoutMs?: number;
   /** Run as another user (root only): how a non-writable folder is tested when root may write anywhere. */
@@ -77,7 +79,8 @@ export function startCli(
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
   });
-  if (options.input !== undefined) child.stdin!.end(options.input);
+  if (options.holdStdin) child.stdin!.write(options.input ?? '');
+  else if (options.input !== undefined) child.stdin!.end(options.input);
   else child.stdin!.end();
   const timeoutMs = options.timeoutMs ?? 90_000;
   const done = new Promise<CliResult>((resolve, reject) => {

@@ -87,19 +87,46 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       });
       let summary: IngestSummary | undefined;
       let failure: unknown;
+      // Ctrl-C or SIGTERM stops at the next batch boundary and commits what was read, with each file's
+      // position, so the next run resumes there. The handlers are once-only: a second signal ends the process
+      // at once (DuckDB then keeps only what was committed, and the next writer marks the run interrupted).
+      const stop = new AbortController();
+      let interrupted: NodeJS.Signals | null = null;
+      const onSignal = (signal: NodeJS.Signals) => {
+        interrupted = signal;
+        logger.warn('ingest.stopping', {
+          signal,
+          message:
+            'stopping after the batch being written and committing what was read; signal again to stop at once',
+        });
+        stop.abort();
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
       try {
         summary = await ingestPaths(warehouse, inputs, {
           store: store!.name,
           runId,
           logger,
+          signal: stop.signal,
           ...(workers === undefined ? {} : { workers }),
         });
       } catch (error) {
         failure = error;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
       }
       const rejections = summary?.rejections ?? 0;
+      const stopped = summary?.interrupted === true;
       await warehouse.finishRun(runId, {
-        outcome: failure ? 'failed' : rejections > 0 ? 'completed_with_rejections' : 'succeeded',
+        outcome: failure
+          ? 'failed'
+          : stopped
+            ? 'interrupted'
+            : rejections > 0
+              ? 'completed_with_rejections'
+              : 'succeeded',
         counts: summary ? { documents: summary } : {},
         requests: 0,
         retries: 0,
@@ -107,6 +134,18 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       });
       if (failure) throw failure;
       process.stdout.write(`${JSON.stringify(summary)}\n`);
+      if (stopped) {
+        const stdin = 'stdin is not remembered: piping it again reads it from the start.';
+        const again = !inputs.includes('-')
+          ? 'Run the same command again: it resumes where this one stopped.'
+          : inputs.length === 1
+            ? stdin
+            : `Files resume where this run stopped; ${stdin}`;
+        throw new StoreSyncError(
+          ERROR_CODES.INTERNAL,
+          `interrupted by ${interrupted ?? 'a signal'} after ${summary!.documents} documents, which are committed. ${again}`,
+        );
+      }
       process.exitCode = exitCodeForOutcome({ failedStreams: 0, rejections });
     } finally {
       await warehouse.close();

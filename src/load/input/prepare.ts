@@ -64,11 +64,23 @@ export interface PreparedEvent {
   files: FileProgress[];
 }
 
+/**
+ * Thrown to stop reading at a batch boundary (by the caller's `emit`, or by the reader of stdin when the
+ * signal fires): the batches accepted before it are kept, the one being built is dropped.
+ */
+export class IngestStopped extends Error {
+  constructor() {
+    super('the ingest was interrupted');
+  }
+}
+
 export async function prepareFiles(
   job: PrepareJob,
   emit: (event: PreparedEvent) => Promise<void>,
   /** The first share's report of a file's content hash, made when the file has been read whole. */
   onDigest?: (file: number, sha256: string) => void,
+  /** Stops the reading of stdin (only on the main thread: a signal cannot be sent to a worker). */
+  signal?: AbortSignal,
 ): Promise<void> {
   const normalizer = new Normalizer();
   const { index: mine, of: readers } = job.share;
@@ -151,8 +163,9 @@ export async function prepareFiles(
       const skipUntil = file.status === 'resumed' ? file.entry.byteOffset : 0;
       const reader = new DocumentReader(file.path, file.path === '-' ? undefined : file.entry.size, {
         hash: hashes,
+        ...(signal ? { signal } : {}),
       });
-      for await (const piece of named(file.path, reader.pieces())) {
+      for await (const piece of named(file.path, reader.pieces(), signal)) {
         // Read before: the pieces that start before the saved position. That is those that end by it, for a
         // run resumed where it stopped; and, for a file that grew from a last line without its newline, that
         // line too, which now ends one newline later (see ingest.ts, appendedTo).
@@ -172,11 +185,15 @@ export async function prepareFiles(
   }
 }
 
-/** The pieces of one input; a failure to read it (a broken .gz, a file gone) names the input. */
-async function* named<T>(path: string, pieces: AsyncIterable<T>): AsyncGenerator<T> {
+/**
+ * The pieces of one input; a failure to read it (a broken .gz, a file gone) names the input, and a read
+ * ended by the stop signal is the stop.
+ */
+async function* named<T>(path: string, pieces: AsyncIterable<T>, signal?: AbortSignal): AsyncGenerator<T> {
   try {
     yield* pieces;
   } catch (error) {
+    if (signal?.aborted) throw new IngestStopped();
     const where = path === '-' ? 'stdin' : path;
     throw new Error(`cannot read ${where}: ${(error as Error).message}`, { cause: error });
   }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import { Readable } from 'node:stream';
+import { addAbortSignal, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { LineSplitter, type Piece, type Splitter, skipBlanks, ValueSplitter } from './splitters.js';
 
@@ -97,10 +97,20 @@ export class DocumentReader {
      * Whether to hash the bytes. Every ingest worker reads the whole input, and one hash of it is enough:
      * the others skip it (SHA-256 of the input was about 8 % of a second worker's CPU).
      */
-    options: { hash?: boolean } = {},
+    options: {
+      hash?: boolean;
+      /**
+       * Ends the reading of stdin when it fires (with an AbortError): a stopped ingest must not wait for a
+       * producer that keeps stdin open and writes nothing. Files end by themselves.
+       */
+      signal?: AbortSignal;
+    } = {},
   ) {
     this.hash = options.hash === false ? null : createHash('sha256');
+    this.signal = options.signal;
   }
+
+  private readonly signal: AbortSignal | undefined;
 
   /** Bytes of the input as stored, read so far. */
   get bytesRead(): number {
@@ -116,7 +126,9 @@ export class DocumentReader {
   async *pieces(): AsyncGenerator<Piece> {
     const raw: AsyncIterable<Buffer> =
       this.path === '-'
-        ? process.stdin
+        ? this.signal
+          ? addAbortSignal(this.signal, process.stdin)
+          : process.stdin
         : this.limit === 0
           ? Readable.from([])
           : readChunks(this.path, this.limit);
