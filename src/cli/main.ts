@@ -16,6 +16,21 @@ function jsonLogsRequested(argv: string[]): boolean {
   return argv.includes('--log-format=json') || (at >= 0 && argv[at + 1] === 'json');
 }
 
+/**
+ * yargs drops a lone `-` from positionals (yargs/yargs#1312, still open), so `ingest -` would read nothing.
+ * It is handed to yargs as a token no real argument can be (a NUL cannot be in a path or a shell word), and
+ * every parsed value is turned back into `-` before the command runs: inputs keep their order, and an
+ * option given `-` keeps it too.
+ */
+const DASH = '\u0000-';
+
+function restoreDashes(argv: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(argv)) {
+    if (value === DASH) argv[key] = '-';
+    else if (Array.isArray(value)) argv[key] = value.map((v) => (v === DASH ? '-' : v));
+  }
+}
+
 function isAbort(error: unknown): boolean {
   for (let e = error; e instanceof Error; e = e.cause) if (e.name === 'AbortError') return true;
   return false;
@@ -47,8 +62,10 @@ async function main(argv: string[]): Promise<void> {
   process.on('unhandledRejection', crash);
   process.on('uncaughtException', crash);
   try {
-    await yargs(argv)
+    await yargs(argv.map((token) => (token === '-' ? DASH : token)))
       .scriptName('store-sync')
+      // Before validation, so a refused value is reported as given.
+      .middleware(restoreDashes, true)
       // Options are read by their dashed names; camel-case copies would only double every "Unknown argument".
       .parserConfiguration({ 'camel-case-expansion': false })
       .usage(

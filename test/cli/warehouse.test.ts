@@ -121,6 +121,28 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     );
   });
 
+  it('reads stdin at its place among the inputs, even after an option whose value names an input', async () => {
+    // A folder named like the store: `--store shop - shop` must read stdin first, then the folder.
+    const folder = path.join(dir, 'shop');
+    await mkdir(folder);
+    await copyFile(path.join(FIXTURES, 'order-2023.json'), path.join(folder, 'order.json'));
+    const document = await readFile(path.join(FIXTURES, 'order-2024.json'));
+    const result = await runCli(['ingest', '--store', 'shop', '-', 'shop', '-', ...job()], {
+      input: document,
+      cwd: dir,
+    });
+    assertExit(result, 0);
+    const summary = JSON.parse(result.stdout) as IngestJson;
+    // stdin named twice is read once, at its first place.
+    assert.deepEqual(
+      summary.files.map((f) => [f.path, f.documents]),
+      [
+        ['-', 1],
+        [path.join(await realpath(folder), 'order.json'), 1],
+      ],
+    );
+  });
+
   it('ingests stdin (-)', async () => {
     const document = await readFile(path.join(FIXTURES, 'order-2024.json'));
     const result = await runCli(['ingest', '-', ...job()], { input: document });

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { withStdin } from '../../src/cli/commands/ingest.js';
 import { expandInputs } from '../../src/load/input/inputs.js';
 import { tempDir } from './helpers.js';
 
@@ -53,21 +52,5 @@ describe('ingest inputs', () => {
       files.map((f) => path.relative(top, f.path)),
       ['sub/x.ndjson'],
     );
-  });
-
-  it('reads stdin at its place among the inputs (the one read last wins for carts and fulfillment orders)', () => {
-    assert.deepEqual(withStdin(['old.ndjson'], ['ingest', '-', 'old.ndjson', '--warehouse', 'w.duckdb']), [
-      '-',
-      'old.ndjson',
-    ]);
-    assert.deepEqual(withStdin(['old.ndjson'], ['ingest', 'old.ndjson', '-']), ['old.ndjson', '-']);
-    assert.deepEqual(withStdin(['a.json', 'b.json'], ['ingest', 'a.json', '-', 'b.json', '-']), [
-      'a.json',
-      '-',
-      'b.json',
-    ]);
-    assert.deepEqual(withStdin(['a.json'], ['ingest', 'a.json']), ['a.json']);
-    // An input named like the command is still an input, at its place.
-    assert.deepEqual(withStdin(['ingest'], ['ingest', '-', 'ingest']), ['-', 'ingest']);
   });
 });

@@ -17,24 +17,6 @@ interface IngestArgs extends JobArgs, WorkersArgs {
   inputs: string[];
 }
 
-/**
- * yargs drops a lone `-` from positionals (yargs/yargs#1312, still open), so `ingest -` would read nothing:
- * stdin is recovered from the raw command line instead, at its place among the inputs. Inputs are read in
- * the order given, and for records without a version (carts, fulfillment orders) the one read last wins, so
- * `cat new.ndjson | store-sync ingest old.ndjson -` must read stdin after old.ndjson, and `- old.ndjson` before.
- */
-export function withStdin(inputs: readonly string[], rawArgs: readonly string[]): string[] {
-  if (!rawArgs.includes('-') || inputs.includes('-')) return [...inputs];
-  const ordered: string[] = [];
-  let next = 0;
-  // The command word is not an input, even when an input has the same name.
-  for (const token of rawArgs[0] === 'ingest' ? rawArgs.slice(1) : rawArgs) {
-    if (token === '-' && !ordered.includes('-')) ordered.push('-');
-    else if (next < inputs.length && token === inputs[next]) ordered.push(inputs[next++]!);
-  }
-  return [...ordered, ...inputs.slice(next)];
-}
-
 export const ingestCommand: CommandModule<object, IngestArgs> = {
   command: 'ingest <inputs..>',
   describe:
@@ -67,7 +49,9 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
     const { ingestPaths } = await import('../../../pipelines/ingest.js');
     const { openWarehouse } = await import('../../load/index.js');
     const { expandInputs } = await import('../../load/input/inputs.js');
-    const inputs = withStdin(args.inputs, process.argv.slice(2));
+    // Read in the order given: for records without a version (carts, fulfillment orders) the one read last
+    // wins, so `cat new.ndjson | store-sync ingest old.ndjson -` reads stdin after old.ndjson.
+    const inputs = args.inputs;
     // A missing input is a usage error (exit 2), found before the warehouse is created or a run recorded.
     const files = await expandInputs(inputs);
     // Exit 0 is right (a capture folder can be empty tonight), but a typo'd folder should not pass silently.

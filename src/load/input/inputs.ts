@@ -82,6 +82,7 @@ export async function expandInputs(inputs: string[]): Promise<InputFile[]> {
       out.push(...found);
     } else out.push({ path: absolute, size: info.size, mtimeMs: info.mtimeMs });
   }
+  // A file named twice (or reached through two folders) is read once; so is stdin, which cannot be read twice.
   const seen = new Set<string>();
-  return out.filter((f) => f.path === '-' || (!seen.has(f.path) && seen.add(f.path)));
+  return out.filter((f) => !seen.has(f.path) && seen.add(f.path));
 }
