@@ -81,6 +81,11 @@ const REJECTED_COLUMNS = tableDef('_rejected_records').columns;
 
 export class Batch {
   readonly counts: BatchCounts = { records: 0, rows: 0, rejections: 0 };
+  /**
+   * Rows `write` appended to any table, bookkeeping included (rejections, raw landing): the transaction
+   * uses it to decide how to commit (see Transaction.commit).
+   */
+  appendedRows = 0;
   /** The raw landing of the records landed so far, compressed as they arrive (made by the first record). */
   private landing: BlockWriter | null = null;
   private rejected = new TableRows('_rejected_records', REJECTED_COLUMNS);
@@ -234,13 +239,15 @@ export class Batch {
           staged.add(member.name);
         }
         this.counts.rows += member.length;
+        this.appendedRows += member.length;
       }
     }
     this.rejected.seal();
     if (this.rejected.length)
       (await appenders.get(this.rejected.name)).append(this.rejected, identityFeeds(this.rejected));
     const landing = this.prepared ? this.prepared.landing : await this.finishLanding();
-    if (landing) await this.writeLanding(landing, layouts, appenders);
+    this.appendedRows += this.rejected.length;
+    if (landing) this.appendedRows += await this.writeLanding(landing, layouts, appenders);
     for (const table of staged) {
       if (!tableDef(table).unit) continue;
       const picked = await connection.run(pickWinnersSql(table, this.rowMeta));
@@ -336,9 +343,13 @@ export class Batch {
 
   /**
    * The batch's `_raw_landing` row and its bytes as `_raw_landing_parts` rows (see landing.ts), through
-   * pooled appenders (flushed, so their buffers are reused).
+   * pooled appenders (flushed, so their buffers are reused). Returns the rows appended.
    */
-  private async writeLanding(block: LandingBlock, layouts: Layouts, appenders: AppenderPool): Promise<void> {
+  private async writeLanding(
+    block: LandingBlock,
+    layouts: Layouts,
+    appenders: AppenderPool,
+  ): Promise<number> {
     const values: Record<string, LandingValue> = {
       first_seq: { int64: block.firstSeq },
       last_seq: { int64: block.lastSeq },
@@ -362,6 +373,7 @@ export class Batch {
       return columns.map((c) => value[c] ?? null);
     });
     (await appenders.get('_raw_landing_parts')).appendRows(rows);
+    return 1 + rows.length;
   }
 }
 

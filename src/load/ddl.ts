@@ -5,6 +5,7 @@ import { dataTables, stagingColumns, type TableDef, tableDef, tableDefinitions }
 import { stagingSqlType } from './chunks.js';
 import { landingParts } from './landing.js';
 import { ident, literal, stagingTable } from './sql.js';
+import { commitThroughCheckpoint } from './transaction.js';
 
 /**
  * Schema from the registry: tables, columns, the `COMMENT ON` data dictionary and the staging tables.
@@ -63,7 +64,9 @@ export async function migrate(connection: DuckDBConnection): Promise<void> {
     if (widen.length) await connection.run(widen.join(';\n'));
     if (oldLanding.length) await moveLandingToParts(connection, oldLanding);
     await connection.run(`INSERT INTO ${SCHEMA_TABLE} VALUES (${literal(fingerprint)}, now())`);
-    await connection.run('COMMIT');
+    // Moving a landing appends it whole: see commitThroughCheckpoint.
+    if (oldLanding.length) await commitThroughCheckpoint(connection);
+    else await connection.run('COMMIT');
   } catch (error) {
     // A failed write (disk full, file too large) may leave nothing to roll back: the rollback's own error
     // must not hide the one that says what went wrong.

@@ -36,6 +36,15 @@ export interface LandedRecord extends LandedMeta {
 export const CODEC = 'brotli-1';
 
 /**
+ * Landing parts whose block row is missing. Only a torn commit leaves them: before commits of many rows went
+ * through a checkpoint (see commitThroughCheckpoint), DuckDB replayed part of a commit cut short by a crash,
+ * landing parts included. They are deleted when a writer opens: their sequence numbers are handed out again,
+ * and a rebuild reading two blocks' parts under one number failed ("Decompression failed") for good.
+ */
+export const DELETE_ORPHAN_LANDING_PARTS_SQL =
+  'DELETE FROM _raw_landing_parts p WHERE NOT EXISTS (SELECT 1 FROM _raw_landing l WHERE l.first_seq = p.first_seq)';
+
+/**
  * A block's bytes are stored as rows of `_raw_landing_parts`, a row per part of at most this many bytes.
  * Two DuckDB (1.5) behaviours rule out storing a block in its `_raw_landing` row:
  * - A value of more than about 60 KB is stored apart from its column, and all such values of a row group

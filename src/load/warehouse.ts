@@ -22,6 +22,7 @@ import { AppenderPool } from './chunks.js';
 import { commentSql, createStagingTables, createTableSql, migrate } from './ddl.js';
 import { KIND, loadDocument, loadRecord } from './documents.js';
 import { KeyRanges } from './key-ranges.js';
+import { DELETE_ORPHAN_LANDING_PARTS_SQL } from './landing.js';
 import { Layouts } from './layouts.js';
 import { entityFullScanSql } from './merge.js';
 import { type OpenOptions, openInstance } from './open.js';
@@ -71,15 +72,21 @@ export class Warehouse {
       connection = await instance.connect();
       await connection.run("SET TimeZone = 'UTC'");
       let nextSeq = 1;
+      const logger = options.logger ?? silentLogger;
       if (!readOnly) {
         await migrate(connection);
         await connection.run(CLOSE_ABANDONED_RUNS_SQL);
+        const orphans = await connection.run(DELETE_ORPHAN_LANDING_PARTS_SQL);
+        if (orphans.rowsChanged > 0)
+          logger.warn('warehouse.orphan_landing_parts', {
+            deleted: orphans.rowsChanged,
+            message: 'raw landing parts of a commit cut short by a crash were removed',
+          });
         await createStagingTables(connection);
         const reader = await connection.runAndReadAll('SELECT coalesce(max(last_seq), 0) FROM _raw_landing');
         nextSeq = Number(reader.getRows()[0]?.[0] ?? 0) + 1;
       }
       const layouts = await Layouts.read(connection);
-      const logger = options.logger ?? silentLogger;
       return new Warehouse(absolute, readOnly, instance, connection, release, logger, nextSeq, layouts);
     } catch (error) {
       connection?.closeSync();
