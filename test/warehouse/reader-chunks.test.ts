@@ -85,4 +85,22 @@ describe('reading files in reused buffers', () => {
       await warehouse.close();
     }
   });
+
+  it('a file cut while it is read fails, instead of ending early as if it were whole', async () => {
+    // The run planned to read the file's size at the time; the file is now shorter (truncate -s during ingest).
+    const path_ = file('cut.ndjson');
+    await writeFile(path_, `${lines.slice(0, 20).join('\n')}\n`);
+    const size = (await stat(path_)).size;
+    const reader = new DocumentReader(path_, size + 5_000_000);
+    await assert.rejects(
+      async () => {
+        for await (const _ of reader.pieces());
+      },
+      new RegExp(
+        `^Error: the file shrank while it was read: it ended after ${size} of its ${size + 5_000_000} bytes$`,
+      ),
+    );
+    // Read to the size planned, the same file is whole.
+    assert.equal((await texts(path_)).length, 20);
+  });
 });

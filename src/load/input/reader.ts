@@ -53,7 +53,15 @@ async function* readChunks(path: string, limit: number | undefined): AsyncGenera
   try {
     for (let turn = 1; ; turn++) {
       const chunk = await next;
-      if (chunk.length === 0) return;
+      if (chunk.length === 0) {
+        // Ended before the size the run planned to read: the file was cut while it was read. Taken as its
+        // end, the half read would be recorded as the whole file, and a cut line rejected as malformed.
+        if (limit !== undefined && position < limit)
+          throw new Error(
+            `the file shrank while it was read: it ended after ${position} of its ${end} bytes`,
+          );
+        return;
+      }
       next = readInto(buffers[turn % 2]!);
       yield chunk;
     }
