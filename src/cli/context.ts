@@ -156,6 +156,17 @@ export function integerOption(name: string, value: number, min: number, max: num
   return value;
 }
 
+/** A numeric option that must be a number above zero (hours, say): a usage error naming the option otherwise. */
+export function positiveNumberOption(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new StoreSyncError(
+      ERROR_CODES.USAGE,
+      `--${name} must be a number above 0 (got ${Number.isNaN(value) ? 'something that is not a number' : String(value)})`,
+    );
+  }
+  return value;
+}
+
 export interface WorkersArgs {
   workers?: number;
 }

@@ -179,6 +179,17 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
     );
   });
 
+  it('--freshness-hours that is not a number above 0 (a typo would turn the staleness check off)', async () => {
+    await refused(
+      ['status', '--config', config, '--freshness-hours', '36h'],
+      /--freshness-hours must be a number above 0 \(got something that is not a number\)/,
+    );
+    await refused(
+      ['status', '--config', config, '--freshness-hours', '-1'],
+      /--freshness-hours must be a number above 0 \(got -1\)/,
+    );
+  });
+
   it('a missing token environment variable', async () => {
     await refused(
       ['sync', '--config', config],

@@ -5,6 +5,7 @@ import {
   cliLogger,
   type JobArgs,
   jobFromFlags,
+  positiveNumberOption,
   readerBlocked,
   resolveJob,
   selectStores,
@@ -44,6 +45,11 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
       }) as never,
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
+    // A typo (36h) must not turn the check off: `status --json || alert` would then never alert.
+    const hours =
+      args['freshness-hours'] === undefined
+        ? config.freshnessHours
+        : positiveNumberOption('freshness-hours', args['freshness-hours']);
     // A config file says which streams should have synced; a one-off job's flags do not (its store is
     // only a name), so then only what the warehouse holds is listed.
     const expected = jobFromFlags(args)
@@ -65,7 +71,7 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
       await warehouse.close();
     }
     const now = Date.now();
-    const bound = (args['freshness-hours'] ?? config.freshnessHours) * 3600_000;
+    const bound = hours * 3600_000;
     const report = rows
       .filter((row) => args.store === undefined || row.store === args.store)
       .map((row) => ({
