@@ -1,4 +1,13 @@
-import { accessSync, closeSync, constants, existsSync, openSync, readSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  openSync,
+  readFileSync,
+  readSync,
+  statSync,
+} from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
@@ -108,6 +117,26 @@ function lockHolder(error: unknown): string | null {
   return /PID (\d+)/i.exec(message)?.[1] ?? 'unknown';
 }
 
+/**
+ * Whether process `pid` holds its lock on the file to read or to write, from Linux's /proc/locks (DuckDB
+ * locks the file with fcntl: readers share a read lock, a writer takes a write lock); null where that
+ * cannot be told. A writer stopped by a reader (a long query, a BI tool) must not be told someone writes.
+ */
+function lockKind(file: string, pid: string): 'read' | 'write' | null {
+  try {
+    const inode = String(statSync(file).ino);
+    for (const line of readFileSync('/proc/locks', 'utf8').split('\n')) {
+      // "1: POSIX  ADVISORY  READ 17873 fe:00:5316696 0 EOF"; a waiting request has "->" after the number.
+      const [, type, , kind, holder, device] = line.trim().split(/\s+/);
+      if (type === 'POSIX' && holder === pid && device?.split(':')[2] === inode)
+        return kind === 'READ' ? 'read' : 'write';
+    }
+  } catch {
+    // Not Linux, or the file or the lock is gone: the message stays general.
+  }
+  return null;
+}
+
 export async function openInstance(
   file: string,
   options: OpenOptions,
@@ -134,6 +163,12 @@ export async function openInstance(
       throw new StoreSyncError(
         ERROR_CODES.WAREHOUSE_LOCKED,
         `cannot read ${absolute} while another store-sync process (pid ${pid}) is writing to it: DuckDB admits readers only when no process holds the file for writing; retry when that run finishes`,
+        { cause },
+      );
+    if (pid !== null && lockKind(absolute, pid) === 'read')
+      throw new StoreSyncError(
+        ERROR_CODES.WAREHOUSE_LOCKED,
+        `another process (pid ${pid}) has ${absolute} open for reading (a store-sync query, status or export, or a DuckDB client): DuckDB lets a process write only when no other has the file open; run again once it has finished`,
         { cause },
       );
     if (pid !== null)

@@ -53,6 +53,32 @@ describe('one writer', () => {
     });
   });
 
+  it('a writer stopped by a process that only reads is told so, not that someone writes', async () => {
+    // A copy of the warehouse, so the writer above keeps its own; held open read-only as a long query would.
+    const copy = path.join(dir, 'read.duckdb');
+    await (await openWarehouse(copy)).close();
+    const reader = spawn(process.execPath, ['--import', 'tsx', HOLDER, copy, 'read'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const [data] = (await once(reader.stdout!, 'data')) as [Buffer];
+      assert.equal(data.toString().trim(), 'ready');
+      await assert.rejects(openWarehouse(copy), (error: unknown) => {
+        assert.ok(isStoreSyncError(error, 'warehouse_locked'));
+        assert.match(
+          error.message,
+          new RegExp(
+            `^another process \\(pid ${reader.pid}\\) has ${copy} open for reading \\(a store-sync query`,
+          ),
+        );
+        return true;
+      });
+    } finally {
+      reader.kill('SIGKILL');
+      await once(reader, 'exit');
+    }
+  });
+
   it('once the writer is gone the warehouse opens, and a second writer in this process is refused', async () => {
     child.kill('SIGKILL');
     await once(child, 'exit');
