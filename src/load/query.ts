@@ -1,3 +1,4 @@
+import { DuckDBTimestampTZValue } from '@duckdb/node-api';
 import { asStoreSyncError, ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import { openInstance } from './open.js';
 
@@ -24,6 +25,14 @@ function exactNumber(value: unknown, type: string): unknown {
   }
   return value;
 }
+
+/**
+ * @duckdb/node-api prints a TIMESTAMPTZ in the zone of the computer it runs on (its offset is read once, into
+ * this public field), whatever the connection's TimeZone: `query` in New York showed 23:30 UTC on 31 January
+ * as "2024-01-31 18:30:00-05", and `date_trunc('month', …)` of it as December. The warehouse's times are UTC,
+ * and so is what `query` prints.
+ */
+DuckDBTimestampTZValue.timezoneOffsetInMinutes = 0;
 
 export async function runReadOnlyQuery(path: string, sql: string): Promise<QueryResult> {
   const { instance, release } = await openInstance(path, { readOnly: true });

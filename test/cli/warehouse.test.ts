@@ -303,6 +303,25 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
       'SELECT [1, 2, 3]::BIGINT[] AS small, [9007199254740993]::BIGINT[] AS big, 9007199254740993::BIGINT AS alone',
     );
     assert.deepEqual(lists, { small: [1, 2, 3], big: ['9007199254740993'], alone: '9007199254740993' });
+
+    // Times print in UTC wherever the computer is: in New York they printed at -05, and a month bucket of
+    // 23:30 UTC on 31 January as December.
+    const late = "TIMESTAMPTZ '2024-01-31 23:30:00+00'";
+    const inNewYork = await runCli(
+      [
+        'query',
+        `SELECT ${late} AS at, date_trunc('month', ${late}) AS month, [${late}] AS list`,
+        '--format',
+        'csv',
+        ...job(),
+      ],
+      { env: { TZ: 'America/New_York' } },
+    );
+    assertExit(inNewYork, 0);
+    assert.deepEqual(inNewYork.stdout.trimEnd().split('\n'), [
+      'at,month,list',
+      '2024-01-31 23:30:00+00,2024-01-01 00:00:00+00,"[""2024-01-31 23:30:00+00""]"',
+    ]);
   });
 
   it("a SQL error prints DuckDB's message and exits 1 without a stack trace; writes are refused", async () => {
