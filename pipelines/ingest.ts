@@ -17,7 +17,7 @@ import {
   type PrepareJob,
   prepareFiles,
 } from '../src/load/input/prepare.js';
-import type { Logger } from '../src/log.js';
+import type { LogFields, Logger } from '../src/log.js';
 
 /**
  * `store-sync ingest`: documents from files, folders or stdin into the warehouse (docs/ingest.md).
@@ -91,6 +91,11 @@ class IngestRun {
     workers: 0,
     interrupted: false,
   };
+  /**
+   * Log lines about files whose last documents are in the open transaction: written when it commits, so a
+   * run killed before then has not said it loaded what it then lost.
+   */
+  private uncommitted: [string, LogFields][] = [];
   /** Inputs whose last document has been accepted (a stopped run reports the others as interrupted). */
   private readonly finished = new Set<number>();
 
@@ -189,14 +194,17 @@ class IngestRun {
       batch.after.push(writeLedgerSql(store, stdin ? `stdin:${sha256}` : progress.path, done, runId, at));
       this.summary.documents += result.documents;
       this.summary.bytes += bytes;
-      logger.info('ingest_file', {
-        path: progress.path,
-        status: result.status,
-        documents: result.documents,
-        rejections: result.rejections,
-        format,
-        gzip,
-      });
+      this.uncommitted.push([
+        'ingest_file',
+        {
+          path: progress.path,
+          status: result.status,
+          documents: result.documents,
+          rejections: result.rejections,
+          format,
+          gzip,
+        },
+      ]);
     }
     logger.debug('ingest_batch', { batch: event.batchIndex, documents: event.documents });
     this.txDocs += event.documents;
@@ -223,9 +231,11 @@ class IngestRun {
     const last = this.pending;
     this.pending = null;
     this.txDocs = 0;
+    const logs = this.takeLogs();
     this.txReady = (async () => {
       this.account(await last);
       await tx.commit();
+      this.log(logs);
       this.tx = await this.warehouse.begin();
     })();
     this.txReady.catch(() => undefined);
@@ -242,6 +252,18 @@ class IngestRun {
     await this.txReady;
     await this.settle();
     await this.tx.commit();
+    this.log(this.takeLogs());
+  }
+
+  /** The log lines of the transaction being built, which are written once it commits. */
+  private takeLogs(): [string, LogFields][] {
+    const logs = this.uncommitted;
+    this.uncommitted = [];
+    return logs;
+  }
+
+  private log(lines: [string, LogFields][]): void {
+    for (const [event, fields] of lines) this.options.logger.info(event, fields);
   }
 
   /**
@@ -264,15 +286,18 @@ class IngestRun {
       result.status = 'interrupted';
       this.summary.documents += result.documents;
       this.summary.bytes += entry.byteOffset - plan.entry.byteOffset;
-      this.options.logger.info('ingest_file', {
-        path: plan.path,
-        status: result.status,
-        documents: result.documents,
-        rejections: result.rejections,
-        line: entry.line,
-      });
+      this.uncommitted.push([
+        'ingest_file',
+        {
+          path: plan.path,
+          status: result.status,
+          documents: result.documents,
+          rejections: result.rejections,
+          line: entry.line,
+        },
+      ]);
     }
-    if (notStarted) this.options.logger.info('ingest_files_not_started', { files: notStarted });
+    if (notStarted) this.uncommitted.push(['ingest_files_not_started', { files: notStarted }]);
   }
 
   /**

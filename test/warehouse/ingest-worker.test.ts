@@ -151,21 +151,30 @@ describe('ingest: the worker thread', () => {
         const broken = path.join(other, 'more');
         await mkdir(broken);
         await writeFile(path.join(broken, 'a.ndjson'), ndjson([orderDoc(3)]));
+        await writeFile(path.join(broken, 'b.ndjson'), ndjson([orderDoc(4), orderDoc(5)]));
         // A gzip header followed by garbage: gunzip fails part-way.
         await writeFile(
-          path.join(broken, 'b.ndjson.gz'),
+          path.join(broken, 'c.ndjson.gz'),
           Buffer.concat([gzipSync('{"x":1}\n').subarray(0, 10), Buffer.alloc(64, 7)]),
         );
+        const lines: string[] = [];
+        const logger = createLogger({ write: (line: string) => lines.push(line) });
+        // One document per batch: the end of a.ndjson is in a batch written before c.ndjson.gz fails.
         await assert.rejects(
-          ingestPaths(warehouse, [broken], { store: 'shop', runId: 'two', logger: silentLogger }),
+          ingestPaths(warehouse, [broken], { store: 'shop', runId: 'two', logger, batchDocuments: 1 }),
           (error: unknown) =>
-            error instanceof StoreSyncError && /cannot read .*b\.ndjson\.gz/.test(error.message),
+            error instanceof StoreSyncError && /cannot read .*c\.ndjson\.gz/.test(error.message),
+        );
+        // A file is logged as loaded when its documents commit: this run committed nothing.
+        assert.deepEqual(
+          lines.filter((l) => l.includes('ingest_file')),
+          [],
         );
         const c = warehouse.connection;
         assert.equal(
           await count(c, 'orders'),
           2,
-          'the first run stays; a.ndjson of the failed run is rolled back',
+          'the first run stays; a.ndjson and b.ndjson of the failed run are rolled back',
         );
         assert.equal(await count(c, '_ingested_files'), 1);
       } finally {
