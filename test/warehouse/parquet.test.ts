@@ -243,26 +243,23 @@ describe('parquet export', () => {
               if (stdout.includes('ready')) resolve();
             }),
           );
-          const done = once(child, 'exit').then(() => {
-            const [outcome, start, end] = stdout.split('\n')[1]!.trim().split(' ');
-            return { outcome: outcome!, start: Number(start), end: Number(end) };
-          });
+          const done = once(child, 'exit').then(() => ({ outcome: stdout.split('\n')[1]!.trim() }));
           return { ready, done };
         });
         await Promise.all(children.map((c) => c.ready));
         await writeFile(go, '');
         return Promise.all(children.map((c) => c.done));
       };
-      // On a busy machine one child may see the signal late and find the other's export already finished:
-      // both then succeed, one after the other, which is right. What must never happen is two exports at once.
+      // On a busy machine one child may see the signal late and reach the lock only after the other has
+      // released it: both then succeed, one after the other, which is right (the times around the calls cannot
+      // tell, as each export does work before taking the lock). Such rounds are judged by what they leave: the
+      // link resolves and the lock is released. Rounds where both met at the lock must have one winner.
       let contested = 0;
       for (let round = 0; round < 12 && contested < 4; round++) {
         await writeFile(path.join(out, '.versions', 'lock'), '2147483646\n');
         const [a, b] = await race(path.join(fresh.dir, `go-${round}`));
         const outcomes = [a!.outcome, b!.outcome].sort();
-        if (outcomes[0] === 'ok' && outcomes[1] === 'ok')
-          assert.ok(a!.end <= b!.start || b!.end <= a!.start, `round ${round}: two exports at once`);
-        else {
+        if (outcomes[0] !== 'ok' || outcomes[1] !== 'ok') {
           assert.deepEqual(outcomes, [ERROR_CODES.EXPORT_LOCKED, 'ok'].sort(), `round ${round}`);
           contested++;
         }
