@@ -194,17 +194,7 @@ class IngestRun {
       batch.after.push(writeLedgerSql(store, stdin ? `stdin:${sha256}` : progress.path, done, runId, at));
       this.summary.documents += result.documents;
       this.summary.bytes += bytes;
-      this.uncommitted.push([
-        'ingest_file',
-        {
-          path: progress.path,
-          status: result.status,
-          documents: result.documents,
-          rejections: result.rejections,
-          format,
-          gzip,
-        },
-      ]);
+      this.fileLine(progress.path, result, { format, gzip });
     }
     logger.debug('ingest_batch', { batch: event.batchIndex, documents: event.documents });
     this.txDocs += event.documents;
@@ -255,6 +245,12 @@ class IngestRun {
     this.log(this.takeLogs());
   }
 
+  /** A file's `ingest_file` line, held until the transaction holding its last documents commits. */
+  private fileLine(path: string, result: IngestFileResult, extra: LogFields): void {
+    const { status, documents, rejections } = result;
+    this.uncommitted.push(['ingest_file', { path, status, documents, rejections, ...extra }]);
+  }
+
   /** The log lines of the transaction being built, which are written once it commits. */
   private takeLogs(): [string, LogFields][] {
     const logs = this.uncommitted;
@@ -286,16 +282,7 @@ class IngestRun {
       result.status = 'interrupted';
       this.summary.documents += result.documents;
       this.summary.bytes += entry.byteOffset - plan.entry.byteOffset;
-      this.uncommitted.push([
-        'ingest_file',
-        {
-          path: plan.path,
-          status: result.status,
-          documents: result.documents,
-          rejections: result.rejections,
-          line: entry.line,
-        },
-      ]);
+      this.fileLine(plan.path, result, { line: entry.line });
     }
     if (notStarted) this.uncommitted.push(['ingest_files_not_started', { files: notStarted }]);
   }
@@ -373,7 +360,7 @@ export async function ingestPaths(
       const reading =
         workers > 0
           ? prepareInWorkers(job, workers, run.accept)
-          : prepareFiles({ ...job, share: { index: 0, of: 1 } }, run.accept, undefined, options.signal);
+          : prepareFiles({ ...job, share: { index: 0, of: 1 } }, run.accept, { signal: options.signal });
       // A stop unwinds the readers (and ends the workers); every batch accepted before it is kept.
       await reading.catch((error: unknown) => {
         if (!(error instanceof IngestStopped)) throw error;

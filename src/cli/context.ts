@@ -145,25 +145,22 @@ export function readerBlocked(error: unknown): unknown {
     : error;
 }
 
+/** A usage error for numeric option `--name`: what it must be, and what it got (yargs gives NaN for text). */
+function badNumber(name: string, expected: string, value: number): StoreSyncError {
+  const got = Number.isNaN(value) ? 'something that is not a number' : String(value);
+  return new StoreSyncError(ERROR_CODES.USAGE, `--${name} must be ${expected} (got ${got})`);
+}
+
 /** A numeric option that must be a whole number in range: a usage error naming the option otherwise. */
 export function integerOption(name: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new StoreSyncError(
-      ERROR_CODES.USAGE,
-      `--${name} must be an integer from ${min} to ${max} (got ${Number.isNaN(value) ? 'something that is not a number' : String(value)})`,
-    );
-  }
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw badNumber(name, `an integer from ${min} to ${max}`, value);
   return value;
 }
 
 /** A numeric option that must be a number above zero (hours, say): a usage error naming the option otherwise. */
 export function positiveNumberOption(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new StoreSyncError(
-      ERROR_CODES.USAGE,
-      `--${name} must be a number above 0 (got ${Number.isNaN(value) ? 'something that is not a number' : String(value)})`,
-    );
-  }
+  if (!Number.isFinite(value) || value <= 0) throw badNumber(name, 'a number above 0', value);
   return value;
 }
 

@@ -77,10 +77,15 @@ export class IngestStopped extends Error {
 export async function prepareFiles(
   job: PrepareJob,
   emit: (event: PreparedEvent) => Promise<void>,
-  /** The first share's report of a file's content hash, made when the file has been read whole. */
-  onDigest?: (file: number, sha256: string) => void,
-  /** Stops the reading of stdin (only on the main thread: a signal cannot be sent to a worker). */
-  signal?: AbortSignal,
+  {
+    onDigest,
+    signal,
+  }: {
+    /** The first share's report of a file's content hash, made when the file has been read whole. */
+    onDigest?: (file: number, sha256: string) => void;
+    /** Stops the reading of stdin (only on the main thread: a signal cannot be sent to a worker). */
+    signal?: AbortSignal | undefined;
+  } = {},
 ): Promise<void> {
   const normalizer = new Normalizer();
   const { index: mine, of: readers } = job.share;
@@ -163,7 +168,7 @@ export async function prepareFiles(
       const skipUntil = file.status === 'resumed' ? file.entry.byteOffset : 0;
       const reader = new DocumentReader(file.path, file.path === '-' ? undefined : file.entry.size, {
         hash: hashes,
-        ...(signal ? { signal } : {}),
+        signal,
       });
       for await (const piece of named(file.path, reader.pieces(), signal)) {
         // Read before: the pieces that start before the saved position. That is those that end by it, for a

@@ -89,6 +89,7 @@ function chooseFormat(name: string, head: Buffer): Format {
 
 export class DocumentReader {
   private readonly hash: ReturnType<typeof createHash> | null;
+  private readonly signal: AbortSignal | undefined;
   private readonly counter = { bytes: 0 };
   format: Format | null = null;
   gzip = false;
@@ -111,14 +112,12 @@ export class DocumentReader {
        * Ends the reading of stdin when it fires (with an AbortError): a stopped ingest must not wait for a
        * producer that keeps stdin open and writes nothing. Files end by themselves.
        */
-      signal?: AbortSignal;
+      signal?: AbortSignal | undefined;
     } = {},
   ) {
     this.hash = options.hash === false ? null : createHash('sha256');
     this.signal = options.signal;
   }
-
-  private readonly signal: AbortSignal | undefined;
 
   /** Bytes of the input as stored, read so far. */
   get bytesRead(): number {

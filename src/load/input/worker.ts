@@ -49,7 +49,7 @@ port.on('message', (message: ToWorker) => {
         port.postMessage({ type: 'batch', event }, preparedBuffers(event.prepared));
       },
       // Not held back by credit: the loader may be waiting for this digest to finish a batch.
-      (file, sha256) => port.postMessage({ type: 'digest', file, sha256 }),
+      { onDigest: (file, sha256) => port.postMessage({ type: 'digest', file, sha256 }) },
     ).then(() => port.postMessage({ type: 'done' }), failed);
   }
 });
