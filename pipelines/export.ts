@@ -1,20 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import {
-  link,
-  lstat,
-  mkdir,
-  readdir,
-  readFile,
-  readlink,
-  rename,
-  rm,
-  stat,
-  symlink,
-  writeFile,
-} from 'node:fs/promises';
+import { lstat, mkdir, readdir, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import type { Warehouse } from '../src/load/index.js';
+import { lockHolder } from '../src/load/open.js';
 import { ident, literal } from '../src/load/sql.js';
 import { type TableDef, tableDefinitions } from '../src/normalize/index.js';
 
@@ -32,7 +21,7 @@ import { type TableDef, tableDefinitions } from '../src/normalize/index.js';
  * gets "no such file" rather than the new version's file of the same name, so it never mixes two.
  *
  * Export never removes what it did not write: a `<dir>/<table>` that is not its link is refused before
- * anything is written, and one export at a time writes a folder (`.versions/lock`), since each prunes
+ * anything is written, and one export at a time writes a folder (`.versions/export-lock.duckdb`), since each prunes
  * the versions it does not know.
  */
 
@@ -109,81 +98,52 @@ async function swap(outDir: string, table: string, version: string, previous: st
   }
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, under another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** The folders this process is exporting to. */
+const exportingHere = new Set<string>();
 
-/** The folders this process is exporting to, with the token of its lock. */
-const exportingHere = new Map<string, string>();
+/** The export lock: a small DuckDB database file under `.versions/`, held open (and so locked) while an export runs. */
+export const LOCK_FILE = 'export-lock.duckdb';
 
-const locked = (outDir: string, holder: number) =>
+const locked = (outDir: string, holder: string) =>
   new StoreSyncError(
     ERROR_CODES.EXPORT_LOCKED,
-    `another store-sync export${holder > 0 ? ` (pid ${holder})` : ''} is writing to ${outDir}; ` +
+    `another store-sync export (pid ${holder}) is writing to ${outDir}; ` +
       'wait for it to finish, or export somewhere else. Nothing was exported',
   );
 
 /**
- * Whether the export that wrote a lock may still be running. A lock that names this process but not an
- * export it is running was left by an earlier process with the same pid (a container restarted after a
- * kill: pid 1 again).
- */
-function lockIsLive(content: string): boolean {
-  const [pidText, token] = content.trim().split(' ');
-  const pid = Number.parseInt(pidText ?? '', 10);
-  if (!(pid > 0)) return false;
-  if (pid === process.pid) return token !== undefined && [...exportingHere.values()].includes(token);
-  return isRunning(pid);
-}
-
-/**
- * Takes `<dir>/.versions/lock` for this export, or fails naming the export that holds it. Within a process
- * the folder is claimed in memory first, at once, so two exports of one process never race for the file.
- * The file holds the pid and a token of its own. A lock whose export is gone (killed) is taken over by
- * renaming it away, which only one process can do; the taker then checks it moved the dead lock it read,
- * not a new one another export wrote meanwhile, and puts that back. (Three processes taking over the same
- * dead lock at the same instant can still both write: the put-back can race a third creation.)
+ * Takes the folder's export lock for this export, or fails at once naming the export that holds it.
+ *
+ * The lock is the kernel's, not a file's presence: opening `.versions/export-lock.duckdb` as a DuckDB database
+ * takes DuckDB's fcntl write lock on it, exactly as the warehouse's one-writer rule does. The kernel drops the
+ * lock when the holder exits, however it exits, so a killed export leaves nothing to take over: the pid files
+ * this replaced needed a stale-lock takeover, which could let two exports write when three met at the same
+ * dead lock, and could mistake a reused pid for a live export. The file itself stays (removing it while
+ * another export opens it would let two exports lock two different files).
+ *
+ * fcntl locks belong to the process, and closing any descriptor of the file drops all of them: within a
+ * process the folder is claimed in memory first, so this process never opens the file a second time.
  */
 async function lockFolder(outDir: string): Promise<() => Promise<void>> {
-  const lock = path.join(outDir, VERSIONS, 'lock');
-  if (exportingHere.has(outDir)) throw locked(outDir, process.pid);
-  const token = randomUUID();
-  exportingHere.set(outDir, token);
+  if (exportingHere.has(outDir)) throw locked(outDir, `${process.pid}, this process`);
+  exportingHere.add(outDir);
+  const file = path.join(outDir, VERSIONS, LOCK_FILE);
   try {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await writeFile(lock, `${process.pid} ${token}\n`, { flag: 'wx' });
-        return async () => {
-          exportingHere.delete(outDir);
-          // Only this export's own lock is removed.
-          if ((await readFile(lock, 'utf8').catch(() => '')).includes(token)) await rm(lock, { force: true });
-        };
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      }
-      const content = await readFile(lock, 'utf8').catch(() => '');
-      if (attempt >= 3 || lockIsLive(content)) throw locked(outDir, Number.parseInt(content, 10));
-      const aside = `${lock}.stale-${token}`;
-      const movedAside = await rename(lock, aside).then(
-        () => true,
-        () => false,
-      );
-      if (movedAside) {
-        const moved = await readFile(aside, 'utf8').catch(() => '');
-        // A live lock written after the read: put it back (link fails if yet another lock is there).
-        if (moved !== content && lockIsLive(moved)) await link(aside, lock).catch(() => undefined);
-        await rm(aside, { force: true });
-      }
-    }
-  } catch (error) {
+    const holder = await DuckDBInstance.create(file, { access_mode: 'READ_WRITE', threads: '1' });
+    return async () => {
+      holder.closeSync();
+      exportingHere.delete(outDir);
+    };
+  } catch (cause) {
     exportingHere.delete(outDir);
-    throw error;
+    const pid = lockHolder(cause);
+    if (pid !== null) throw locked(outDir, pid);
+    throw new StoreSyncError(
+      ERROR_CODES.USAGE,
+      `cannot take the export lock ${file}: ${cause instanceof Error ? cause.message : String(cause)}; ` +
+        'if it is not a DuckDB file, remove it (no export is running then) and export again. Nothing was exported',
+      { cause },
+    );
   }
 }
 

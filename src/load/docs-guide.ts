@@ -137,8 +137,11 @@ A reader that lists a partitioned table's files through the link and opens them 
 \`data.parquet\` is opened in one step, so it is always one version.
 
 Export writes only what it owns: a \`<dir>/<table>\` that is not its link (a folder or file of your own) is refused,
-naming it, before anything is written, and one export at a time writes a folder (\`<dir>/.versions/lock\`; a second
-one stops at once with exit 2; the lock of a killed export is taken over).
+naming it, before anything is written, and one export at a time writes a folder. A second export stops at once with
+exit 2, naming the pid of the one writing. The lock is the operating system's lock on
+\`<dir>/.versions/export-lock.duckdb\` (a small DuckDB file, locked the way DuckDB locks a warehouse), so it ends
+with the export however the export ends: the next export after a killed one just runs, and there is nothing to
+clean up. Leave the file in place; it is not data.
 
 ## Reading the table reference
 

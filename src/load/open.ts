@@ -111,7 +111,8 @@ function checkIsWarehouse(file: string): void {
   if (head.toString('latin1', 8, 12) !== DUCKDB_MAGIC) throw refuse('another kind of file');
 }
 
-function lockHolder(error: unknown): string | null {
+/** The pid DuckDB names when another process holds a file's lock; null when the error is not about a lock. */
+export function lockHolder(error: unknown): string | null {
   const message = error instanceof Error ? error.message : String(error);
   if (!/Conflicting lock|Could not set lock/i.test(message)) return null;
   return /PID (\d+)/i.exec(message)?.[1] ?? 'unknown';

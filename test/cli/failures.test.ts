@@ -5,6 +5,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { LOCK_FILE } from '../../pipelines/export.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import {
   assertCleanError,
@@ -229,12 +231,15 @@ describe('store-sync under failure', () => {
     );
     assert.equal(existsSync(path.join(dir, 'export-after.duckdb')), false, 'nothing was synced');
 
-    // Another export (this test's own process, alive) holds the folder: the sync has committed by then.
+    // Another export holds the folder (this test's process holds its lock, as an export does): the sync has
+    // committed by then.
     const busy = path.join(dir, 'busy-parquet');
     await mkdir(path.join(busy, '.versions'), { recursive: true });
-    await writeFile(path.join(busy, '.versions', 'lock'), `${process.pid}\n`);
+    const exportLock = await DuckDBInstance.create(path.join(busy, '.versions', LOCK_FILE));
     const locked = await exportingConfig('busy-parquet', 'export-locked.json');
-    const synced = await runCli(['sync', '--config', locked, '--streams', 'locations']);
+    const synced = await runCli(['sync', '--config', locked, '--streams', 'locations']).finally(() =>
+      exportLock.closeSync(),
+    );
     assertCleanError(
       synced,
       1,

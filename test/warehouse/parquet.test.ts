@@ -4,17 +4,30 @@ import { once } from 'node:events';
 import { mkdir, readdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
-import { exportParquet } from '../../pipelines/export.js';
+import { exportParquet, LOCK_FILE } from '../../pipelines/export.js';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { ERROR_CODES } from '../../src/errors.js';
-import type { Warehouse } from '../../src/load/index.js';
+import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { silentLogger } from '../../src/log.js';
 import { count, FIXTURES, tempWarehouse } from './helpers.js';
 
 const EXPORT_CHILD = new URL('./children/export-child.ts', import.meta.url).pathname;
 
 /** Parquet export read back with an independent reader (hyparquet): row counts, decimals, timestamps. */
+
+/** The pids holding a POSIX lock on `file`, from Linux's /proc/locks (reading it does not touch the file's locks). */
+async function locksOn(file: string): Promise<number[]> {
+  const found = await stat(file).catch(() => null);
+  if (!found) return [];
+  const inode = String(found.ino);
+  return (await readFile('/proc/locks', 'utf8'))
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([, type, , , , device]) => type === 'POSIX' && device?.split(':')[2] === inode)
+    .map(([, , , , pid]) => Number(pid));
+}
 
 async function parquetFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -177,10 +190,10 @@ describe('parquet export', () => {
     assert.equal(await readlink(path.join(mine, 'carts')), path.join(mine, 'customers'));
     // Refused before anything was written: orders, listed first, was not exported either.
     await assert.rejects(stat(path.join(mine, 'orders')));
-    assert.deepEqual(await readdir(path.join(mine, '.versions')), []);
+    assert.deepEqual(await readdir(path.join(mine, '.versions')), [LOCK_FILE], 'nothing but the export lock');
   });
 
-  it('one export writes a folder at a time; a lock left by a dead process is taken over', async () => {
+  it('one export writes a folder at a time; the lock is free again once it ends, however it ended', async () => {
     const shared = path.join(dir, 'shared');
     const results = await Promise.allSettled([
       exportParquet(warehouse, shared, { tables: ['orders', 'order_lines', 'customers'] }),
@@ -193,81 +206,123 @@ describe('parquet export', () => {
     assert.equal(refusal.code, ERROR_CODES.EXPORT_LOCKED);
     assert.match(
       refusal.message,
-      new RegExp(`another store-sync export \\(pid ${process.pid}\\) is writing to`),
+      new RegExp(
+        `another store-sync export \\(pid ${process.pid}, this process\\) is writing to .*Nothing was exported`,
+      ),
     );
     for (const table of ['orders', 'order_lines', 'customers'])
       assert.ok((await stat(path.join(shared, table))).isDirectory(), `${table} resolves to its version`);
-    await assert.rejects(stat(path.join(shared, '.versions', 'lock')), 'released');
+    assert.deepEqual(await locksOn(path.join(shared, '.versions', LOCK_FILE)), [], 'released');
 
-    // A killed export's lock names a process that is gone.
-    await writeFile(path.join(shared, '.versions', 'lock'), '2147483646\n');
-    await exportParquet(warehouse, shared, { tables: ['customers'] });
-    await assert.rejects(stat(path.join(shared, '.versions', 'lock')));
-
-    // Or this process's own pid, after a restart (pid 1 in a container again), with none of its tokens.
-    await writeFile(path.join(shared, '.versions', 'lock'), `${process.pid} from-an-earlier-process\n`);
+    // A failed export releases it too: a table in the way stops the next export before it writes.
+    await writeFile(path.join(shared, 'carts'), 'in the way');
+    await assert.rejects(exportParquet(warehouse, shared, { tables: ['carts'] }), {
+      code: ERROR_CODES.USAGE,
+    });
     await exportParquet(warehouse, shared, { tables: ['customers'] });
 
-    // Several exports finding the same dead lock: one takes it over, the others stop (removing the dead
-    // lock and creating one each let two of them write, and one's link dangled after the other pruned).
-    for (let round = 0; round < 5; round++) {
-      await writeFile(path.join(shared, '.versions', 'lock'), '2147483646\n');
-      const racing = await Promise.allSettled(
-        Array.from({ length: 6 }, () => exportParquet(warehouse, shared, { tables: ['orders'] })),
-      );
-      assert.equal(racing.filter((r) => r.status === 'fulfilled').length, 1, `round ${round}`);
-      assert.ok((await stat(path.join(shared, 'orders'))).isDirectory(), 'the link resolves');
-    }
+    // Six at once from one process: one writes, the others stop, and the link resolves.
+    const racing = await Promise.allSettled(
+      Array.from({ length: 6 }, () => exportParquet(warehouse, shared, { tables: ['orders'] })),
+    );
+    assert.equal(racing.filter((r) => r.status === 'fulfilled').length, 1);
+    assert.ok((await stat(path.join(shared, 'orders'))).isDirectory(), 'the link resolves');
+
+    // A file that is not a DuckDB database where the lock belongs is named, and nothing is written.
+    const other = path.join(dir, 'not-a-lock');
+    await mkdir(path.join(other, '.versions'), { recursive: true });
+    await writeFile(path.join(other, '.versions', LOCK_FILE), 'some notes');
+    await assert.rejects(
+      exportParquet(warehouse, other, { tables: ['orders'] }),
+      (error: Error & { code?: string }) =>
+        error.code === ERROR_CODES.USAGE &&
+        error.message.includes(`cannot take the export lock ${path.join(other, '.versions', LOCK_FILE)}`) &&
+        /Nothing was exported/.test(error.message),
+    );
+    await assert.rejects(stat(path.join(other, 'orders')));
   });
 
-  it('two processes finding the same dead lock: one takes it over and writes, the other stops', async () => {
-    // Each removed the dead lock and created its own, so both wrote, and one's link dangled after the other pruned.
+  it("an export in another process holds the folder until it ends; a killed export's lock dies with it", async () => {
+    // The lock used to be a pid file, taken over when its pid was gone: three exports meeting at one dead lock
+    // could let two of them write, and a reused pid kept a dead lock alive. The kernel's lock has neither flaw.
     const fresh = await tempWarehouse();
+    const children: ReturnType<typeof spawn>[] = [];
     try {
-      await ingestPaths(fresh.warehouse, [path.join(FIXTURES, 'order-2024.json')], {
-        store: 'shop',
-        runId: 'race',
-        logger: silentLogger,
-      });
+      await ingestPaths(
+        fresh.warehouse,
+        [
+          path.join(FIXTURES, 'order-2023.json'),
+          path.join(FIXTURES, 'order-2024.json'),
+          path.join(FIXTURES, 'others.ndjson'),
+        ],
+        { store: 'shop', runId: 'race', logger: silentLogger },
+      );
       await fresh.warehouse.close();
       const out = path.join(fresh.dir, 'race');
-      await mkdir(path.join(out, '.versions'), { recursive: true });
-      // Two children that start their exports together, each once the other is ready.
-      const race = async (go: string) => {
-        const children = [0, 1].map(() => {
-          const child = spawn(process.execPath, ['--import', 'tsx', EXPORT_CHILD, fresh.file, out, go]);
-          let stdout = '';
-          const ready = new Promise<void>((resolve) =>
-            child.stdout.on('data', (d: Buffer) => {
-              stdout += d.toString();
-              if (stdout.includes('ready')) resolve();
-            }),
-          );
-          const done = once(child, 'exit').then(() => ({ outcome: stdout.split('\n')[1]!.trim() }));
-          return { ready, done };
-        });
-        await Promise.all(children.map((c) => c.ready));
-        await writeFile(go, '');
-        return Promise.all(children.map((c) => c.done));
+      const lockFile = path.join(out, '.versions', LOCK_FILE);
+      const exporter = (go: string, tables: 'orders' | 'all' = 'orders') => {
+        const child = spawn(process.execPath, ['--import', 'tsx', EXPORT_CHILD, fresh.file, out, go, tables]);
+        children.push(child);
+        let stdout = '';
+        const ready = new Promise<void>((resolve) =>
+          child.stdout.on('data', (d: Buffer) => {
+            stdout += d.toString();
+            if (stdout.includes('ready')) resolve();
+          }),
+        );
+        const done = once(child, 'exit').then(() => stdout.split('\n')[1]?.trim() ?? '');
+        return { child, ready, done };
       };
-      // On a busy machine one child may see the signal late and reach the lock only after the other has
-      // released it: both then succeed, one after the other, which is right (the times around the calls cannot
-      // tell, as each export does work before taking the lock). Such rounds are judged by what they leave: the
-      // link resolves and the lock is released. Rounds where both met at the lock must have one winner.
-      let contested = 0;
-      for (let round = 0; round < 12 && contested < 4; round++) {
-        await writeFile(path.join(out, '.versions', 'lock'), '2147483646\n');
-        const [a, b] = await race(path.join(fresh.dir, `go-${round}`));
-        const outcomes = [a!.outcome, b!.outcome].sort();
-        if (outcomes[0] !== 'ok' || outcomes[1] !== 'ok') {
-          assert.deepEqual(outcomes, [ERROR_CODES.EXPORT_LOCKED, 'ok'].sort(), `round ${round}`);
-          contested++;
-        }
-        assert.ok((await stat(path.join(out, 'orders'))).isDirectory(), 'the link resolves');
-        await assert.rejects(stat(path.join(out, '.versions', 'lock')), 'released');
+
+      // An export of every table, frozen (SIGSTOP) while it holds the lock.
+      const held = exporter(path.join(fresh.dir, 'go-held'), 'all');
+      await held.ready;
+      await writeFile(path.join(fresh.dir, 'go-held'), '');
+      const pid = held.child.pid!;
+      for (let waited = 0; !(await locksOn(lockFile)).includes(pid); waited += 2) {
+        assert.ok(waited < 30_000, 'the exporting child never took the lock');
+        await sleep(2);
       }
-      assert.ok(contested >= 2, `only ${contested} of the rounds had both children at the lock together`);
+      held.child.kill('SIGSTOP');
+
+      // Every other export stops at once, naming it: in other processes, and in this one.
+      const blocked = [0, 1, 2].map(() => exporter(path.join(fresh.dir, 'go-blocked')));
+      await Promise.all(blocked.map((c) => c.ready));
+      await writeFile(path.join(fresh.dir, 'go-blocked'), '');
+      assert.deepEqual(
+        await Promise.all(blocked.map((c) => c.done)),
+        Array(3).fill(ERROR_CODES.EXPORT_LOCKED),
+      );
+      const here = await openWarehouse(fresh.file, { readOnly: true });
+      try {
+        await assert.rejects(
+          exportParquet(here, out, { tables: ['orders'] }),
+          (error: Error & { code?: string }) =>
+            error.code === ERROR_CODES.EXPORT_LOCKED && error.message.includes(`(pid ${pid})`),
+        );
+
+        // Killed while it holds the lock: the next export takes it at once, with nothing to clean up.
+        held.child.kill('SIGKILL');
+        await held.done;
+        const racing = [0, 1, 2].map(() => exporter(path.join(fresh.dir, 'go-after')));
+        await Promise.all(racing.map((c) => c.ready));
+        await writeFile(path.join(fresh.dir, 'go-after'), '');
+        const outcomes = await Promise.all(racing.map((c) => c.done));
+        assert.ok(outcomes.includes('ok'), `one of them writes: ${outcomes.join(', ')}`);
+        assert.deepEqual(
+          outcomes.filter((o) => o !== 'ok'),
+          outcomes.filter((o) => o === ERROR_CODES.EXPORT_LOCKED),
+          'the others stop on the lock',
+        );
+        await exportParquet(here, out, { tables: ['orders', 'customers'] });
+        assert.ok((await stat(path.join(out, 'orders'))).isDirectory(), 'the link resolves');
+        assert.deepEqual(await locksOn(lockFile), [], 'released');
+      } finally {
+        await here.close();
+      }
     } finally {
+      for (const child of children)
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await fresh.cleanup();
     }
   });
