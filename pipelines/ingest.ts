@@ -4,6 +4,7 @@ import { expandInputs, type InputFile } from '../src/load/input/inputs.js';
 import {
   hashFile,
   type LedgerEntry,
+  partialPrefixHash,
   readLedger,
   readPrefix,
   sameTime,
@@ -126,6 +127,7 @@ class IngestRun {
         (ledger?.status === 'partial' &&
           ledger.size === input.size &&
           sameTime(ledger.mtimeMs, input.mtimeMs)) ||
+        (ledger !== null && (await this.stoppedThenGrew(input, ledger))) ||
         (ledger !== null && (await this.appendedTo(input, ledger)));
       if (resume) result.status = 'resumed';
       plans.push({
@@ -267,7 +269,7 @@ class IngestRun {
    * committed of it, and logged like a finished file so the operator sees where it stopped; files not begun
    * are reported as not started, and counted in one log line (a folder can hold thousands).
    */
-  interrupted(plans: FilePlan[]): void {
+  async interrupted(plans: FilePlan[]): Promise<void> {
     this.summary.interrupted = true;
     let notStarted = 0;
     for (const plan of plans) {
@@ -283,8 +285,33 @@ class IngestRun {
       this.summary.documents += result.documents;
       this.summary.bytes += entry.byteOffset - plan.entry.byteOffset;
       this.fileLine(plan.path, result, { line: entry.line });
+      if (plan.path !== '-') await this.rememberPrefix(plan.path, entry);
     }
     if (notStarted) this.uncommitted.push(['ingest_files_not_started', { files: notStarted }]);
+  }
+
+  /**
+   * A file the run stopped inside keeps the hash of what was read of it, so that the next run resumes it even if
+   * it has grown by then (a capture still being written). Written into the transaction that commits the file's
+   * last batch, after that batch's own ledger row. A run killed outright leaves its position without a hash,
+   * and the file, if changed, is read again whole.
+   */
+  private async rememberPrefix(path: string, entry: LedgerEntry): Promise<void> {
+    await this.txReady;
+    await this.settle();
+    const sha256 = await partialPrefixHash(path, entry.byteOffset).catch(() => null);
+    if (sha256 === null) return;
+    entry.sha256 = sha256;
+    await this.tx.run(writeLedgerSql(this.options.store, path, entry, this.options.runId, Date.now()));
+  }
+
+  /**
+   * A file a stopped run read part of (see rememberPrefix), changed since, whose bytes up to where that run
+   * stopped are what it read: resumed from there, like a complete file that was appended to.
+   */
+  private async stoppedThenGrew(input: InputFile, ledger: LedgerEntry): Promise<boolean> {
+    if (ledger.status !== 'partial' || ledger.sha256 === null || input.size < ledger.byteOffset) return false;
+    return (await partialPrefixHash(input.path, ledger.byteOffset).catch(() => null)) === ledger.sha256;
   }
 
   /**
@@ -349,7 +376,7 @@ export async function ingestPaths(
   try {
     const plans = await run.plan(files);
     // Stopped while the ledger was checked (hashing touched files can take a while): nothing is read.
-    if (plans.length && options.signal?.aborted) run.interrupted(plans);
+    if (plans.length && options.signal?.aborted) await run.interrupted(plans);
     else if (plans.length) {
       const job = run.job(plans);
       // stdin belongs to this thread; a worker cannot read it.
@@ -364,7 +391,7 @@ export async function ingestPaths(
       // A stop unwinds the readers (and ends the workers); every batch accepted before it is kept.
       await reading.catch((error: unknown) => {
         if (!(error instanceof IngestStopped)) throw error;
-        run.interrupted(plans);
+        return run.interrupted(plans);
       });
     }
     await run.finish();

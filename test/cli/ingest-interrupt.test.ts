@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { assertSameTables, compareWarehouses } from '../chaos/support/compare.js';
@@ -102,6 +102,63 @@ describe('store-sync ingest, interrupted', () => {
     const reference = path.join(dir, 'reference.duckdb');
     assertExit(await runCli(['ingest', inbox, '--warehouse', reference]), 0);
     assertSameTables(await compareWarehouses(warehouse, reference), 'stopped, then resumed');
+  });
+
+  it('a file the stopped run was inside, appended to since, is resumed where the run stopped', async () => {
+    // A capture still being written: the stop keeps the hash of what was read of each file it was inside, so
+    // the next run reads only the rest and what was appended, rather than the whole file again.
+    const growing = path.join(dir, 'growing');
+    await mkdir(growing);
+    const sizes = [12_345, 12_345, 12_345];
+    let next = 1;
+    for (const [f, size] of sizes.entries()) {
+      const lines = Array.from({ length: size }, () => JSON.stringify(orderDoc(next++)));
+      await writeFile(path.join(growing, `capture-${f}.ndjson`), `${lines.join('\n')}\n`);
+    }
+    const warehouse = path.join(dir, 'growing.duckdb');
+    const args = ['ingest', growing, '--warehouse', warehouse];
+    const ingest = startCli([...args, '--verbose']);
+    await waitForStderr(ingest, /^DEBUG ingest_batch batch=0 documents=5000$/m);
+    ingest.child.kill('SIGTERM');
+    const stopped = await ingest.done;
+    assertExit(stopped, 1);
+    const summary = JSON.parse(stopped.stdout) as IngestJson;
+    const inside = summary.files.findIndex((f) => f.status === 'interrupted');
+    assert.ok(inside >= 0, `the run stopped inside a file: ${stopped.stdout}`);
+    const [{ sha256 }] = (await readWarehouse(
+      warehouse,
+      `SELECT sha256 FROM _ingested_files WHERE status = 'partial'`,
+    )) as [{ sha256: string | null }];
+    assert.match(String(sha256), /^[0-9a-f]{64}$/, 'the stopped file keeps the hash of what was read');
+    const stoppedCopy = path.join(dir, 'growing-copy.duckdb');
+    await copyFile(warehouse, stoppedCopy);
+
+    const appended = Array.from({ length: 1000 }, () => JSON.stringify(orderDoc(next++)));
+    await appendFile(summary.files[inside]!.path, `${appended.join('\n')}\n`);
+    const resumed = await runCli(args);
+    assertExit(resumed, 0);
+    const rest = JSON.parse(resumed.stdout) as IngestJson;
+    assert.equal(rest.files[inside]!.status, 'resumed');
+    assert.equal(
+      rest.files[inside]!.documents,
+      sizes[inside]! - summary.files[inside]!.documents + 1000,
+      'only the unread documents and the appended ones are read',
+    );
+    assert.equal(summary.documents + rest.documents, next - 1, 'nothing is read twice');
+
+    const reference = path.join(dir, 'growing-reference.duckdb');
+    assertExit(await runCli(['ingest', growing, '--warehouse', reference]), 0);
+    assertSameTables(await compareWarehouses(warehouse, reference), 'stopped, appended to, then resumed');
+
+    // Changed before the point the stopped run reached, the file is read again whole.
+    const capture = summary.files[inside]!.path;
+    const [, ...others] = (await readFile(capture, 'utf8')).split('\n');
+    await writeFile(capture, [JSON.stringify(orderDoc(next++)), ...others].join('\n'));
+    const again = await runCli(['ingest', growing, '--warehouse', stoppedCopy]);
+    assertExit(again, 0);
+    const whole = JSON.parse(again.stdout) as IngestJson;
+    assert.equal(whole.files[inside]!.status, 'loaded');
+    assert.equal(whole.files[inside]!.documents, sizes[inside]! + 1000);
   });
 
   it('SIGTERM stops a run whose stdin stays open, keeping the batches read', async () => {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -9,9 +10,10 @@ import { literal, timestampLiteral } from '../sql.js';
  * `_ingested_files`: what ingest has read, by store and path, with size, modification time and content
  * hash. A file whose path, size and time match a complete entry is skipped without reading; a touched
  * file with the same size is hashed and skipped when the content is the same; a partial entry (a run
- * stopped inside the file) is resumed from its offset when the file is unchanged; a file that grew, whose
- * first bytes still hash to the entry's hash (appended to, as captures are), is resumed from where the
- * entry ends.
+ * stopped inside the file) is resumed from its offset when the file is unchanged, or when it keeps the hash
+ * of the bytes before that offset (a run stopped by a signal) and they are unchanged; a file that grew,
+ * whose first bytes still hash to the entry's hash (appended to, as captures are), is resumed from where
+ * the entry ends.
  */
 
 export interface LedgerEntry {
@@ -74,11 +76,30 @@ function chunksOf(path: string, bytes?: number): AsyncIterable<Buffer> {
   });
 }
 
-/** Hex SHA-256 of a file's bytes as stored. */
-export async function hashFile(path: string): Promise<string> {
+/** Hex SHA-256 of a file's bytes as stored, or of its first `bytes` bytes. */
+export async function hashFile(path: string, bytes?: number): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of chunksOf(path)) hash.update(chunk);
+  for await (const chunk of chunksOf(path, bytes)) hash.update(chunk);
   return hash.digest('hex');
+}
+
+/**
+ * The hash a partial entry keeps of what its run read: the file's bytes up to `byteOffset`, the position
+ * reached (a UTF-8 byte order mark, which the reader drops before it counts, is hashed too). A run resumes the
+ * file from that position when its first bytes still hash the same, even if it grew meanwhile. Null for a
+ * gzipped file, whose position counts uncompressed bytes: such a file is read again whole once it changes.
+ */
+export async function partialPrefixHash(path: string, byteOffset: number): Promise<string | null> {
+  const head = Buffer.alloc(3);
+  const handle = await open(path, 'r');
+  try {
+    await handle.read(head, 0, 3, 0);
+  } finally {
+    await handle.close();
+  }
+  if (head[0] === 0x1f && head[1] === 0x8b) return null;
+  const bom = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+  return hashFile(path, byteOffset + bom);
 }
 
 /** What an earlier run read of a file that has grown since. */

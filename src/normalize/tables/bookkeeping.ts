@@ -132,7 +132,11 @@ const ingestedFiles: TableDef = {
     meta('path', 'VARCHAR', 'Absolute path of the file.'),
     meta('size', 'BIGINT', 'Size in bytes.'),
     meta('mtime', 'TIMESTAMPTZ', 'Modification time when read.'),
-    meta('sha256', 'VARCHAR', 'SHA-256 of the content (null until the file is complete).'),
+    meta(
+      'sha256',
+      'VARCHAR',
+      'SHA-256 of the content; for a partial entry left by a stopped run, of the bytes before byte_offset (null when not known).',
+    ),
     meta('status', 'VARCHAR', 'partial (a run stopped inside it) or complete.'),
     meta('byte_offset', 'BIGINT', 'Bytes of (decompressed) content consumed so far.'),
     meta('line', 'BIGINT', 'Lines consumed so far.'),
