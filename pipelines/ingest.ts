@@ -167,7 +167,9 @@ class IngestRun {
    */
   readonly accept = async (event: PreparedEvent): Promise<void> => {
     if (this.aborted) throw new Error('the ingest was stopped');
-    if (this.options.signal?.aborted) throw new IngestStopped();
+    // After a stop, batches of files are left for the next run to resume; one holding stdin is kept, as
+    // stdin cannot be read again.
+    if (this.options.signal?.aborted && !event.files.some((f) => f.path === '-')) throw new IngestStopped();
     await this.txReady;
     const batch = this.warehouse.adopt(event.prepared);
     const { store, runId, logger } = this.options;

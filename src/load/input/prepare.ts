@@ -66,7 +66,9 @@ export interface PreparedEvent {
 
 /**
  * Thrown to stop reading at a batch boundary (by the caller's `emit`, or by the reader of stdin when the
- * signal fires): the batches accepted before it are kept, the one being built is dropped.
+ * signal fires): the batches accepted before it are kept. The one being built is dropped when it is of files,
+ * which the next run resumes from their saved positions; a batch holding stdin is sent first, because stdin
+ * cannot be read again.
  */
 export class IngestStopped extends Error {
   constructor() {
@@ -170,13 +172,19 @@ export async function prepareFiles(
         hash: hashes,
         signal,
       });
-      for await (const piece of named(file.path, reader.pieces(), signal)) {
-        // Read before: the pieces that start before the saved position. That is those that end by it, for a
-        // run resumed where it stopped; and, for a file that grew from a last line without its newline, that
-        // line too, which now ends one newline later (see ingest.ts, appendedTo).
-        if (piece.start < skipUntil) continue;
-        take(file, piece);
-        if (documents >= job.batchDocuments || bytes >= job.batchBytes) await send();
+      try {
+        for await (const piece of named(file.path, reader.pieces(), signal)) {
+          // Read before: the pieces that start before the saved position. That is those that end by it, for a
+          // run resumed where it stopped; and, for a file that grew from a last line without its newline, that
+          // line too, which now ends one newline later (see ingest.ts, appendedTo).
+          if (piece.start < skipUntil) continue;
+          take(file, piece);
+          if (documents >= job.batchDocuments || bytes >= job.batchBytes) await send();
+        }
+      } catch (error) {
+        // Stopped while reading stdin: its documents read so far are sent, to be committed with the rest.
+        if (error instanceof IngestStopped && file.path === '-' && documents > 0) await send();
+        throw error;
       }
       const sha256 = reader.digest();
       touch(file).done = {
