@@ -91,8 +91,13 @@ async function clearDemoDir(dir: string): Promise<void> {
   try {
     entries = await readdir(dir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT') return;
+    throw new StoreSyncError(
+      ERROR_CODES.USAGE,
+      `cannot use ${dir} as the demo folder: ${code === 'ENOTDIR' ? 'it is a file, not a folder' : `reading it failed (${code ?? (error as Error).message})`}; pass --dir with a new or empty folder.`,
+      { cause: error },
+    );
   }
   const foreign = entries.filter((name) => !DEMO_ENTRIES.has(name));
   if (foreign.length > 0) {

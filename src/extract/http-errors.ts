@@ -96,7 +96,9 @@ export function errorForTransport(error: unknown, ctx: RequestContext): StoreSyn
   if (typeof code === 'string' && NETWORK_CODES.has(code)) {
     return new StoreSyncError(
       ERROR_CODES.NETWORK,
-      `${ctx.method} ${ctx.path} lost its connection (${code}): ${text}`,
+      code === 'ECONNREFUSED'
+        ? `${ctx.method} ${ctx.path} could not connect: nothing accepts connections at that address (${code}); check baseUrl and that the API is up: ${text}`
+        : `${ctx.method} ${ctx.path} lost its connection (${code}): ${text}`,
       {
         cause: error,
         transient: true,

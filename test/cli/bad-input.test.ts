@@ -411,6 +411,15 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
           `another store-sync process \\(pid ${holder.pid}\\) is writing to ${warehouse}; wait for it to finish`,
         ),
       );
+      // doctor says the file is busy, not damaged: no talk of backups.
+      const doctor = await runCli(['doctor', '--config', config], { cwd: dir });
+      assert.match(
+        doctor.stdout,
+        new RegExp(
+          `^\\[FAIL\\] warehouse integrity: cannot read ${warehouse} while another store-sync process \\(pid ${holder.pid}\\) is writing to it.*\\n {7}fix: nothing is wrong with the file: run doctor again once that process has finished$`,
+          'm',
+        ),
+      );
     } finally {
       holder.kill('SIGKILL');
       await once(holder, 'exit');

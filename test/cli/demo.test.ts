@@ -114,6 +114,16 @@ describe('store-sync demo', () => {
     assertCleanError(result, 2, /the demo folder \S+mine holds files the demo did not write \(thesis\.tex\)/);
     assert.equal(await readFile(path.join(mine, 'thesis.tex'), 'utf8'), 'precious');
     assert.deepEqual(await readdir(mine), ['thesis.tex']);
+
+    // A file where the folder should be is a usage error that says so, not a raw ENOTDIR.
+    const file = path.join(mine, 'thesis.tex');
+    const onFile = await runCli(['demo', '--dir', file], { cwd: dir, withToken: false });
+    assertCleanError(
+      onFile,
+      2,
+      /cannot use \S+thesis\.tex as the demo folder: it is a file, not a folder; pass --dir/,
+    );
+    assert.equal(await readFile(file, 'utf8'), 'precious');
   });
 
   it('printed no ANSI escapes or progress bars into pipes', () => {

@@ -143,6 +143,18 @@ describe('ApiClient', () => {
     assert.equal(server.hits.length, 4);
   });
 
+  it('says that nothing listens, when a connection is refused, rather than that it was lost', async () => {
+    const server = await serve((_req, res) => sendJson(res, 200, page));
+    await server.close();
+    const api = client(server, { retry: { ...FAST_RETRY, maxRetries: 1 } });
+    const error = await failure(() => api.call('listLocations', {}));
+    assert.match(
+      error.message,
+      /GET \/api\/locations\/ could not connect: nothing accepts connections at that address \(ECONNREFUSED\); check baseUrl and that the API is up/,
+    );
+    assert.doesNotMatch(error.message, /lost its connection/);
+  });
+
   it('treats 400, 401, 403 and 404 as terminal, with messages that say what to fix', async () => {
     const statuses = [400, 401, 403, 404];
     const server = await serve((_req, res, hit) => sendJson(res, statuses[hit - 1]!, { detail: 'nope' }));

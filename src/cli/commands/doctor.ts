@@ -2,7 +2,7 @@ import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { readToken, type StoreConfig, type SyncConfig } from '../../config.js';
-import { asStoreSyncError } from '../../errors.js';
+import { asStoreSyncError, ERROR_CODES } from '../../errors.js';
 import { ApiClient, parseBaseUrl, probeStreamAccess, STREAMS } from '../../extract/index.js';
 import { openWarehouse, tableDefinitions } from '../../load/index.js';
 import { type JobArgs, resolveJob, selectStores, withJobOptions } from '../context.js';
@@ -158,11 +158,16 @@ async function warehouseChecks(config: SyncConfig): Promise<Check[]> {
       await warehouse.close();
     }
   } catch (error) {
+    const failure = asStoreSyncError(error);
+    // A lock is another process at work, not damage: no reason to reach for a backup.
+    const locked = failure.code === ERROR_CODES.WAREHOUSE_LOCKED;
     checks.push({
       name: 'warehouse integrity',
       ok: false,
-      detail: asStoreSyncError(error).message,
-      fix: 'wait for the running sync to finish, or restore the file from a backup',
+      detail: failure.message,
+      fix: locked
+        ? 'nothing is wrong with the file: run doctor again once that process has finished'
+        : 'restore the file from a backup',
     });
   }
   return checks;
