@@ -46,20 +46,45 @@ export function renderCsv(columns: string[], rows: unknown[][]): string {
   return [columns.map(csvField).join(','), ...rows.map((row) => row.map(csvField).join(','))].join('\n');
 }
 
-/** JSON rows as objects; bigints become numbers when they are safe and strings otherwise (never rounded). */
-export function renderJson(columns: string[], rows: unknown[][]): string {
-  const objects = rows.map((row) => Object.fromEntries(columns.map((name, i) => [name, row[i]])));
-  return JSON.stringify(objects, (_k, v) =>
+/**
+ * JSON rows as objects; bigints become numbers when they are safe and strings otherwise (never rounded).
+ * Columns named in `rawJson` hold JSON text (DuckDB's JSON type, such as `metadata`): it is embedded as JSON,
+ * so `jq .metadata.key` works, and embedded as written rather than parsed, so a big number in it stays exact.
+ */
+export function renderJson(
+  columns: string[],
+  rows: unknown[][],
+  rawJson: ReadonlySet<string> = new Set(),
+): string {
+  const raw: string[] = [];
+  // A marker no JSON string from DuckDB can hold (a NUL, escaped by JSON.stringify), replaced after.
+  const embed = (text: string) => `\u0000raw${raw.push(text) - 1}`;
+  const objects = rows.map((row) =>
+    Object.fromEntries(
+      columns.map((name, i) => {
+        const value = row[i];
+        return [name, rawJson.has(name) && typeof value === 'string' ? embed(value) : value];
+      }),
+    ),
+  );
+  const text = JSON.stringify(objects, (_k, v) =>
     typeof v === 'bigint'
       ? v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER)
         ? Number(v)
         : v.toString()
       : v,
   );
+  return raw.length ? text.replace(/"\\u0000raw(\d+)"/g, (_m, n: string) => raw[Number(n)]!) : text;
 }
 
-export function renderRows(format: OutputFormat, columns: string[], rows: unknown[][]): string {
-  if (format === 'csv') return renderCsv(columns, rows);
-  if (format === 'json') return renderJson(columns, rows);
-  return renderTable(columns, rows);
+export function renderRows(
+  format: OutputFormat,
+  columns: { name: string; type?: string }[],
+  rows: unknown[][],
+): string {
+  const names = columns.map((c) => c.name);
+  if (format === 'csv') return renderCsv(names, rows);
+  if (format === 'json')
+    return renderJson(names, rows, new Set(columns.filter((c) => c.type === 'JSON').map((c) => c.name)));
+  return renderTable(names, rows);
 }

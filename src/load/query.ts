@@ -49,7 +49,10 @@ export async function runReadOnlyQuery(path: string, sql: string): Promise<Query
         );
       const reader = await connection.runAndReadAll(sql);
       const types = reader.columnTypes();
-      const columns = reader.columnNames().map((name, i) => ({ name, type: types[i]!.toString() }));
+      // An alias names what the type is for (JSON is a VARCHAR with the alias JSON).
+      const columns = reader
+        .columnNames()
+        .map((name, i) => ({ name, type: types[i]!.alias ?? types[i]!.toString() }));
       const rows = reader.getRowsJson().map((row) => row.map((v, i) => exactNumber(v, columns[i]!.type)));
       return { columns, rows };
     } catch (error) {

@@ -304,6 +304,23 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     );
     assert.deepEqual(lists, { small: [1, 2, 3], big: ['9007199254740993'], alone: '9007199254740993' });
 
+    // JSON columns (metadata) are JSON in the output, not strings of JSON, and a big number in one stays exact.
+    const raw = await runCli([
+      'query',
+      `SELECT '{"note": "a \\"b\\"", "id": 123456789012345678901}'::JSON AS metadata, NULL::JSON AS none, '{}'::JSON AS empty`,
+      '--format',
+      'json',
+      ...job(),
+    ]);
+    assertExit(raw, 0);
+    assert.equal(
+      raw.stdout.trimEnd(),
+      '[{"metadata":{"note": "a \\"b\\"", "id": 123456789012345678901},"none":null,"empty":{}}]',
+    );
+    assert.deepEqual(JSON.parse(raw.stdout), [
+      { metadata: { note: 'a "b"', id: 123456789012345678901 }, none: null, empty: {} },
+    ]);
+
     // Times print in UTC wherever the computer is: in New York they printed at -05, and a month bucket of
     // 23:30 UTC on 31 January as December.
     const late = "TIMESTAMPTZ '2024-01-31 23:30:00+00'";

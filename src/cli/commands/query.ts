@@ -34,11 +34,7 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
     const result = await runReadOnlyQuery(config.warehouse, args.sql).catch((error: unknown) => {
       throw readerBlocked(error);
     });
-    const text = renderRows(
-      args.format,
-      result.columns.map((c) => c.name),
-      result.rows,
-    );
+    const text = renderRows(args.format, result.columns, result.rows);
     process.stdout.write(`${text}\n`);
     process.exitCode = EXIT.OK;
   },

@@ -15,7 +15,7 @@ import {
   workersFrom,
 } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { renderRows, renderTable } from '../output.js';
+import { renderTable } from '../output.js';
 
 /** Commands that work on the warehouse alone, with no API: status, export, rebuild. */
 
@@ -161,8 +161,7 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
         );
       const summary = await exportParquet(warehouse, out, tables ? { tables } : {});
       process.stdout.write(
-        `${renderRows(
-          'table',
+        `${renderTable(
           ['table', 'rows', 'partitioned', 'path'],
           summary.tables.map((t) => [t.table, t.rows, t.partitioned ? 'by month' : '', t.path]),
         )}\nexported ${summary.tables.length} tables to ${summary.outDir} in ${summary.seconds.toFixed(1)} s\n`,
