@@ -24,7 +24,9 @@ export const StreamOptionsInput = z
       .regex(DAY, { message: 'expected a date as YYYY-MM-DD' })
       .refine(isCalendarDay, { message: 'expected a calendar date as YYYY-MM-DD' })
       .nullable()
-      .describe('Earliest day a first incremental run reads from.'),
+      .describe(
+        'Earliest creation day of the records a windowed stream reads: the first run and full scans start there.',
+      ),
     lookbackDays: z
       .int()
       .min(0)

@@ -45,6 +45,11 @@ export interface StreamState {
     id: string;
     mode: SyncMode;
     startedAt: string;
+    /**
+     * A full scan bounded by a start date: the first creation day it reads (kept with the pass, so a resumed
+     * scan soft-deletes within the bounds it was planned with, even if `startDate` changed since).
+     */
+    createdFrom?: string;
     /** Slices planned for this pass, by id, so a resumed run finishes the same plan. */
     slices: Record<string, SliceState & { params: Record<string, string | string[]> }>;
   } | null;
@@ -74,9 +79,11 @@ export interface PageCommit {
   state: StreamState;
   /**
    * Set on the commit that completes a full scan: every row of this stream's tables for this store that
-   * was not loaded since `passStartedAt` gets `_deleted_at`, and rows loaded since have it cleared.
+   * was not loaded since `passStartedAt` gets `_deleted_at`, and rows loaded since have it cleared. With
+   * `createdFrom` (a scan bounded by the stream's `startDate`), only rows whose record was created on or
+   * after that UTC day can get `_deleted_at`: older ones were outside the scan, not missing from it.
    */
-  completedFullScan?: { passStartedAt: string };
+  completedFullScan?: { passStartedAt: string; createdFrom?: string };
   /**
    * Set on the commit that completes a backfill's pass: it does not count as the stream's last success,
    * which is what `status` holds against the freshness bound. A narrow backfill that succeeds must not
@@ -88,7 +95,10 @@ export interface PageCommit {
 /** Tuning of one stream, from sync.config.json (defaults in src/config.ts). */
 export interface StreamOptions {
   enabled: boolean;
-  /** Earliest day (YYYY-MM-DD) a first incremental run reads from; null means the stream's own default. */
+  /**
+   * Earliest creation day (YYYY-MM-DD) of the records a pass reads: the first run's windows start there,
+   * and no later pass (incremental or full scan) reads records created before it; null means no bound.
+   */
   startDate: string | null;
   /** Days re-read behind the watermark on every incremental run (late or edited records). */
   lookbackDays: number;

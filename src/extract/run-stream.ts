@@ -94,6 +94,7 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       id: `${plan.kind}/${mode}/${windowKey(window)}/${startedAt}`,
       mode,
       startedAt,
+      ...(plan.createdFrom === undefined ? {} : { createdFrom: plan.createdFrom }),
       slices: Object.fromEntries(
         plan.slices.map((s) => [s.id, { nextUrl: null, done: false, params: s.params }]),
       ),
@@ -193,7 +194,12 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
         records: [],
         rejections: [],
         ...(kind === 'full' && stream.softDeletes
-          ? { completedFullScan: { passStartedAt: pass.startedAt } }
+          ? {
+              completedFullScan: {
+                passStartedAt: pass.startedAt,
+                ...(pass.createdFrom === undefined ? {} : { createdFrom: pass.createdFrom }),
+              },
+            }
           : {}),
         ...(mode === 'backfill' ? { completedBackfill: true } : {}),
       }),

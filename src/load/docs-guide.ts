@@ -86,7 +86,9 @@ arrived last is chance, and a resumed run or a rebuild must pick the same one. U
 
 Products, subscriptions, locations and metadata definitions are read by full scans. When a scan completes, every
 row of the stream's tables for that store that the scan did not load gets \`_deleted_at\` (the time the scan
-started); a record that comes back clears it. Rows are never physically deleted by a sync.
+started); a record that comes back clears it. Rows are never physically deleted by a sync. A subscriptions scan
+bounded by the stream's \`startDate\` reads only subscriptions created from that day (UTC), so only those (and their
+lines and orders) can get \`_deleted_at\`; older rows keep theirs as it was.
 
 ## Rejections, raw landing and rebuild
 

@@ -22,11 +22,12 @@ export interface StoredBlock {
 
 function replay(batch: Batch, record: LandedRecord, store: string): void {
   if (record.kind === KIND.fullScan) {
-    const { entity, passStartedAt } = JSON.parse(record.text) as {
+    const { entity, passStartedAt, createdFrom } = JSON.parse(record.text) as {
       entity: EntityKind;
       passStartedAt: string;
+      createdFrom?: string;
     };
-    batch.after.push(entityFullScanSql(store, entity, passStartedAt));
+    batch.after.push(entityFullScanSql(store, entity, passStartedAt, createdFrom));
   } else if (record.kind === KIND.record) {
     loadRecord(batch, record, record.text, JSON.parse(record.text) as Record<string, unknown>);
   } else {

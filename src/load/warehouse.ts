@@ -254,9 +254,13 @@ export class Warehouse {
       }
       const scan = page.completedFullScan;
       if (scan) {
-        const marker = JSON.stringify({ entity: page.entity, passStartedAt: scan.passStartedAt });
+        const marker = JSON.stringify({
+          entity: page.entity,
+          passStartedAt: scan.passStartedAt,
+          ...(scan.createdFrom === undefined ? {} : { createdFrom: scan.createdFrom }),
+        });
         batch.land(page.stream, page.entity, KIND.fullScan, null, marker);
-        batch.after.push(entityFullScanSql(page.store, page.entity, scan.passStartedAt));
+        batch.after.push(entityFullScanSql(page.store, page.entity, scan.passStartedAt, scan.createdFrom));
       }
       batch.after.unshift(
         writeStateSql(page.store, page.stream, page.state, page.runId, meta.syncedAtMs, {

@@ -77,5 +77,10 @@ export interface TableDef {
   owner?: { table: string; column: string };
   /** Fed by full scans: carries `_deleted_at`. */
   fullScan?: boolean;
+  /**
+   * The column holding when the record was created, by which the API's creation-date filter selects it:
+   * a full scan bounded by a start date soft-deletes only rows created from that day (merge.ts).
+   */
+  created?: string;
   columns: ColumnDef[];
 }

@@ -82,10 +82,15 @@ export class MemoryWarehouse {
     }
     this.rejections.push(...page.rejections);
     this.state = page.state;
-    // Soft deletes, as the warehouse applies them: whatever the completed scan did not load is gone.
-    if (page.completedFullScan) {
+    // Soft deletes, as the warehouse applies them: whatever the completed scan did not load is gone, among
+    // the records it covered (created on or after its createdFrom day, when it has one).
+    const scan = page.completedFullScan;
+    if (scan) {
+      const covered = (key: string) =>
+        scan.createdFrom === undefined ||
+        String(this.rows.get(key)?.['date_created'] ?? '').slice(0, 10) >= scan.createdFrom;
       for (const [key, pass] of this.loadedIn) {
-        if (pass < page.completedFullScan.passStartedAt) {
+        if (pass < scan.passStartedAt && covered(key)) {
           this.rows.delete(key);
           this.loadedIn.delete(key);
         }

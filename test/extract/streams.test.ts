@@ -279,3 +279,137 @@ describe('incremental runs', () => {
     assert.match((await run({ ...stale, lastFullScanAt: '2025-12-25T13:00:00.000Z' })).passId, /^windows\//);
   });
 });
+
+describe('startDate bounds every pass by creation day', () => {
+  const START = '2025-10-01';
+  const createdDay = (record: unknown) =>
+    String((record as Record<string, unknown>)['date_created']).slice(0, 10);
+  const inScope = (s: Sandbox) =>
+    new Map([...truth(s, 'subscriptions')].filter(([, r]) => createdDay(r) >= START));
+
+  it('subscriptions: first run, nightly runs, periodic full scans and full refreshes never read older records', async () => {
+    let ms = Date.parse('2026-01-01T08:00:00Z');
+    const s = await startSandbox({
+      seed: 7,
+      scale: SCALE,
+      pageSize: 7,
+      rateLimit: 0,
+      clock: () => new Date(ms),
+    });
+    sandboxes.push(s);
+    const api = client(s);
+    // The default fullRefreshDays (7) with a start date, as in docs/configuration.md.
+    const options = { startDate: START };
+    const run = (previous?: SyncResult, mode?: 'full_refresh') =>
+      syncStreams({
+        client: api,
+        now: new Date(ms),
+        logger,
+        options,
+        streams: ['subscriptions'],
+        ...(previous ? { previous } : {}),
+        ...(mode ? { mode } : {}),
+      });
+    const assertInScope = (result: SyncResult, from: number, what: string) => {
+      const warehouse = result.warehouses.subscriptions;
+      assert.equal(result.errors.subscriptions, undefined, `${what}: ${String(result.errors.subscriptions)}`);
+      for (const commit of warehouse.commits.slice(from))
+        for (const record of commit.records)
+          assert.ok(createdDay(record) >= START, `${what} read ${createdDay(record)}`);
+      const expected = inScope(s);
+      assert.deepEqual([...warehouse.rows.keys()].sort(), [...expected.keys()].sort(), `${what}: key set`);
+      for (const [key, record] of expected)
+        assert.deepEqual(warehouse.rows.get(key), record, `${what} ${key}`);
+    };
+    const older = truth(s, 'subscriptions').size - inScope(s).size;
+    assert.ok(
+      inScope(s).size > 0 && older > 0,
+      'the seeded history starts before START and goes on after it',
+    );
+
+    // The first run reads windows from the start date, and they count as the full scan: a bounded one.
+    const first = await run();
+    const firstPass = first.warehouses.subscriptions.commits[0]!.state.pass!;
+    assert.match(first.summaries.subscriptions!.passId, /^full\/incremental\//);
+    assert.deepEqual(Object.keys(firstPass.slices), [
+      'created:2025-10-01..2025-10-30',
+      'created:2025-10-31..2025-11-29',
+      'created:2025-11-30..2025-12-29',
+      'created:2025-12-30..',
+    ]);
+    assertInScope(first, 0, 'first run');
+    assert.equal(first.summaries.subscriptions!.state.lastFullScanAt, new Date(ms).toISOString());
+    assert.deepEqual(first.warehouses.subscriptions.commits.at(-1)!.completedFullScan, {
+      passStartedAt: new Date(ms).toISOString(),
+      createdFrom: START,
+    });
+
+    // Subscriptions created before START change too; the nightly run's re-reads leave them out.
+    ms = Date.parse('2026-01-02T09:30:00Z');
+    const before = truth(s, 'subscriptions');
+    const changed = s.store.mutate({
+      createSubscriptions: 3,
+      cancelSubscriptions: 8,
+      recoverSubscriptions: 4,
+      failSubscriptions: 4,
+      seed: 5,
+    }).changed['subscriptions']!;
+    assert.ok(
+      changed.some((id) => createdDay(before.get(String(id))) < START),
+      'an older one was canceled, recovered or failed',
+    );
+    let seen = first.warehouses.subscriptions.commits.length;
+    const second = await run(first);
+    assert.match(second.summaries.subscriptions!.passId, /^windows\//, 'the next night is not a full scan');
+    assertInScope(second, seen, 'nightly run');
+
+    // A week on, the periodic full scan reads from START again and soft-deletes only within it.
+    ms = Date.parse('2026-01-09T09:30:00Z');
+    seen = second.warehouses.subscriptions.commits.length;
+    const third = await run(second);
+    assert.match(third.summaries.subscriptions!.passId, /^full\/incremental\//);
+    assertInScope(third, seen, 'periodic full scan');
+    assert.equal(third.warehouses.subscriptions.commits.at(-1)!.completedFullScan?.createdFrom, START);
+
+    seen = third.warehouses.subscriptions.commits.length;
+    const fourth = await run(third, 'full_refresh');
+    assert.match(fourth.summaries.subscriptions!.passId, /^full\/full_refresh\//);
+    assertInScope(fourth, seen, 'full refresh');
+  });
+
+  it('fulfillment orders: a full refresh reads from startDate, and a lookback never reaches behind it', async () => {
+    const s = await sandbox(7);
+    const api = client(s);
+    const now = new Date('2026-01-01T08:00:00Z');
+    const options = { ...defaultStreamOptions('fulfillment_orders'), startDate: START, maxRefreshPerRun: 0 };
+    const base = { stream: STREAMS.fulfillment_orders, client: api, now, logger, options };
+    const windows = new MemoryWarehouse();
+    await runStream({
+      ...base,
+      state: emptyStreamState(),
+      mode: 'backfill',
+      window: { from: START, to: '2026-01-01' },
+      commit: windows.commit,
+    });
+    const full = new MemoryWarehouse();
+    const refresh = await runStream({
+      ...base,
+      state: emptyStreamState(),
+      mode: 'full_refresh',
+      commit: full.commit,
+    });
+    assert.match(refresh.passId, /^full\/full_refresh\//);
+    assert.ok(full.rows.size > 0 && full.rows.size < truth(s, 'fulfillment_orders').size);
+    assert.deepEqual(full.keys(), windows.keys(), 'what was created from START on, and nothing older');
+
+    const nightly = new MemoryWarehouse();
+    await runStream({
+      ...base,
+      options: { ...options, lookbackDays: 5 },
+      state: { ...emptyStreamState(), watermark: '2025-10-02' },
+      mode: 'incremental',
+      commit: nightly.commit,
+    });
+    assert.equal(Object.keys(nightly.commits[0]!.state.pass!.slices)[0], 'created:2025-10-01..2025-10-30');
+  });
+});

@@ -5,7 +5,7 @@ import { ERROR_CODES, isStoreSyncError } from '../../errors.js';
 import { validateRecords } from '../validate.js';
 import { readListSlice } from './list-slice.js';
 import type { ExtractedPage, PassPlan, PlanInput, StreamContext, StreamDefinition } from './types.js';
-import { incrementalFrom, todayOf, windowSlices } from './windows.js';
+import { fullScanPlan, incrementalFrom, todayOf, windowSlices } from './windows.js';
 
 /**
  * Fulfillment orders (spec 2.4, 4.5). New ones arrive by `date_created_from/to` windows with a lookback;
@@ -31,14 +31,13 @@ export function openFulfillmentOrders(state: StreamState): Record<string, string
 }
 
 function plan({ mode, state, options, now, window }: PlanInput): PassPlan {
-  const all: PassPlan = { kind: 'full', slices: [{ id: 'all', params: {} }] };
-  if (mode === 'full_refresh') return all;
   const params = ['date_created_from', 'date_created_to'] as const;
-  if (mode === 'backfill') {
-    return window ? { kind: 'windows', slices: windowSlices('created', window, options, ...params) } : all;
+  if (mode === 'backfill' && window) {
+    return { kind: 'windows', slices: windowSlices('created', window, options, ...params) };
   }
   const from = incrementalFrom(state, options);
-  if (from === null) return all;
+  // A full refresh reads everything from `startDate` on (everything without one), never what is older.
+  if (mode !== 'incremental' || from === null) return fullScanPlan(options, now, ...params);
   return { kind: 'windows', slices: windowSlices('created', { from, to: todayOf(now) }, options, ...params) };
 }
 

@@ -1,7 +1,7 @@
 import { OPERATIONS } from '../../../schemas/index.js';
 import { readListSlice } from './list-slice.js';
 import type { PassPlan, PlanInput, StreamDefinition } from './types.js';
-import { fullScanDue, incrementalFrom, todayOf, windowSlices } from './windows.js';
+import { fullScanDue, fullScanPlan, incrementalFrom, todayOf, windowSlices } from './windows.js';
 
 /**
  * Subscriptions (spec 2.8, 4.4). A nightly run reads only what can have changed since the watermark:
@@ -16,29 +16,33 @@ import { fullScanDue, incrementalFrom, todayOf, windowSlices } from './windows.j
  *     the store rather than of the day's changes.
  * Anything else that changes without a date filter to find it is reconciled by the periodic full scan
  * (`fullRefreshDays`), which also soft-deletes subscriptions that disappeared.
+ *
+ * `startDate` bounds every pass by creation day: the full scans (first run, periodic, full refresh) read
+ * `date_from` windows from it and soft-delete only within it, and the canceled, recovered and failing
+ * re-reads carry `date_from` too, so a subscription created before it is never read.
  */
 
 const operation = OPERATIONS.listSubscriptions;
 
 function plan({ mode, state, options, now, window }: PlanInput): PassPlan {
-  const full: PassPlan = { kind: 'full', slices: [{ id: 'all', params: {} }] };
-  if (mode === 'full_refresh') return full;
-  if (mode === 'backfill') {
-    if (!window) return full;
+  if (mode === 'backfill' && window) {
     return { kind: 'windows', slices: windowSlices('created', window, options, 'date_from', 'date_to') };
   }
   const from = incrementalFrom(state, options);
-  if (from === null || fullScanDue(state, options, now)) return full;
+  if (mode !== 'incremental' || from === null || fullScanDue(state, options, now)) {
+    return fullScanPlan(options, now, 'date_from', 'date_to');
+  }
   const today = todayOf(now);
+  const start: Record<string, string> = options.startDate === null ? {} : { date_from: options.startDate };
   return {
     kind: 'windows',
     slices: [
       ...windowSlices('created', { from, to: today }, options, 'date_from', 'date_to'),
-      { id: `canceled:${from}..`, params: { cancel_date_from: from } },
-      { id: `recovered:${from}..`, params: { recoveries_date_from: from } },
+      { id: `canceled:${from}..`, params: { ...start, cancel_date_from: from } },
+      { id: `recovered:${from}..`, params: { ...start, recoveries_date_from: from } },
       {
         id: `failing:${from}..`,
-        params: { status: 'past_due,retrying', next_renewal_date_from: from },
+        params: { ...start, status: 'past_due,retrying', next_renewal_date_from: from },
       },
     ],
   };

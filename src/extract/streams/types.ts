@@ -33,6 +33,11 @@ export type PassKind = 'full' | 'windows';
 export interface PassPlan {
   kind: PassKind;
   slices: SlicePlan[];
+  /**
+   * For a full scan bounded by `startDate`: the first creation day it reads. Its soft deletes then apply
+   * only to rows created on or after that day (see PageCommit.completedFullScan).
+   */
+  createdFrom?: string;
 }
 
 export interface PlanInput {

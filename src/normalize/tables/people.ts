@@ -52,6 +52,7 @@ const subscriptions: TableDef = {
   entity: 'subscription',
   unit: { key: 'id' },
   fullScan: true,
+  created: 'date_created',
   columns: [
     id('id', 'Subscription id.'),
     text('status', 'Status.'),
