@@ -139,6 +139,23 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
       logger.warn('stream.skipped', { stream: denied.stream, message: denied.message });
       results.push(emptyResult(denied.stream, 'skipped', denied.message));
     }
+    // A stream whose first request failed (a 404 or 400 on its endpoint, a 5xx after the retries) fails
+    // alone, as it would have on that page inside runStream; the others go on (DESIGN.md §4.3).
+    for (const failed of access.failed) {
+      const { code, message } = failed.error;
+      logger.error('stream.failed', {
+        stream: failed.stream,
+        code,
+        message,
+        requests: failed.requests,
+        retries: failed.retries,
+      });
+      results.push({
+        ...emptyResult(failed.stream, 'failed', message),
+        requests: failed.requests,
+        retries: failed.retries,
+      });
+    }
     // Records can also be rejected while normalizing (a value that does not fit its column exactly):
     // the warehouse reports those per commit, and they count like the extraction's own rejections.
     const loadRejections = new Map<string, number>();

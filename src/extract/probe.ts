@@ -1,11 +1,16 @@
-import { ERROR_CODES, isStoreSyncError } from '../errors.js';
+import { asStoreSyncError, ERROR_CODES, isStoreSyncError, type StoreSyncError } from '../errors.js';
 import type { ApiClient } from './client.js';
+import type { RequestMeter } from './operations.js';
 import type { StreamDefinition, StreamName } from './streams/types.js';
 
 /**
  * Which streams the token may read, found before a run with one cheap request per stream (the first page
  * of its list). A 403 means the scope is missing: the runner skips that stream with a warning and exits 3.
- * Any other failure (bad token, unreachable store) is the run's problem, not the stream's, and is thrown.
+ * Any other failure of one stream's request (a 404 or 400 on that endpoint, a 5xx after the retries) is
+ * that stream's: it is returned as failed, and the runner goes on with the others (DESIGN.md §4.3).
+ * What is thrown is what no stream can get past: a 401 (the token is wrong or expired, so every request
+ * would fail the same way), an interrupt, and a store where every stream's request failed (unreachable,
+ * down, or a base URL that is not its API root), with the first stream's error.
  */
 
 export interface DeniedStream {
@@ -15,10 +20,24 @@ export interface DeniedStream {
   message: string;
 }
 
+export interface FailedStream {
+  stream: StreamName;
+  error: StoreSyncError;
+  /** What the stream's probe spent, its retries included. */
+  requests: number;
+  retries: number;
+}
+
 export interface StreamAccess {
   readable: StreamDefinition[];
   denied: DeniedStream[];
+  failed: FailedStream[];
 }
+
+type Outcome =
+  | { stream: StreamDefinition; kind: 'readable' }
+  | { stream: StreamDefinition; kind: 'denied'; denied: DeniedStream }
+  | { stream: StreamDefinition; kind: 'failed'; failed: FailedStream };
 
 export async function probeStreamAccess(
   client: ApiClient,
@@ -26,19 +45,30 @@ export async function probeStreamAccess(
   options: { signal?: AbortSignal } = {},
 ): Promise<StreamAccess> {
   const outcomes = await Promise.all(
-    streams.map(async (stream) => {
+    streams.map(async (stream): Promise<Outcome> => {
+      const meter: RequestMeter = { requests: 0, retries: 0 };
       try {
-        await client.listPage(stream.operation, client.operationUrl(stream.operation).toString(), options);
-        return { stream, denied: null };
+        await client.listPage(stream.operation, client.operationUrl(stream.operation).toString(), {
+          ...options,
+          meter,
+        });
+        return { stream, kind: 'readable' };
       } catch (error) {
-        if (!isStoreSyncError(error, ERROR_CODES.HTTP_FORBIDDEN)) throw error;
-        const message = `stream ${stream.name} skipped: the token lacks its scope; grant ${stream.scopes.join(' or ')} in the store's API access settings`;
-        return { stream, denied: { stream: stream.name, scopes: stream.scopes, message } };
+        if (options.signal?.aborted || isStoreSyncError(error, ERROR_CODES.HTTP_UNAUTHORIZED)) throw error;
+        if (isStoreSyncError(error, ERROR_CODES.HTTP_FORBIDDEN)) {
+          const message = `stream ${stream.name} skipped: the token lacks its scope; grant ${stream.scopes.join(' or ')} in the store's API access settings`;
+          return { stream, kind: 'denied', denied: { stream: stream.name, scopes: stream.scopes, message } };
+        }
+        const failed = { stream: stream.name, error: asStoreSyncError(error), ...meter };
+        return { stream, kind: 'failed', failed };
       }
     }),
   );
+  const failed = outcomes.flatMap((o) => (o.kind === 'failed' ? [o.failed] : []));
+  if (failed.length > 0 && failed.length === outcomes.length) throw failed[0]!.error;
   return {
-    readable: outcomes.filter((o) => o.denied === null).map((o) => o.stream),
-    denied: outcomes.flatMap((o) => (o.denied ? [o.denied] : [])),
+    readable: outcomes.filter((o) => o.kind === 'readable').map((o) => o.stream),
+    denied: outcomes.flatMap((o) => (o.kind === 'denied' ? [o.denied] : [])),
+    failed,
   };
 }

@@ -15,6 +15,7 @@ import {
   killChildren,
   readWarehouse,
   runCli,
+  startBreakingProxy,
   startCli,
   TOKEN,
   tempDir,
@@ -206,6 +207,67 @@ describe('store-sync under failure', () => {
     } finally {
       silent.closeAllConnections();
       await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('a stream whose first request fails (a 404, a 500 after the retries) fails alone: the others go on, exit 3', async () => {
+    // One store whose subscriptions endpoint answers 404 and whose products endpoint keeps failing, the
+    // rest healthy. The first request of each stream is the scope check before the run: a failure there is
+    // the stream's, as it would be on any later page.
+    const proxy = await startBreakingProxy(slow, [
+      { path: /\/subscriptions\//, status: 404 },
+      { path: /\/products\//, status: 500 },
+    ]);
+    try {
+      const config = await writeConfig(
+        dir,
+        {
+          warehouse: 'one-endpoint.duckdb',
+          maxRetries: 0,
+          stores: [{ name: 'shop', baseUrl: proxy.baseUrl }],
+        },
+        'one-endpoint.json',
+      );
+      const result = await runCli(['sync', '--config', config]);
+      assertExit(result, 3);
+      assert.doesNotMatch(result.stderr, /^error: /m);
+      assert.match(
+        result.stdout,
+        /^shop\s+subscriptions\s+failed\s+0\s+0\s+0\s+1\s+GET \/api\/subscriptions\/ was not found \(404\)/m,
+      );
+      assert.match(
+        result.stdout,
+        /^shop\s+products\s+failed\s+0\s+0\s+0\s+1\s+GET \/api\/products\/ failed after 1 attempts/m,
+      );
+      for (const stream of ['locations', 'metadata_definitions', 'fulfillment_orders'])
+        assert.match(result.stdout, new RegExp(`^shop\\s+${stream}\\s+ok\\s`, 'm'));
+      assert.match(result.stdout, /^shop: partial in /m);
+      assert.match(result.stderr, /^ERROR stream\.failed: .* stream=subscriptions code=http_not_found/m);
+      assert.match(result.stderr, /^ERROR stream\.failed: .* stream=products code=retries_exhausted/m);
+      assert.deepEqual(
+        await readWarehouse(
+          path.join(dir, 'one-endpoint.duckdb'),
+          `SELECT outcome, json_extract_string(counts, '$.subscriptions.status') AS subscriptions,
+             json_extract_string(counts, '$.locations.status') AS locations,
+             (SELECT count(*) FROM fulfillment_orders) > 0 AS others_synced FROM _sync_runs`,
+        ),
+        [{ outcome: 'partial', subscriptions: 'failed', locations: 'ok', others_synced: true }],
+      );
+      // doctor makes the same check: the store answers, and each failing stream gets its own FAIL line.
+      const doctor = await runCli(['doctor', '--config', config]);
+      assertExit(doctor, 1);
+      assert.match(doctor.stdout, /^\[ok\] {3}store shop: reachable and token accepted/m);
+      assert.match(doctor.stdout, /^\[ok\] {3}store shop: stream locations: scope .+ granted$/m);
+      assert.match(
+        doctor.stdout,
+        /^\[FAIL\] store shop: stream subscriptions: GET \/api\/subscriptions\/ was not found \(404\)/m,
+      );
+      assert.match(
+        doctor.stdout,
+        /^\[FAIL\] store shop: stream products: GET \/api\/products\/ failed after/m,
+      );
+    } finally {
+      await proxy.close();
     }
   });
 

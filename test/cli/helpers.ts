@@ -2,9 +2,12 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
 import { runReadOnlyQuery } from '../../src/load/index.js';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
 
@@ -257,4 +260,48 @@ export function requestsOf(sandbox: Sandbox): number {
 export async function readWarehouse<T = Record<string, unknown>>(file: string, sql: string): Promise<T[]> {
   const { columns, rows } = await runReadOnlyQuery(file, sql);
   return rows.map((row) => Object.fromEntries(columns.map((c, i) => [c.name, row[i]])) as T);
+}
+
+/**
+ * A loopback proxy in front of a sandbox that answers the requests whose path matches a rule with that
+ * rule's status and an API-style error body, and passes every other request through (links rewritten to
+ * itself): one endpoint of an otherwise healthy store that refuses or keeps failing.
+ */
+export async function startBreakingProxy(
+  upstream: Sandbox,
+  rules: { path: RegExp; status: number }[],
+): Promise<{ baseUrl: string; close: () => Promise<void> }> {
+  let origin = '';
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    const rule = rules.find((r) => r.path.test(url));
+    if (rule) {
+      const body = JSON.stringify({
+        error: { code: 'broken', message: `this proxy answers ${rule.status} here` },
+      });
+      res.writeHead(rule.status, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      });
+      res.end(body);
+      return;
+    }
+    request(`${upstream.origin}${url}`, { method: req.method as 'GET', headers: req.headers })
+      .then(async (answer) => {
+        const text = (await answer.body.text()).split(upstream.origin).join(origin);
+        res.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type']) });
+        res.end(text);
+      })
+      .catch((error: Error) => res.destroy(error));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    baseUrl: `${origin}${new URL(upstream.baseUrl).pathname}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

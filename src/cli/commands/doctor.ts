@@ -81,6 +81,10 @@ async function storeChecks(store: StoreConfig): Promise<Check[]> {
         fix: `grant ${denied.scopes.join(' or ')} to the token, or disable the stream in the config`,
       });
     }
+    // The store answered, but not for this stream: its endpoint refused or kept failing.
+    for (const failed of result.failed) {
+      checks.push({ name: `${label}: stream ${failed.stream}`, ok: false, detail: failed.error.message });
+    }
   } catch (error) {
     const failure = asStoreSyncError(error);
     const fix =
