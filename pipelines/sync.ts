@@ -228,8 +228,16 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
   } finally {
     await client.close();
   }
-  // An interrupt that came before the streams began (during the access probe) is still an interrupt.
-  const outcome = job.signal?.aborted ? 'interrupted' : runError ? 'failed' : outcomeOf(results);
+  // An interrupt that came before the streams began (during the access probe) is still an interrupt: the
+  // streams it stopped before their first page are reported interrupted, and the run returns its result
+  // like any interrupted run instead of throwing, so the summary says which store stopped and where.
+  const interrupted = job.signal?.aborted ?? false;
+  if (interrupted) {
+    const reason = asStoreSyncError(job.signal?.reason).message;
+    for (const name of names)
+      if (!results.some((r) => r.stream === name)) results.push(emptyResult(name, 'interrupted', reason));
+  }
+  const outcome = interrupted ? 'interrupted' : runError ? 'failed' : outcomeOf(results);
   // The export follows what was committed; its failure is its own, and leaves the sync's outcome as it was.
   let exportError: StoreSyncError | null = null;
   if (exportDir && outcome !== 'failed' && outcome !== 'interrupted') {
@@ -255,7 +263,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
   } finally {
     if (!job.warehouse) await warehouse.close();
   }
-  if (runError) throw runError;
+  if (runError && !interrupted) throw runError;
   if (exportError)
     throw new StoreSyncError(
       ERROR_CODES.WAREHOUSE,

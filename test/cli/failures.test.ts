@@ -194,15 +194,27 @@ describe('store-sync under failure', () => {
         },
         'probe-interrupted.json',
       );
-      const sync = startCli(['sync', '--config', config, '--streams', 'locations']);
+      const sync = startCli(['sync', '--config', config, '--streams', 'locations,products']);
       await waitForStderr(sync, /^sync\.start /m);
       sync.child.kill('SIGTERM');
       const stopped = await sync.done;
       assertExit(stopped, 1);
-      assert.match(stopped.stderr, /^error: interrupted by SIGTERM/m);
+      // The store did start (its run is recorded): the message and the summary say it was interrupted,
+      // not that it never started, and name the streams it stopped.
+      assert.match(
+        stopped.stderr,
+        /^error: interrupted by SIGTERM\. Run the same command again: it resumes from the last committed page\.$/m,
+      );
+      assert.doesNotMatch(stopped.stderr, /not started/);
+      for (const stream of ['locations', 'products'])
+        assert.match(stopped.stdout, new RegExp(`^shop\\s+${stream}\\s+interrupted\\s+0\\s+0\\s`, 'm'));
+      assert.match(stopped.stdout, /^shop: interrupted in \S+ s, \d+ requests, 0 retries \(run \S+\)$/m);
       assert.deepEqual(
-        await readWarehouse(path.join(dir, 'probe-interrupted.duckdb'), 'SELECT outcome FROM _sync_runs'),
-        [{ outcome: 'interrupted' }],
+        await readWarehouse(
+          path.join(dir, 'probe-interrupted.duckdb'),
+          "SELECT outcome, json_extract_string(counts, '$.locations.status') AS locations FROM _sync_runs",
+        ),
+        [{ outcome: 'interrupted', locations: 'interrupted' }],
       );
     } finally {
       silent.closeAllConnections();
