@@ -171,6 +171,36 @@ describe('store-sync doctor and schedule', () => {
     assert.ok(n > before[0]!.n, 'the scheduled run is recorded');
   });
 
+  it('schedule: a run cut short by SIGTERM is logged as schedule.run with outcome interrupted, as documented', async () => {
+    // Paced at one request a second, the first tick is still checking the streams' scopes when the signal comes.
+    const paced = await writeConfig(
+      dir,
+      { warehouse: 'paced.duckdb', rateLimit: 1, stores: [{ name: 'shop', baseUrl: sandbox.baseUrl }] },
+      'paced.json',
+    );
+    const run = startCli(['schedule', '--cron', '* * * * * *', '--config', paced, '--log-format', 'json']);
+    await waitForStderr(run, /"event":"sync\.start"/);
+    run.child.kill('SIGTERM');
+    const result = await run.done;
+    assertExit(result, 0);
+    const events = result.stderr
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.deepEqual(
+      events
+        // A tick that came while the run was going is skipped (schedule.skipped): not what this is about.
+        .filter((e) => /^schedule\.(start|stopping|run|run_stopped|run_failed|stop)$/.test(String(e.event)))
+        .map((e) => [e.event, e.outcome]),
+      [
+        ['schedule.start', undefined],
+        ['schedule.stopping', undefined],
+        ['schedule.run', 'interrupted'],
+        ['schedule.stop', undefined],
+      ],
+    );
+  });
+
   it('schedule refuses a pattern that is not cron, at start', async () => {
     const result = await runCli(['schedule', '--cron', 'every night', '--config', config]);
     assertExit(result, 2);
