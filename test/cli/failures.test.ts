@@ -283,6 +283,97 @@ describe('store-sync under failure', () => {
     }
   });
 
+  it('several stores: one that fails (a wrong token, a failed export) stops none of the others; exit 1 names it', async () => {
+    const limitedEnv = 'STORE_SYNC_CLI_TEST_LIMITED';
+    const badEnv = 'STORE_SYNC_CLI_TEST_WRONG';
+    const shop = await testSandbox({
+      scale: 5,
+      tokens: [TOKEN, 'limited-4Hk8:catalogue:read,locations:read'],
+    });
+    try {
+      const env = { [limitedEnv]: 'limited-4Hk8', [badEnv]: 'not-a-token-of-this-store' };
+      const config = await writeConfig(
+        dir,
+        {
+          warehouse: 'stores.duckdb',
+          stores: [
+            { name: 'bad', baseUrl: shop.baseUrl, tokenEnv: badEnv },
+            { name: 'lim', baseUrl: shop.baseUrl, tokenEnv: limitedEnv },
+            { name: 'full', baseUrl: shop.baseUrl },
+          ],
+        },
+        'stores.json',
+      );
+      const result = await runCli(['sync', '--config', config], { env });
+      assertCleanError(
+        result,
+        1,
+        /^error: 1 of 3 stores failed; the others ran \(see the summary\)\. bad: GET \/api\/\S+ was refused \(401\)/m,
+      );
+      assert.match(result.stdout, /^bad\s+-\s+failed\s+0\s+0\s+0\s+0\s+GET \/api\/\S+ was refused \(401\)/m);
+      assert.match(result.stdout, /^bad: failed: GET \/api\/\S+ was refused \(401\)/m);
+      assert.match(result.stdout, /^lim\s+products\s+ok\s/m);
+      assert.match(result.stdout, /^lim\s+subscriptions\s+skipped\s/m);
+      assert.match(result.stdout, /^lim: partial in /m);
+      assert.match(result.stdout, /^full\s+subscriptions\s+ok\s/m);
+      assert.match(result.stdout, /^full: succeeded in /m);
+      assert.match(result.stderr, /^ERROR store\.failed: .*store=bad code=http_unauthorized/m);
+      assert.deepEqual(
+        await readWarehouse(
+          path.join(dir, 'stores.duckdb'),
+          'SELECT _store AS store, outcome FROM _sync_runs ORDER BY started_at',
+        ),
+        [
+          { store: 'bad', outcome: 'failed' },
+          { store: 'lim', outcome: 'partial' },
+          { store: 'full', outcome: 'succeeded' },
+        ],
+      );
+
+      // The export after each store's sync fails (another export holds the folder): every store still syncs.
+      const busy = path.join(dir, 'stores-parquet');
+      await mkdir(path.join(busy, '.versions'), { recursive: true });
+      const exportLock = await DuckDBInstance.create(path.join(busy, '.versions', LOCK_FILE));
+      const exporting = await writeConfig(
+        dir,
+        {
+          warehouse: 'stores-export.duckdb',
+          parquetDir: 'stores-parquet',
+          exportAfterSync: true,
+          stores: [
+            { name: 'first', baseUrl: shop.baseUrl },
+            { name: 'second', baseUrl: shop.baseUrl },
+          ],
+        },
+        'stores-export.json',
+      );
+      const exported = await runCli(['sync', '--config', exporting, '--streams', 'locations']).finally(() =>
+        exportLock.closeSync(),
+      );
+      assertCleanError(
+        exported,
+        1,
+        /^error: 2 of 2 stores failed; the others ran \(see the summary\)\. first: store "first" synced \(succeeded, run \S+\), but the Parquet export/m,
+      );
+      assert.match(
+        exported.stdout,
+        /^second: failed: store "second" synced \(succeeded, run \S+\), but the Parquet export/m,
+      );
+      assert.deepEqual(
+        await readWarehouse(
+          path.join(dir, 'stores-export.duckdb'),
+          'SELECT _store, count(*) > 0 AS synced FROM locations GROUP BY ALL ORDER BY _store',
+        ),
+        [
+          { _store: 'first', synced: true },
+          { _store: 'second', synced: true },
+        ],
+      );
+    } finally {
+      await shop.close();
+    }
+  });
+
   it('exportAfterSync: a Parquet folder that cannot be made stops the sync first; an export that fails after it keeps its outcome', async () => {
     await writeFile(path.join(dir, 'a-file'), 'not a folder');
     const exportingConfig = (parquetDir: string, name: string) =>

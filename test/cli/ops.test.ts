@@ -207,6 +207,53 @@ describe('store-sync doctor and schedule', () => {
     assert.match(result.stderr, /^error: --cron "every night" is not a cron pattern/m);
   });
 
+  it('schedule runs every store at each tick: one with a wrong token stops none of the others', async () => {
+    const wrongEnv = 'STORE_SYNC_CLI_TEST_WRONG_TOKEN';
+    const stores = await writeConfig(
+      dir,
+      {
+        warehouse: 'scheduled-stores.duckdb',
+        stores: [
+          { name: 'bad', baseUrl: sandbox.baseUrl, tokenEnv: wrongEnv },
+          { name: 'good', baseUrl: sandbox.baseUrl },
+        ],
+      },
+      'scheduled-stores.json',
+    );
+    const run = startCli(
+      [
+        'schedule',
+        '--cron',
+        '* * * * * *',
+        '--config',
+        stores,
+        '--streams',
+        'locations',
+        '--log-format',
+        'json',
+      ],
+      { env: { [wrongEnv]: 'not-a-token-of-this-store' } },
+    );
+    await waitForStderr(run, /"event":"schedule\.run",[^\n]*"store":"good"/);
+    run.child.kill('SIGTERM');
+    const result = await run.done;
+    assertExit(result, 0);
+    const events = result.stderr
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const failed = events.find((e) => e.event === 'schedule.run_failed')!;
+    assert.equal(failed.store, 'bad');
+    assert.equal(failed.code, 'http_unauthorized');
+    const ran = events.find((e) => e.event === 'schedule.run')!;
+    assert.equal(ran.store, 'good');
+    assert.equal(ran.outcome, 'succeeded');
+    assert.ok(
+      events.indexOf(failed) < events.indexOf(ran),
+      'the store after the failed one ran in the same tick',
+    );
+  });
+
   it('never printed the token, and printed no ANSI escapes into pipes', () => {
     assertNoSecretsOrEscapes();
   });

@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
 import type { CommandModule } from 'yargs';
-import { readToken } from '../../config.js';
+import { readToken, type StoreConfig, type SyncConfig } from '../../config.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../../errors.js';
 import {
   cliLogger,
@@ -66,10 +66,14 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
     }
     const { runSync } = await import('../../../pipelines/sync.js');
     const stop = new AbortController();
-    const tick = async () => {
-      try {
-        const config = await resolveJob(args, { needsApi: true });
-        for (const store of selectStores(config, args.store)) {
+    // Every store runs, whatever became of the one before (an expired token, an API that is down, a failed
+    // export): one store's failure must not stop the nightly run of the others. A signal stops the running
+    // store at its next page boundary (logged as schedule.run with outcome interrupted), and no further
+    // store starts.
+    const runStores = async (config: SyncConfig, stores: StoreConfig[]) => {
+      for (const store of stores) {
+        if (stop.signal.aborted) break;
+        try {
           const result = await runSync({
             config,
             store,
@@ -84,12 +88,24 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
             requests: result.requests,
             seconds: Number(result.seconds.toFixed(1)),
           });
+        } catch (error) {
+          const failure = asStoreSyncError(error);
+          logger.error('schedule.run_failed', {
+            store: store.name,
+            code: failure.code,
+            message: failure.message,
+          });
         }
+      }
+    };
+    const tick = async () => {
+      try {
+        const config = await resolveJob(args, { needsApi: true });
+        await runStores(config, selectStores(config, args.store));
       } catch (error) {
+        // The config, re-read at each tick, no longer holds: no store runs this time.
         const failure = asStoreSyncError(error);
-        // A run cut short by SIGTERM/SIGINT did what it was asked to: stop at a page boundary.
-        if (stop.signal.aborted) logger.info('schedule.run_stopped', { message: failure.message });
-        else logger.error('schedule.run_failed', { code: failure.code, message: failure.message });
+        logger.error('schedule.run_failed', { code: failure.code, message: failure.message });
       }
       const next = job.nextRun();
       if (next) logger.info('schedule.next', { at: next.toISOString() });

@@ -2,7 +2,7 @@ import type { Argv, CommandModule } from 'yargs';
 import type { SyncResult } from '../../../pipelines/sync.js';
 import { readToken } from '../../config.js';
 import type { SyncMode } from '../../contracts.js';
-import { ERROR_CODES, StoreSyncError } from '../../errors.js';
+import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { DateWindow } from '../../extract/index.js';
 import { redact } from '../../log.js';
 import {
@@ -13,7 +13,7 @@ import {
   selectStores,
   withJobOptions,
 } from '../context.js';
-import { EXIT, type ExitCode } from '../exit-codes.js';
+import { EXIT, type ExitCode, exitCodeForError } from '../exit-codes.js';
 import { renderTable } from '../output.js';
 import { createProgressDisplay } from '../progress.js';
 
@@ -30,22 +30,43 @@ interface BackfillArgs extends JobArgs {
 
 const SUMMARY_COLUMNS = ['store', 'stream', 'status', 'pages', 'records', 'rejections', 'requests', 'note'];
 
-function summaryRows(results: SyncResult[]): unknown[][] {
-  return results.flatMap((run) =>
-    run.streams.map((s) => [
-      run.store,
-      s.stream,
-      s.status,
-      s.pages,
-      s.records,
-      s.rejections,
-      s.requests,
-      s.message ?? (s.resumed ? 'resumed' : ''),
-    ]),
+/** What one store of the command came to: its run's result, or (several stores) the error that ended it. */
+type StoreOutcome = { store: string; result: SyncResult } | { store: string; error: StoreSyncError };
+
+function summaryRows(outcomes: StoreOutcome[]): unknown[][] {
+  return outcomes.flatMap((o) =>
+    'error' in o
+      ? [[o.store, '-', 'failed', 0, 0, 0, 0, o.error.message]]
+      : o.result.streams.map((s) => [
+          o.store,
+          s.stream,
+          s.status,
+          s.pages,
+          s.records,
+          s.rejections,
+          s.requests,
+          s.message ?? (s.resumed ? 'resumed' : ''),
+        ]),
   );
 }
 
-/** Exit code of a whole command over several stores: the worst store decides. */
+function printSummary(outcomes: StoreOutcome[]): void {
+  // Messages come from errors that may quote a server's reply; masking again costs nothing.
+  process.stdout.write(redact(`${renderTable(SUMMARY_COLUMNS, summaryRows(outcomes))}\n`));
+  for (const o of outcomes) {
+    const line =
+      'error' in o
+        ? `${o.store}: failed: ${o.error.message}`
+        : `${o.store}: ${o.result.outcome.replace(/_/g, ' ')} in ${o.result.seconds.toFixed(1)} s, ${o.result.requests} requests, ${o.result.retries} retries (run ${o.result.runId})`;
+    process.stdout.write(redact(`${line}\n`));
+  }
+}
+
+/**
+ * Exit code of a whole command over several stores: the worst store decides. A store whose every stream
+ * failed makes it 1 (a store whose run ended in an error ends the command with that error, also 1); else a
+ * store with a failed or skipped stream, or rejections, makes it 3.
+ */
 function exitCodeOf(results: SyncResult[]): ExitCode {
   if (results.some((r) => r.outcome === 'failed')) return EXIT.FAILED;
   if (results.some((r) => r.outcome !== 'succeeded')) return EXIT.PARTIAL;
@@ -87,7 +108,7 @@ async function runSyncCommand(
   // Bars only on a terminal, and never with JSON logs: a log shipper wants lines, not redraws.
   const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
   const logger = cliLogger(args, progress.log);
-  const results: SyncResult[] = [];
+  const outcomes: StoreOutcome[] = [];
   // One interrupt stops the whole command: the running store stops at its next page boundary and no
   // further store starts.
   const stop = new AbortController();
@@ -107,21 +128,32 @@ async function runSyncCommand(
     for (const store of stores) {
       if (interrupted) break;
       try {
-        results.push(
-          await runSync({
-            config,
-            store,
-            streams,
-            mode,
-            ...(window ? { window } : {}),
-            logger,
-            onProgress: progress.update,
-            signal: stop.signal,
-          }),
-        );
+        const result = await runSync({
+          config,
+          store,
+          streams,
+          mode,
+          ...(window ? { window } : {}),
+          logger,
+          onProgress: progress.update,
+          signal: stop.signal,
+        });
+        outcomes.push({ store: store.name, result });
       } catch (error) {
-        // Stopped before its streams began (during the access probe): the interrupt is the story.
-        if (!interrupted) throw error;
+        // An error that came with the interrupt: the interrupt is the story, told below.
+        if (interrupted) continue;
+        const failure = asStoreSyncError(error);
+        // One store: its error is the command's, told as one paragraph. So is a usage error (another
+        // writer, an unusable warehouse or Parquet folder, a store with no stream to sync): the operator
+        // must change something, and the stores after would meet most of them again.
+        if (stores.length === 1 || exitCodeForError(failure) === EXIT.USAGE) {
+          if (outcomes.length > 0) printSummary(outcomes);
+          throw failure;
+        }
+        // Several stores: one store's failure (an expired token, an API that is down, an export that
+        // failed after its sync) must not stop the nightly run of the others.
+        logger.error('store.failed', { store: store.name, code: failure.code, message: failure.message });
+        outcomes.push({ store: store.name, error: failure });
       }
     }
   } finally {
@@ -129,23 +161,25 @@ async function runSyncCommand(
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
-  // Messages come from errors that may quote a server's reply; masking again costs nothing.
-  process.stdout.write(redact(`${renderTable(SUMMARY_COLUMNS, summaryRows(results))}\n`));
-  for (const run of results) {
-    process.stdout.write(
-      redact(
-        `${run.store}: ${run.outcome.replace(/_/g, ' ')} in ${run.seconds.toFixed(1)} s, ${run.requests} requests, ${run.retries} retries (run ${run.runId})\n`,
-      ),
-    );
-  }
+  printSummary(outcomes);
   if (interrupted) {
-    const skipped = stores.filter((s) => !results.some((r) => r.store === s.name)).map((s) => s.name);
+    const skipped = stores.filter((s) => !outcomes.some((o) => o.store === s.name)).map((s) => s.name);
     throw new StoreSyncError(
       ERROR_CODES.INTERNAL,
       `interrupted by ${interrupted}${skipped.length ? `; store ${skipped.join(', ')} not started` : ''}. Run the same command again: it resumes from the last committed page.`,
     );
   }
-  process.exitCode = exitCodeOf(results);
+  const failures = outcomes.flatMap((o) => ('error' in o ? [o] : []));
+  if (failures.length > 0) {
+    // The command ends with one error (a command.failed event with --log-format json) naming each store
+    // that failed and why; it exits 1 like any failure. The summary above shows what every store did.
+    throw new StoreSyncError(
+      failures[0]!.error.code,
+      `${failures.length} of ${stores.length} stores failed; the others ran (see the summary). ${failures.map((f) => `${f.store}: ${f.error.message}`).join(' ')}`,
+      { cause: failures[0]!.error },
+    );
+  }
+  process.exitCode = exitCodeOf(outcomes.flatMap((o) => ('result' in o ? [o.result] : [])));
 }
 
 const withStreams = <T>(yargs: Argv<T>) =>
