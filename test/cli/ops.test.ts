@@ -207,6 +207,24 @@ describe('store-sync doctor and schedule', () => {
     assert.match(result.stderr, /^error: --cron "every night" is not a cron pattern/m);
   });
 
+  it('schedule refuses a time zone that does not exist, at start, naming --timezone', async () => {
+    const result = await runCli([
+      'schedule',
+      '--cron',
+      '15 2 * * *',
+      '--timezone',
+      'Mars/Olympus',
+      '--config',
+      config,
+    ]);
+    assertExit(result, 2);
+    assert.match(
+      result.stderr,
+      /^error: --timezone "Mars\/Olympus" is not a time zone: expected an IANA time zone name, e\.g\. Europe\/Berlin/m,
+    );
+    assert.doesNotMatch(result.stderr, /CronDate/);
+  });
+
   it('schedule runs every store at each tick: one with a wrong token stops none of the others', async () => {
     const wrongEnv = 'STORE_SYNC_CLI_TEST_WRONG_TOKEN';
     const stores = await writeConfig(

@@ -19,6 +19,23 @@ interface ScheduleArgs extends JobArgs {
 }
 
 /**
+ * The --timezone value, checked at start: croner only checks it when it first computes a run time, which
+ * came after the checks that turn a bad flag into a usage error (exit 2), and it said so in its own words.
+ */
+function parseTimezone(value: string | undefined): string {
+  if (value === undefined) return 'UTC';
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value });
+    return value;
+  } catch {
+    throw new StoreSyncError(
+      ERROR_CODES.USAGE,
+      `--timezone "${value}" is not a time zone: expected an IANA time zone name, e.g. Europe/Berlin, America/New_York or UTC.`,
+    );
+  }
+}
+
+/**
  * `store-sync schedule --cron "15 2 * * *"`: a long-running process that runs `sync` at each tick, for
  * containers that prefer one process to an external scheduler. Ticks never overlap (croner's protect),
  * the config is re-read every run so an edit takes effect without a restart, and SIGTERM stops cleanly.
@@ -45,13 +62,14 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
   handler: async (args) => {
     const logger = cliLogger(args);
     const streams = parseStreamList(args.streams);
+    const timezone = parseTimezone(args.timezone);
     // Validate the job now so a broken config or a missing token fails at start, not at 02:15.
     for (const store of selectStores(await resolveJob(args, { needsApi: true }), args.store))
       readToken(store);
     let job: Cron;
     try {
       job = new Cron(args.cron, {
-        timezone: args.timezone ?? 'UTC',
+        timezone,
         protect: (running) =>
           logger.warn('schedule.skipped', {
             message: `the run started at ${running.currentRun()?.toISOString()} is still going; this tick is skipped`,
