@@ -353,7 +353,7 @@ describe('store-sync under failure', () => {
       assertCleanError(
         exported,
         1,
-        /^error: 2 of 2 stores failed; the others ran \(see the summary\)\. first: store "first" synced \(succeeded, run \S+\), but the Parquet export/m,
+        /^error: all 2 stores failed \(see the summary\)\. first: store "first" synced \(succeeded, run \S+\), but the Parquet export/m,
       );
       assert.match(
         exported.stdout,

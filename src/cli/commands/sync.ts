@@ -175,7 +175,7 @@ async function runSyncCommand(
     // that failed and why; it exits 1 like any failure. The summary above shows what every store did.
     throw new StoreSyncError(
       failures[0]!.error.code,
-      `${failures.length} of ${stores.length} stores failed; the others ran (see the summary). ${failures.map((f) => `${f.store}: ${f.error.message}`).join(' ')}`,
+      `${failures.length === stores.length ? `all ${stores.length} stores failed` : `${failures.length} of ${stores.length} stores failed; the others ran`} (see the summary). ${failures.map((f) => `${f.store}: ${f.error.message}`).join(' ')}`,
       { cause: failures[0]!.error },
     );
   }
