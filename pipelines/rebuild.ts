@@ -15,6 +15,8 @@ import { dataTables } from '../src/normalize/index.js';
  * Normalization and parse rejections are re-derived too; API validation rejections, which were never
  * landed, are kept. It all happens in one transaction: a failed rebuild leaves the warehouse untouched.
  * Blocks are decoded, parsed and normalized in worker threads (src/load/replay.ts), as ingest's files are.
+ * The run itself is recorded in `_sync_runs` by the caller, outside this transaction, so that its row
+ * survives a rollback and is not touched by the tables being re-derived.
  */
 
 export interface RebuildOptions {
@@ -31,6 +33,16 @@ export interface RebuildSummary {
   tables: number;
   /** Worker threads that replayed the blocks (0: the main thread did). */
   workers: number;
+}
+
+/** The streams whose records the landing holds: what a rebuild covers (recorded with its run). */
+export async function landedStreams(warehouse: Warehouse): Promise<string[]> {
+  const reader = await warehouse.exclusive(() =>
+    warehouse.connection.runAndReadAll(
+      'SELECT DISTINCT unnest(streams) AS stream FROM _raw_landing ORDER BY stream',
+    ),
+  );
+  return reader.getRows().map(([stream]) => String(stream));
 }
 
 /** The landing's blocks, by first sequence number, in arrival order. */
@@ -88,7 +100,8 @@ export async function rebuildWarehouse(
   try {
     // The block headers tell how much was landed without reading the payloads (a few KB per record).
     const landed = await tx.read((c) => c.runAndReadAll('SELECT sum(records) FROM _raw_landing'));
-    const count = options.workers ?? workersFor(RECORD_BYTES * Number(landed.getRows()[0]![0] ?? 0));
+    const records = Number(landed.getRows()[0]![0] ?? 0);
+    const count = options.workers ?? workersFor(RECORD_BYTES * records);
     summary.workers = count;
     restoreThreads = await warehouse.shareCores(count, options.logger);
     const replay = new ReplayWorkers(count);
@@ -107,6 +120,7 @@ export async function rebuildWarehouse(
       summary.rejections += counts.rejections;
     };
     const blocks = await blockSeqs(tx);
+    options.logger.info('rebuild_start', { blocks: blocks.length, records, workers: count });
     const seq = warehouse.nextSeq();
     // Blocks are decoded and normalized in worker threads, a few ahead, while this thread writes them in
     // order; the connection reads the next blocks between writes.

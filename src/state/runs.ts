@@ -4,7 +4,8 @@ import { literal } from '../load/sql.js';
 /** `_sync_runs`: one row a run, inserted when it starts and completed when it finishes. */
 
 export interface RunStart {
-  store: string;
+  /** null for a run that is not one store's (a rebuild re-derives the tables of every store). */
+  store: string | null;
   command: string;
   mode: string | null;
   streams: string[];

@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import type { RebuildSummary } from '../../../pipelines/rebuild.js';
 import { STREAM_NAMES } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import {
@@ -182,18 +183,41 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs> = {
     const workers = workersFrom(args);
     const logger = cliLogger(args);
     const { openWarehouse } = await import('../../load/index.js');
-    const { rebuildWarehouse } = await import('../../../pipelines/rebuild.js');
+    const { landedStreams, rebuildWarehouse } = await import('../../../pipelines/rebuild.js');
     // A mistyped path must not become a new, empty warehouse "rebuilt" from nothing.
     const warehouse = await openWarehouse(config.warehouse, { logger, existing: true });
     try {
-      const summary = await rebuildWarehouse(warehouse, {
-        logger,
-        ...(workers === undefined ? {} : { workers }),
+      // Recorded before the rebuild's transaction begins and finished after it ends, so the row is neither
+      // rolled back with a failed rebuild nor touched by it. The rebuild covers every store.
+      const runId = await warehouse.startRun({
+        store: null,
+        command: 'rebuild',
+        mode: null,
+        streams: await landedStreams(warehouse),
       });
+      let summary: RebuildSummary | undefined;
+      let failure: unknown;
+      try {
+        summary = await rebuildWarehouse(warehouse, {
+          logger,
+          ...(workers === undefined ? {} : { workers }),
+        });
+      } catch (error) {
+        failure = error;
+      }
+      const rejections = summary?.rejections ?? 0;
+      await warehouse.finishRun(runId, {
+        outcome: failure ? 'failed' : rejections > 0 ? 'completed_with_rejections' : 'succeeded',
+        counts: summary ? { ...summary } : {},
+        requests: 0,
+        retries: 0,
+        ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
+      });
+      if (failure) throw failure;
       process.stdout.write(
-        `rebuilt ${summary.tables} tables from ${summary.records} landed records: ${summary.rows} rows, ${summary.rejections} rejections\n`,
+        `rebuilt ${summary!.tables} tables from ${summary!.records} landed records: ${summary!.rows} rows, ${rejections} rejections\n`,
       );
-      process.exitCode = summary.rejections > 0 ? EXIT.PARTIAL : EXIT.OK;
+      process.exitCode = rejections > 0 ? EXIT.PARTIAL : EXIT.OK;
     } finally {
       await warehouse.close();
     }

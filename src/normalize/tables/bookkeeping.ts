@@ -14,7 +14,11 @@ const syncRuns: TableDef = {
   entity: 'bookkeeping',
   columns: [
     runId(),
-    store(),
+    meta(
+      '_store',
+      'VARCHAR',
+      'Configured name of the store (null for a rebuild, which re-derives the tables of every store).',
+    ),
     meta('command', 'VARCHAR', 'Command: sync, backfill, ingest, rebuild, demo …'),
     meta('mode', 'VARCHAR', 'incremental, full_refresh or backfill (null for commands without a mode).'),
     meta('streams', 'VARCHAR[]', 'Streams the run covered.'),
