@@ -13,16 +13,21 @@ import { dataTables } from '../src/normalize/index.js';
  * replayed in arrival order with their original store, `_synced_at` and run, through the same code the
  * original load took, so the tables come out as they were (or as the current normalize rules make them).
  * Normalization and parse rejections are re-derived too; API validation rejections, which were never
- * landed, are kept. It all happens in one transaction: a failed rebuild leaves the warehouse untouched.
- * Blocks are decoded, parsed and normalized in worker threads (src/load/replay.ts), as ingest's files are.
- * The run itself is recorded in `_sync_runs` by the caller, outside this transaction, so that its row
- * survives a rollback and is not touched by the tables being re-derived.
+ * landed, are kept. It all happens in one transaction: a failed or stopped rebuild leaves the warehouse
+ * untouched. Blocks are decoded, parsed and normalized in worker threads (src/load/replay.ts), as ingest's
+ * files are. The run itself is recorded in `_sync_runs` by the caller, outside this transaction, so that its
+ * row survives a rollback and is not touched by the tables being re-derived.
  */
 
 export interface RebuildOptions {
   logger: Logger;
   /** Worker threads replaying blocks (default: one per core, at most 4; none for a small landing). */
   workers?: number;
+  /**
+   * Stops the rebuild before the next block (Ctrl-C, SIGTERM): the transaction is rolled back, so the
+   * warehouse is as it was, and the summary says `interrupted`. Once the commit has begun it completes.
+   */
+  signal?: AbortSignal;
 }
 
 export interface RebuildSummary {
@@ -33,7 +38,15 @@ export interface RebuildSummary {
   tables: number;
   /** Worker threads that replayed the blocks (0: the main thread did). */
   workers: number;
+  /**
+   * Stopped by `signal` before the commit: everything was rolled back, and the counts say how far the
+   * rebuild had got.
+   */
+  interrupted: boolean;
 }
+
+/** Thrown inside the rebuild when its signal stops it: caught below, and the transaction rolled back. */
+class RebuildStopped extends Error {}
 
 /** The streams whose records the landing holds: what a rebuild covers (recorded with its run). */
 export async function landedStreams(warehouse: Warehouse): Promise<string[]> {
@@ -93,6 +106,10 @@ export async function rebuildWarehouse(
     rejections: 0,
     tables: tables.length,
     workers: 0,
+    interrupted: false,
+  };
+  const stopIfAsked = () => {
+    if (options.signal?.aborted) throw new RebuildStopped();
   };
   const tx = await warehouse.begin();
   let workers: ReplayWorkers | null = null;
@@ -106,6 +123,7 @@ export async function rebuildWarehouse(
     restoreThreads = await warehouse.shareCores(count, options.logger);
     const replay = new ReplayWorkers(count);
     workers = replay;
+    stopIfAsked();
     await warehouse.recreateDataTables(tx);
     await tx.run(
       `DELETE FROM _rejected_records WHERE stage IN (${literal('parse')}, ${literal('normalize')})`,
@@ -140,6 +158,7 @@ export async function rebuildWarehouse(
     };
     let dispatched = 0;
     for (let i = 0; i < blocks.length; i++) {
+      stopIfAsked();
       while (dispatched < blocks.length && dispatched < i + ahead) await dispatch(dispatched++);
       const batch = warehouse.adopt(await replayed[i]!);
       delete replayed[i];
@@ -151,21 +170,27 @@ export async function rebuildWarehouse(
         options.logger.debug('rebuild_progress', { blocks: summary.blocks, rows: summary.rows });
     }
     await settle();
+    // The last moment a stop can still roll everything back.
+    stopIfAsked();
     await tx.commit();
   } catch (error) {
     await tx.rollback();
     await warehouse.reopenTables();
-    if (error instanceof StoreSyncError) throw error;
-    throw new StoreSyncError(
-      ERROR_CODES.WAREHOUSE,
-      `rebuild failed, nothing changed: ${(error as Error).message}`,
-      { cause: error },
-    );
+    if (error instanceof RebuildStopped) summary.interrupted = true;
+    else if (error instanceof StoreSyncError) throw error;
+    else
+      throw new StoreSyncError(
+        ERROR_CODES.WAREHOUSE,
+        `rebuild failed, nothing changed: ${(error as Error).message}`,
+        { cause: error },
+      );
   } finally {
     await workers?.close();
     // After the commit or rollback: nothing of the rebuild is still running on the connection.
     await restoreThreads();
   }
-  options.logger.info('rebuild_done', { ...summary });
+  const { interrupted, ...counts } = summary;
+  if (interrupted) options.logger.warn('rebuild_rolled_back', counts);
+  else options.logger.info('rebuild_done', counts);
   return summary;
 }

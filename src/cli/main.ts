@@ -82,7 +82,7 @@ async function main(argv: string[]): Promise<void> {
       .strict()
       .recommendCommands()
       .epilogue(
-        'Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 3 completed with rejections or a failed stream.',
+        'Exit codes: 0 ok, 1 failed or interrupted, 2 usage or configuration error, 3 completed with rejections or a failed stream.',
       )
       .fail((reason, error) => {
         if (error) throw error;

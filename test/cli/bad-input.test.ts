@@ -384,7 +384,7 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
       assert.match(help.stdout, new RegExp(`^ {2}store-sync ${command}\\b`, 'm'));
     assert.match(
       help.stdout,
-      /Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 3 completed with rejections/,
+      /Exit codes: 0 ok, 1 failed or interrupted, 2 usage or configuration error, 3 completed with rejections/,
     );
   });
 

@@ -17,7 +17,8 @@ import {
 
 /**
  * `store-sync rebuild` is one transaction over the whole warehouse, and records its run in `_sync_runs` like
- * every command that writes the warehouse. A rebuild killed outright changes nothing and is marked
+ * every command that writes the warehouse. Ctrl-C or SIGTERM rolls it back: the warehouse is exactly as it was,
+ * the run is recorded as interrupted, and the command exits 1 saying so. A rebuild killed outright is marked
  * interrupted by the next writer. A failed rebuild's row survives its rollback. The rows re-derived by the
  * rebuild never touch `_sync_runs`, and each rebuild adds exactly one row.
  */
@@ -194,5 +195,62 @@ describe('store-sync rebuild, recorded and interrupted', () => {
     assertSameTables(await compareWarehouses(warehouse, original), 'after the failed rebuild');
     assert.equal(await orderLines(warehouse), FILES * PER_FILE * 2 - LOST * 2, 'lost lines still lost');
     assert.deepEqual(await runs(warehouse), [ingestRun, rebuildRun('failed', reason)]);
+  });
+
+  it('SIGINT rolls the rebuild back, records it as interrupted and exits 1; run again, it completes', async () => {
+    const warehouse = await copy('sigint');
+    const rebuild = startCli(['rebuild', '--warehouse', warehouse]);
+    // The data tables have been dropped and recreated inside the transaction: the rollback must undo that.
+    await waitForStderr(rebuild, /^rebuild_start blocks=8 records=40000 /m);
+    rebuild.child.kill('SIGINT');
+    const stopped = await rebuild.done;
+    assertExit(stopped, 1);
+    assert.match(
+      stopped.stderr,
+      /^WARN rebuild\.stopping: stopping and rolling the rebuild back, which leaves the warehouse as it was .*signal=SIGINT$/m,
+    );
+    assert.match(
+      stopped.stderr,
+      /^error: interrupted by SIGINT; the rebuild was rolled back and the warehouse is unchanged\. Run it again: a rebuild starts over from the raw landing\.$/m,
+    );
+    assert.doesNotMatch(stopped.stderr, /rebuild_done/);
+    assert.equal(stopped.stdout, '', 'no "rebuilt" line for a rebuild that was rolled back');
+    await assertUnchanged(warehouse, 'after the stopped rebuild');
+    assert.deepEqual(await runs(warehouse), [
+      ingestRun,
+      rebuildRun('interrupted', 'stopped by SIGINT; the rebuild was rolled back'),
+    ]);
+
+    const again = await runCli(['rebuild', '--warehouse', warehouse]);
+    assertExit(again, 0);
+    assert.match(again.stdout, /^rebuilt \d+ tables from 40000 landed records: \d+ rows, 0 rejections$/m);
+    assert.equal(
+      await orderLines(warehouse),
+      FILES * PER_FILE * 2,
+      'the completed rebuild restored the lines',
+    );
+    assert.deepEqual(await runs(warehouse), [
+      ingestRun,
+      rebuildRun('interrupted', 'stopped by SIGINT; the rebuild was rolled back'),
+      rebuildRun('succeeded', null),
+    ]);
+  });
+
+  it('SIGTERM part-way through the blocks rolls back the blocks already written', async () => {
+    const warehouse = await copy('sigterm');
+    const rebuild = startCli(['rebuild', '--warehouse', warehouse]);
+    await waitForStderr(rebuild, /^rebuild_start /m);
+    // A few blocks into the replay (each takes a few hundred milliseconds).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    rebuild.child.kill('SIGTERM');
+    const stopped = await rebuild.done;
+    assertExit(stopped, 1);
+    assert.match(stopped.stderr, /^WARN rebuild_rolled_back blocks=\d+ /m);
+    assert.match(stopped.stderr, /^error: interrupted by SIGTERM; the rebuild was rolled back/m);
+    await assertUnchanged(warehouse, 'after the rebuild stopped by SIGTERM');
+    assert.deepEqual(await runs(warehouse), [
+      ingestRun,
+      rebuildRun('interrupted', 'stopped by SIGTERM; the rebuild was rolled back'),
+    ]);
   });
 });

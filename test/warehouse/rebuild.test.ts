@@ -6,7 +6,7 @@ import { ingestPaths } from '../../pipelines/ingest.js';
 import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import { type EntityKind, emptyStreamState, type PageCommit } from '../../src/contracts.js';
 import type { Warehouse } from '../../src/load/index.js';
-import { silentLogger } from '../../src/log.js';
+import { createLogger, silentLogger } from '../../src/log.js';
 import { count, FIXTURES, snapshot, tableRows, tempWarehouse } from './helpers.js';
 
 /** `store-sync rebuild` re-derives every table from the raw landing alone, exactly as it was. */
@@ -80,6 +80,25 @@ describe('rebuild', () => {
   });
 
   it('reproduces the rejections, keeping those from API validation', async () => {
+    assert.deepEqual(await tableRows(warehouse.connection, '_rejected_records', { exclude: [] }), rejections);
+  });
+
+  it('stopped by its signal, rolls back: the tables and rejections are as they were', async () => {
+    // Rows lost from a table, which a rebuild that went through would restore.
+    await warehouse.connection.run('DELETE FROM customers');
+    const before = await snapshot(warehouse.connection, []);
+    assert.equal(before.customers?.length, 0);
+    const stop = new AbortController();
+    // Stopped once the data tables are dropped and recreated inside its transaction.
+    const logger = createLogger({
+      format: 'json',
+      write: (line) => {
+        if ((JSON.parse(line) as { event: string }).event === 'rebuild_start') stop.abort();
+      },
+    });
+    const summary = await rebuildWarehouse(warehouse, { logger, signal: stop.signal });
+    assert.equal(summary.interrupted, true);
+    assert.deepEqual(await snapshot(warehouse.connection, []), before);
     assert.deepEqual(await tableRows(warehouse.connection, '_rejected_records', { exclude: [] }), rejections);
   });
 

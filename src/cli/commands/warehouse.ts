@@ -176,7 +176,8 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
 
 export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs> = {
   command: 'rebuild',
-  describe: 'Re-derive every table from the raw landing, with no API calls (after an upgrade or a fix)',
+  describe:
+    'Re-derive every table from the raw landing, with no API calls (after an upgrade or a fix), in one transaction: Ctrl-C rolls it back',
   builder: (yargs) => withWorkersOption(withJobOptions(yargs)) as never,
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
@@ -188,7 +189,7 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs> = {
     const warehouse = await openWarehouse(config.warehouse, { logger, existing: true });
     try {
       // Recorded before the rebuild's transaction begins and finished after it ends, so the row is neither
-      // rolled back with a failed rebuild nor touched by it. The rebuild covers every store.
+      // rolled back with a failed or stopped rebuild nor touched by it. The rebuild covers every store.
       const runId = await warehouse.startRun({
         store: null,
         command: 'rebuild',
@@ -197,23 +198,63 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs> = {
       });
       let summary: RebuildSummary | undefined;
       let failure: unknown;
+      // Ctrl-C or SIGTERM stops before the next block and rolls the one transaction back, so the warehouse is
+      // as it was. The handlers are once-only: a second signal ends the process at once (the transaction,
+      // never committed, is lost as well, and the next writer marks the run interrupted).
+      const stop = new AbortController();
+      let interrupted: NodeJS.Signals | null = null;
+      const onSignal = (signal: NodeJS.Signals) => {
+        interrupted = signal;
+        logger.warn('rebuild.stopping', {
+          signal,
+          message:
+            'stopping and rolling the rebuild back, which leaves the warehouse as it was (unless it is already committing); signal again to stop at once',
+        });
+        stop.abort();
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
       try {
         summary = await rebuildWarehouse(warehouse, {
           logger,
+          signal: stop.signal,
           ...(workers === undefined ? {} : { workers }),
         });
       } catch (error) {
         failure = error;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
       }
+      const stopped = summary?.interrupted === true;
       const rejections = summary?.rejections ?? 0;
       await warehouse.finishRun(runId, {
-        outcome: failure ? 'failed' : rejections > 0 ? 'completed_with_rejections' : 'succeeded',
-        counts: summary ? { ...summary } : {},
+        outcome: failure
+          ? 'failed'
+          : stopped
+            ? 'interrupted'
+            : rejections > 0
+              ? 'completed_with_rejections'
+              : 'succeeded',
+        // How far it got: a stopped rebuild's counts are of what it had replayed when it was rolled back.
+        counts: summary ? { ...summary, interrupted: undefined } : {},
         requests: 0,
         retries: 0,
         ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
+        ...(stopped ? { error: `stopped by ${interrupted ?? 'a signal'}; the rebuild was rolled back` } : {}),
       });
       if (failure) throw failure;
+      if (stopped)
+        throw new StoreSyncError(
+          ERROR_CODES.INTERNAL,
+          `interrupted by ${interrupted ?? 'a signal'}; the rebuild was rolled back and the warehouse is unchanged. Run it again: a rebuild starts over from the raw landing.`,
+        );
+      // A signal that came while the transaction was committing did not stop it.
+      if (interrupted)
+        logger.warn('rebuild.not_stopped', {
+          signal: interrupted,
+          message: 'the rebuild was already committing when the signal came, and completed',
+        });
       process.stdout.write(
         `rebuilt ${summary!.tables} tables from ${summary!.records} landed records: ${summary!.rows} rows, ${rejections} rejections\n`,
       );
