@@ -318,7 +318,7 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
       '[{"metadata":{"note": "a \\"b\\"", "id": 123456789012345678901},"none":null,"empty":{}}]',
     );
     assert.deepEqual(JSON.parse(raw.stdout), [
-      { metadata: { note: 'a "b"', id: 123456789012345678901 }, none: null, empty: {} },
+      { metadata: { note: 'a "b"', id: 1.2345678901234568e20 }, none: null, empty: {} },
     ]);
 
     // Times print in UTC wherever the computer is: in New York they printed at -05, and a month bucket of
