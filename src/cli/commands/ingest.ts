@@ -12,6 +12,7 @@ import {
   workersFrom,
 } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
+import { runOutcome, StopOnSignal } from '../stop.js';
 
 interface IngestArgs extends JobArgs, WorkersArgs {
   inputs: string[];
@@ -72,21 +73,13 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       let summary: IngestSummary | undefined;
       let failure: unknown;
       // Ctrl-C or SIGTERM stops at the next batch boundary and commits what was read, with each file's
-      // position, so the next run resumes there. The handlers are once-only: a second signal ends the process
-      // at once (DuckDB then keeps only what was committed, and the next writer marks the run interrupted).
-      const stop = new AbortController();
-      let interrupted: NodeJS.Signals | null = null;
-      const onSignal = (signal: NodeJS.Signals) => {
-        interrupted = signal;
-        logger.warn('ingest.stopping', {
-          signal,
-          message:
-            'stopping after the batch being written and committing what was read; signal again to stop at once',
-        });
-        stop.abort();
-      };
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
+      // position, so the next run resumes there. A second signal ends the process at once (DuckDB then keeps
+      // only what was committed, and the next writer marks the run interrupted).
+      const stop = new StopOnSignal(
+        logger,
+        'ingest.stopping',
+        'stopping after the batch being written and committing what was read',
+      );
       try {
         summary = await ingestPaths(warehouse, inputs, {
           store: store!.name,
@@ -98,19 +91,13 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       } catch (error) {
         failure = error;
       } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
+        stop.dispose();
       }
+      const interrupted = stop.received;
       const rejections = summary?.rejections ?? 0;
       const stopped = summary?.interrupted === true;
       await warehouse.finishRun(runId, {
-        outcome: failure
-          ? 'failed'
-          : stopped
-            ? 'interrupted'
-            : rejections > 0
-              ? 'completed_with_rejections'
-              : 'succeeded',
+        outcome: runOutcome(failure, stopped, rejections),
         counts: summary ? { documents: summary } : {},
         requests: 0,
         retries: 0,

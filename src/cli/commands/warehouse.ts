@@ -17,6 +17,7 @@ import {
 } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { renderTable } from '../output.js';
+import { runOutcome, StopOnSignal } from '../stop.js';
 
 /** Commands that work on the warehouse alone, with no API: status, export, rebuild. */
 
@@ -199,21 +200,13 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs> = {
       let summary: RebuildSummary | undefined;
       let failure: unknown;
       // Ctrl-C or SIGTERM stops before the next block and rolls the one transaction back, so the warehouse is
-      // as it was. The handlers are once-only: a second signal ends the process at once (the transaction,
-      // never committed, is lost as well, and the next writer marks the run interrupted).
-      const stop = new AbortController();
-      let interrupted: NodeJS.Signals | null = null;
-      const onSignal = (signal: NodeJS.Signals) => {
-        interrupted = signal;
-        logger.warn('rebuild.stopping', {
-          signal,
-          message:
-            'stopping and rolling the rebuild back, which leaves the warehouse as it was (unless it is already committing); signal again to stop at once',
-        });
-        stop.abort();
-      };
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
+      // as it was. A second signal ends the process at once (the transaction, never committed, is lost as
+      // well, and the next writer marks the run interrupted).
+      const stop = new StopOnSignal(
+        logger,
+        'rebuild.stopping',
+        'stopping and rolling the rebuild back, which leaves the warehouse as it was (unless it is already committing)',
+      );
       try {
         summary = await rebuildWarehouse(warehouse, {
           logger,
@@ -223,19 +216,13 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs> = {
       } catch (error) {
         failure = error;
       } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
+        stop.dispose();
       }
+      const interrupted = stop.received;
       const stopped = summary?.interrupted === true;
       const rejections = summary?.rejections ?? 0;
       await warehouse.finishRun(runId, {
-        outcome: failure
-          ? 'failed'
-          : stopped
-            ? 'interrupted'
-            : rejections > 0
-              ? 'completed_with_rejections'
-              : 'succeeded',
+        outcome: runOutcome(failure, stopped, rejections),
         // How far it got: a stopped rebuild's counts are of what it had replayed when it was rolled back.
         counts: summary ? { ...summary, interrupted: undefined } : {},
         requests: 0,

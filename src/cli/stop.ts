@@ -1,0 +1,36 @@
+import type { Logger } from '../log.js';
+
+/**
+ * Ctrl-C and SIGTERM for a command that stops at a safe point (ingest, rebuild): the first signal is logged as
+ * `event`, with what stopping will do, and aborts `signal`. The handlers are once-only, so a second signal
+ * ends the process at once, by Node's default handling. `dispose` removes them when the job is over.
+ */
+export class StopOnSignal {
+  private readonly controller = new AbortController();
+  readonly signal = this.controller.signal;
+  /** The signal that asked to stop, once one has. */
+  received: NodeJS.Signals | null = null;
+  private readonly onSignal: (signal: NodeJS.Signals) => void;
+
+  constructor(logger: Logger, event: string, whatStoppingDoes: string) {
+    this.onSignal = (signal) => {
+      this.received = signal;
+      logger.warn(event, { signal, message: `${whatStoppingDoes}; signal again to stop at once` });
+      this.controller.abort();
+    };
+    process.once('SIGINT', this.onSignal);
+    process.once('SIGTERM', this.onSignal);
+  }
+
+  dispose(): void {
+    process.off('SIGINT', this.onSignal);
+    process.off('SIGTERM', this.onSignal);
+  }
+}
+
+/** The `_sync_runs` outcome of a run that failed, was stopped, or finished with or without rejections. */
+export function runOutcome(failure: unknown, stopped: boolean, rejections: number): string {
+  if (failure) return 'failed';
+  if (stopped) return 'interrupted';
+  return rejections > 0 ? 'completed_with_rejections' : 'succeeded';
+}
