@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 /**
  * Ctrl-C and SIGTERM for a command that stops at a safe point (ingest, rebuild): the first signal is logged as
  * `event`, with what stopping will do, and aborts `signal`. The handlers are once-only, so a second signal
- * ends the process at once, by Node's default handling. `dispose` removes them when the job is over.
+ * ends the process at once, by Node's default handling.
  */
 export class StopOnSignal {
   private readonly controller = new AbortController();
@@ -22,9 +22,19 @@ export class StopOnSignal {
     process.once('SIGTERM', this.onSignal);
   }
 
-  dispose(): void {
-    process.off('SIGINT', this.onSignal);
-    process.off('SIGTERM', this.onSignal);
+  /**
+   * Runs the job with the handlers in place, and removes them when it ends. Its failure is returned, not
+   * thrown, so that the caller records the run's outcome first.
+   */
+  async run<T>(job: (signal: AbortSignal) => Promise<T>): Promise<{ result?: T; failure?: unknown }> {
+    try {
+      return { result: await job(this.signal) };
+    } catch (failure) {
+      return { failure: failure ?? new Error('the job failed without an error') };
+    } finally {
+      process.off('SIGINT', this.onSignal);
+      process.off('SIGTERM', this.onSignal);
+    }
   }
 }
 

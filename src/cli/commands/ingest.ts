@@ -1,5 +1,4 @@
 import type { CommandModule } from 'yargs';
-import type { IngestSummary } from '../../../pipelines/ingest.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import {
   cliLogger,
@@ -70,8 +69,6 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         mode: 'incremental',
         streams: ['documents'],
       });
-      let summary: IngestSummary | undefined;
-      let failure: unknown;
       // Ctrl-C or SIGTERM stops at the next batch boundary and commits what was read, with each file's
       // position, so the next run resumes there. A second signal ends the process at once (DuckDB then keeps
       // only what was committed, and the next writer marks the run interrupted).
@@ -80,19 +77,15 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         'ingest.stopping',
         'stopping after the batch being written and committing what was read',
       );
-      try {
-        summary = await ingestPaths(warehouse, inputs, {
+      const { result: summary, failure } = await stop.run((signal) =>
+        ingestPaths(warehouse, inputs, {
           store: store!.name,
           runId,
           logger,
-          signal: stop.signal,
+          signal,
           ...(workers === undefined ? {} : { workers }),
-        });
-      } catch (error) {
-        failure = error;
-      } finally {
-        stop.dispose();
-      }
+        }),
+      );
       const interrupted = stop.received;
       const rejections = summary?.rejections ?? 0;
       const stopped = summary?.interrupted === true;

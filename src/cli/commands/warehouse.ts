@@ -1,5 +1,4 @@
 import type { CommandModule } from 'yargs';
-import type { RebuildSummary } from '../../../pipelines/rebuild.js';
 import { STREAM_NAMES } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import {
@@ -197,8 +196,6 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs> = {
         mode: null,
         streams: await landedStreams(warehouse),
       });
-      let summary: RebuildSummary | undefined;
-      let failure: unknown;
       // Ctrl-C or SIGTERM stops before the next block and rolls the one transaction back, so the warehouse is
       // as it was. A second signal ends the process at once (the transaction, never committed, is lost as
       // well, and the next writer marks the run interrupted).
@@ -207,17 +204,13 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs> = {
         'rebuild.stopping',
         'stopping and rolling the rebuild back, which leaves the warehouse as it was (unless it is already committing)',
       );
-      try {
-        summary = await rebuildWarehouse(warehouse, {
+      const { result: summary, failure } = await stop.run((signal) =>
+        rebuildWarehouse(warehouse, {
           logger,
-          signal: stop.signal,
+          signal,
           ...(workers === undefined ? {} : { workers }),
-        });
-      } catch (error) {
-        failure = error;
-      } finally {
-        stop.dispose();
-      }
+        }),
+      );
       const interrupted = stop.received;
       const stopped = summary?.interrupted === true;
       const rejections = summary?.rejections ?? 0;
