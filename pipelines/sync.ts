@@ -85,9 +85,17 @@ export function outcomeOf(streams: StreamResult[]): RunOutcome {
   return 'succeeded';
 }
 
-function selectedStreams(job: SyncJob): StreamName[] {
-  if (job.streams) return job.streams;
-  return (Object.keys(STREAMS) as StreamName[]).filter((name) => job.store.streams[name].enabled);
+/**
+ * The streams a run of `store` syncs: those asked for, or every enabled one; none is a usage error. The sync
+ * command asks this of every store before the first runs, so a store with nothing to sync stops the command
+ * before any store has changed the warehouse.
+ */
+export function streamsToSync(store: StoreConfig, streams: StreamName[] | null | undefined): StreamName[] {
+  if (streams) return streams;
+  const names = (Object.keys(STREAMS) as StreamName[]).filter((name) => store.streams[name].enabled);
+  if (names.length === 0)
+    throw new StoreSyncError(ERROR_CODES.USAGE, `store "${store.name}" has no enabled stream to sync.`);
+  return names;
 }
 
 export async function runSync(job: SyncJob): Promise<SyncResult> {
@@ -95,10 +103,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
   const clock = job.now ?? (() => new Date());
   // The token is read before anything is opened, so a missing variable changes nothing.
   const token = job.token ?? readToken(job.store);
-  const names = selectedStreams(job);
-  if (names.length === 0) {
-    throw new StoreSyncError(ERROR_CODES.USAGE, `store "${job.store.name}" has no enabled stream to sync.`);
-  }
+  const names = streamsToSync(job.store, job.streams);
   // The base URL is checked before anything is opened, so an unsafe one changes nothing either.
   parseBaseUrl(job.store.baseUrl);
   // So is the Parquet folder of exportAfterSync: found unusable after the sync, it failed a run that had

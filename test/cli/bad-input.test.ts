@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { STREAM_NAMES } from '../../src/contracts.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import {
   assertCleanError,
@@ -215,6 +216,26 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
       ['sync', '--config', file, '--streams', 'locations'],
       /the token of store "us" is missing: set the environment variable STORE_SYNC_CLI_TEST_US_TOKEN/,
     );
+    assert.equal(sandbox.stats().requests, 0, 'no store was synced');
+
+    // A second store with every stream disabled stops the run before the first syncs, too (it used to be found
+    // only when its turn came, after the first store had synced).
+    const idle = await writeConfig(
+      dir,
+      {
+        warehouse: 'data/warehouse.duckdb',
+        stores: [
+          { name: 'eu', baseUrl: sandbox.baseUrl },
+          {
+            name: 'idle',
+            baseUrl: sandbox.baseUrl,
+            streams: Object.fromEntries(STREAM_NAMES.map((name) => [name, { enabled: false }])),
+          },
+        ],
+      },
+      'idle-store.json',
+    );
+    await refused(['sync', '--config', idle], /^error: store "idle" has no enabled stream to sync\.$/m);
     assert.equal(sandbox.stats().requests, 0, 'no store was synced');
     await refused(
       ['ingest', path.join(dir, 'two-stores.json'), '--config', file],

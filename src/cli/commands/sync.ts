@@ -99,12 +99,16 @@ async function runSyncCommand(
   window?: DateWindow,
 ): Promise<void> {
   const streams = parseStreamList(args.streams);
-  const { runSync } = await import('../../../pipelines/sync.js');
+  const { runSync, streamsToSync } = await import('../../../pipelines/sync.js');
   const config = await resolveJob(args, { needsApi: true });
   const stores = selectStores(config, args.store);
-  // Every store's token is checked before the first store runs: a missing variable for the second store
-  // must not leave the warehouse half-updated by the first (issue 5: bad input changes nothing).
-  for (const store of stores) readToken(store);
+  // Every store's token and streams are checked before the first store runs: a missing variable, or a store
+  // with every stream disabled, must not leave the warehouse half-updated by the stores before it (bad input
+  // changes nothing).
+  for (const store of stores) {
+    readToken(store);
+    streamsToSync(store, streams);
+  }
   // Bars only on a terminal, and never with JSON logs: a log shipper wants lines, not redraws.
   const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
   const logger = cliLogger(args, progress.log);
@@ -144,7 +148,7 @@ async function runSyncCommand(
         if (interrupted) continue;
         const failure = asStoreSyncError(error);
         // One store: its error is the command's, told as one paragraph. So is a usage error (another
-        // writer, an unusable warehouse or Parquet folder, a store with no stream to sync): the operator
+        // writer, an unusable warehouse or Parquet folder): the operator
         // must change something, and the stores after would meet most of them again.
         if (stores.length === 1 || exitCodeForError(failure) === EXIT.USAGE) {
           if (outcomes.length > 0) printSummary(outcomes);
