@@ -207,6 +207,27 @@ describe('store-sync doctor and schedule', () => {
     assert.match(result.stderr, /^error: --cron "every night" is not a cron pattern/m);
   });
 
+  it('schedule refuses a store with no enabled stream at start, not at its first tick', async () => {
+    const idle = await writeConfig(
+      dir,
+      {
+        warehouse: 'idle.duckdb',
+        stores: [
+          {
+            name: 'shop',
+            baseUrl: sandbox.baseUrl,
+            streams: Object.fromEntries(STREAM_NAMES.map((name) => [name, { enabled: false }])),
+          },
+        ],
+      },
+      'idle.json',
+    );
+    const result = await runCli(['schedule', '--cron', '15 2 * * *', '--config', idle]);
+    assertExit(result, 2);
+    assert.match(result.stderr, /^error: store "shop" has no enabled stream to sync\.$/m);
+    assert.doesNotMatch(result.stderr, /schedule\.start/);
+  });
+
   it('schedule refuses a time zone that does not exist, at start, naming --timezone', async () => {
     const result = await runCli([
       'schedule',

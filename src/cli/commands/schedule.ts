@@ -63,9 +63,13 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
     const logger = cliLogger(args);
     const streams = parseStreamList(args.streams);
     const timezone = parseTimezone(args.timezone);
-    // Validate the job now so a broken config or a missing token fails at start, not at 02:15.
-    for (const store of selectStores(await resolveJob(args, { needsApi: true }), args.store))
+    // Validate the job now so a broken config, a missing token or a store with nothing to sync fails at start,
+    // not at 02:15.
+    const { runSync, streamsToSync } = await import('../../../pipelines/sync.js');
+    for (const store of selectStores(await resolveJob(args, { needsApi: true }), args.store)) {
       readToken(store);
+      streamsToSync(store, streams);
+    }
     let job: Cron;
     try {
       job = new Cron(args.cron, {
@@ -82,7 +86,6 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
         `--cron "${args.cron}" is not a cron pattern: ${(error as Error).message}`,
       );
     }
-    const { runSync } = await import('../../../pipelines/sync.js');
     const stop = new AbortController();
     // Every store runs, whatever became of the one before (an expired token, an API that is down, a failed
     // export): one store's failure must not stop the nightly run of the others. A signal stops the running
