@@ -119,23 +119,34 @@ export function lockHolder(error: unknown): string | null {
 }
 
 /**
- * Whether process `pid` holds its lock on the file to read or to write, from Linux's /proc/locks (DuckDB
- * locks the file with fcntl: readers share a read lock, a writer takes a write lock); null where that
- * cannot be told. A writer stopped by a reader (a long query, a BI tool) must not be told someone writes.
+ * The POSIX (fcntl) locks held on `file`, by process, from Linux's /proc/locks: DuckDB locks a database file
+ * this way, readers sharing a read lock and a writer taking a write lock. Empty where that cannot be told (not
+ * Linux, or the file is gone). Reading /proc/locks does not touch the file, so it never drops a lock of this
+ * process (closing any descriptor of the file would).
  */
-function lockKind(file: string, pid: string): 'read' | 'write' | null {
+export function fileLocks(file: string): { pid: number; kind: 'read' | 'write' }[] {
   try {
     const inode = String(statSync(file).ino);
-    for (const line of readFileSync('/proc/locks', 'utf8').split('\n')) {
-      // "1: POSIX  ADVISORY  READ 17873 fe:00:5316696 0 EOF"; a waiting request has "->" after the number.
-      const [, type, , kind, holder, device] = line.trim().split(/\s+/);
-      if (type === 'POSIX' && holder === pid && device?.split(':')[2] === inode)
-        return kind === 'READ' ? 'read' : 'write';
-    }
+    return (
+      readFileSync('/proc/locks', 'utf8')
+        .split('\n')
+        .map((line) => line.trim().split(/\s+/))
+        // "1: POSIX  ADVISORY  READ 17873 fe:00:5316696 0 EOF"; a waiting request has "->" after the number,
+        // which shifts its fields, so it is not taken for a held lock.
+        .filter(([, type, , , , device]) => type === 'POSIX' && device?.split(':')[2] === inode)
+        .map(([, , , kind, pid]) => ({ pid: Number(pid), kind: kind === 'READ' ? 'read' : 'write' }))
+    );
   } catch {
-    // Not Linux, or the file or the lock is gone: the message stays general.
+    return [];
   }
-  return null;
+}
+
+/**
+ * Whether process `pid` holds its lock on the file to read or to write; null where that cannot be told. A
+ * writer stopped by a reader (a long query, a BI tool) must not be told someone writes.
+ */
+function lockKind(file: string, pid: string): 'read' | 'write' | null {
+  return fileLocks(file).find((lock) => lock.pid === Number(pid))?.kind ?? null;
 }
 
 export async function openInstance(

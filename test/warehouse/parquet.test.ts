@@ -10,6 +10,7 @@ import { exportParquet, LOCK_FILE } from '../../pipelines/export.js';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { ERROR_CODES } from '../../src/errors.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
+import { fileLocks } from '../../src/load/open.js';
 import { silentLogger } from '../../src/log.js';
 import { count, FIXTURES, tempWarehouse } from './helpers.js';
 
@@ -17,17 +18,8 @@ const EXPORT_CHILD = new URL('./children/export-child.ts', import.meta.url).path
 
 /** Parquet export read back with an independent reader (hyparquet): row counts, decimals, timestamps. */
 
-/** The pids holding a POSIX lock on `file`, from Linux's /proc/locks (reading it does not touch the file's locks). */
-async function locksOn(file: string): Promise<number[]> {
-  const found = await stat(file).catch(() => null);
-  if (!found) return [];
-  const inode = String(found.ino);
-  return (await readFile('/proc/locks', 'utf8'))
-    .split('\n')
-    .map((line) => line.trim().split(/\s+/))
-    .filter(([, type, , , , device]) => type === 'POSIX' && device?.split(':')[2] === inode)
-    .map(([, , , , pid]) => Number(pid));
-}
+/** The pids holding a lock on `file`. */
+const locksOn = async (file: string): Promise<number[]> => fileLocks(file).map((lock) => lock.pid);
 
 async function parquetFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
