@@ -12,6 +12,7 @@ import {
   assertCleanError,
   assertExit,
   assertNoSecretsOrEscapes,
+  jsonLines,
   killChildren,
   readWarehouse,
   runCli,
@@ -29,19 +30,6 @@ import {
  * JSON logs), and a hostile server that echoes the bearer token back in its error bodies. The token must
  * not appear in any output, and every JSON log line must parse.
  */
-
-function jsonLines(stderr: string): Record<string, unknown>[] {
-  return stderr
-    .trimEnd()
-    .split('\n')
-    .map((line) => {
-      let parsed: Record<string, unknown> | undefined;
-      assert.doesNotThrow(() => {
-        parsed = JSON.parse(line) as Record<string, unknown>;
-      }, `a stderr line is not JSON: ${line}`);
-      return parsed!;
-    });
-}
 
 describe('store-sync under failure', () => {
   let slow: Sandbox;

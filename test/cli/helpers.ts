@@ -135,6 +135,20 @@ export async function waitForStderr(
 }
 
 /** Fails with the whole transcript, which is what one needs to see when an exit code is wrong. */
+/** A run's stderr with `--log-format json`: every line must be one JSON object, and is parsed. */
+export function jsonLines(stderr: string): Record<string, unknown>[] {
+  return stderr
+    .trimEnd()
+    .split('\n')
+    .map((line) => {
+      let parsed: Record<string, unknown> | undefined;
+      assert.doesNotThrow(() => {
+        parsed = JSON.parse(line) as Record<string, unknown>;
+      }, `a stderr line is not JSON: ${line}`);
+      return parsed!;
+    });
+}
+
 export function assertExit(result: CliResult, expected: number): void {
   assert.equal(
     result.code,

@@ -5,6 +5,7 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 import {
   assertExit,
   assertNoSecretsOrEscapes,
+  jsonLines,
   killChildren,
   readWarehouse,
   runCli,
@@ -152,10 +153,7 @@ describe('store-sync doctor and schedule', () => {
     run.child.kill('SIGTERM');
     const result = await run.done;
     assertExit(result, 0);
-    const events = result.stderr
-      .trimEnd()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = jsonLines(result.stderr);
     assert.equal(events[0]!.event, 'schedule.start');
     assert.equal(events[0]!.cron, '* * * * * *');
     const ran = events.find((e) => e.event === 'schedule.run')!;
@@ -183,10 +181,7 @@ describe('store-sync doctor and schedule', () => {
     run.child.kill('SIGTERM');
     const result = await run.done;
     assertExit(result, 0);
-    const events = result.stderr
-      .trimEnd()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = jsonLines(result.stderr);
     assert.deepEqual(
       events
         // A tick that came while the run was going is skipped (schedule.skipped): not what this is about.
@@ -277,10 +272,7 @@ describe('store-sync doctor and schedule', () => {
     run.child.kill('SIGTERM');
     const result = await run.done;
     assertExit(result, 0);
-    const events = result.stderr
-      .trimEnd()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = jsonLines(result.stderr);
     const failed = events.find((e) => e.event === 'schedule.run_failed')!;
     assert.equal(failed.store, 'bad');
     assert.equal(failed.code, 'http_unauthorized');

@@ -113,6 +113,18 @@ describe('store-sync rebuild, recorded and interrupted', () => {
     assert.deepEqual(await bookkeeping(warehouse), await bookkeeping(original), label);
   };
 
+  /** Run again, the rebuild completes, and restores the lines lost behind the warehouse's back. */
+  const assertRebuildCompletes = async (warehouse: string) => {
+    const again = await runCli(['rebuild', '--warehouse', warehouse]);
+    assertExit(again, 0);
+    assert.match(again.stdout, /^rebuilt \d+ tables from 40000 landed records: \d+ rows, 0 rejections$/m);
+    assert.equal(
+      await orderLines(warehouse),
+      FILES * PER_FILE * 2,
+      'the completed rebuild restored the lines',
+    );
+  };
+
   const ingestRun: Run = {
     command: 'ingest',
     store: 'main',
@@ -145,14 +157,7 @@ describe('store-sync rebuild, recorded and interrupted', () => {
       { ...rebuildRun('interrupted', null), outcome: null, finished: false },
     ]);
 
-    const again = await runCli(['rebuild', '--warehouse', warehouse]);
-    assertExit(again, 0);
-    assert.match(again.stdout, /^rebuilt \d+ tables from 40000 landed records: \d+ rows, 0 rejections$/m);
-    assert.equal(
-      await orderLines(warehouse),
-      FILES * PER_FILE * 2,
-      'the completed rebuild restored the lines',
-    );
+    await assertRebuildCompletes(warehouse);
     // One row for each rebuild, the killed one closed; the rebuild re-derived the tables, not the runs.
     assert.deepEqual(await runs(warehouse), [
       ingestRun,
@@ -221,14 +226,7 @@ describe('store-sync rebuild, recorded and interrupted', () => {
       rebuildRun('interrupted', 'stopped by SIGINT; the rebuild was rolled back'),
     ]);
 
-    const again = await runCli(['rebuild', '--warehouse', warehouse]);
-    assertExit(again, 0);
-    assert.match(again.stdout, /^rebuilt \d+ tables from 40000 landed records: \d+ rows, 0 rejections$/m);
-    assert.equal(
-      await orderLines(warehouse),
-      FILES * PER_FILE * 2,
-      'the completed rebuild restored the lines',
-    );
+    await assertRebuildCompletes(warehouse);
     assert.deepEqual(await runs(warehouse), [
       ingestRun,
       rebuildRun('interrupted', 'stopped by SIGINT; the rebuild was rolled back'),
