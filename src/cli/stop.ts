@@ -1,9 +1,10 @@
 import type { Logger } from '../log.js';
 
 /**
- * Ctrl-C and SIGTERM for a command that stops at a safe point (ingest, rebuild): the first signal is logged as
- * `event`, with what stopping will do, and aborts `signal`. The handlers are once-only, so a second signal
- * ends the process at once, by Node's default handling.
+ * Ctrl-C and SIGTERM for a command that stops at a safe point (sync at a page boundary, ingest at a batch
+ * boundary, rebuild before a block): the first signal is logged as `event`, with what stopping will do, and
+ * aborts `signal` (with `reason`, when given, as the abort reason that the work in flight rejects with). The
+ * handlers are once-only, so a second signal ends the process at once, by Node's default handling.
  */
 export class StopOnSignal {
   private readonly controller = new AbortController();
@@ -12,11 +13,11 @@ export class StopOnSignal {
   received: NodeJS.Signals | null = null;
   private readonly onSignal: (signal: NodeJS.Signals) => void;
 
-  constructor(logger: Logger, event: string, whatStoppingDoes: string) {
+  constructor(logger: Logger, event: string, whatStoppingDoes: string, reason?: Error) {
     this.onSignal = (signal) => {
       this.received = signal;
       logger.warn(event, { signal, message: `${whatStoppingDoes}; signal again to stop at once` });
-      this.controller.abort();
+      this.controller.abort(reason);
     };
     process.once('SIGINT', this.onSignal);
     process.once('SIGTERM', this.onSignal);

@@ -129,6 +129,11 @@ describe('store-sync under failure', () => {
       /^error: interrupted by SIGTERM; store second not started\. Run the same command again: it resumes from the last committed page\.$/m,
     );
     assert.doesNotMatch(stopped.stderr, /store=second/);
+    // The signal is acknowledged when it arrives, with what stopping does, like ingest's and rebuild's.
+    assert.match(
+      stopped.stderr,
+      /^WARN sync\.stopping: stopping at the next page boundary; no further store starts; signal again to stop at once signal=SIGTERM$/m,
+    );
     // The requests in flight are aborted: that is the interrupt, not a network failure.
     assert.match(
       stopped.stderr,

@@ -16,6 +16,7 @@ import {
 import { EXIT, type ExitCode, exitCodeForError } from '../exit-codes.js';
 import { renderTable } from '../output.js';
 import { createProgressDisplay } from '../progress.js';
+import { StopOnSignal } from '../stop.js';
 
 interface SyncArgs extends JobArgs {
   streams?: string;
@@ -114,23 +115,19 @@ async function runSyncCommand(
   const logger = cliLogger(args, progress.log);
   const outcomes: StoreOutcome[] = [];
   // One interrupt stops the whole command: the running store stops at its next page boundary and no
-  // further store starts.
-  const stop = new AbortController();
-  let interrupted: string | null = null;
-  const onSignal = (signal: NodeJS.Signals) => {
-    interrupted = signal;
-    stop.abort(
-      new StoreSyncError(
-        ERROR_CODES.INTERNAL,
-        'interrupted; the next run resumes from the last committed page',
-      ),
-    );
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
+  // further store starts. The requests in flight reject with the reason, which is the interrupt's story.
+  const stop = new StopOnSignal(
+    logger,
+    'sync.stopping',
+    'stopping at the next page boundary; no further store starts',
+    new StoreSyncError(
+      ERROR_CODES.INTERNAL,
+      'interrupted; the next run resumes from the last committed page',
+    ),
+  );
+  const { failure } = await stop.run(async (signal) => {
     for (const store of stores) {
-      if (interrupted) break;
+      if (stop.received) break;
       try {
         const result = await runSync({
           config,
@@ -140,12 +137,12 @@ async function runSyncCommand(
           ...(window ? { window } : {}),
           logger,
           onProgress: progress.update,
-          signal: stop.signal,
+          signal,
         });
         outcomes.push({ store: store.name, result });
       } catch (error) {
         // An error that came with the interrupt: the interrupt is the story, told below.
-        if (interrupted) continue;
+        if (stop.received) continue;
         const failure = asStoreSyncError(error);
         // One store: its error is the command's, told as one paragraph. So is a usage error (another
         // writer, an unusable warehouse or Parquet folder): the operator
@@ -160,12 +157,11 @@ async function runSyncCommand(
         outcomes.push({ store: store.name, error: failure });
       }
     }
-  } finally {
-    progress.stop();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+  });
+  progress.stop();
+  if (failure) throw failure;
   printSummary(outcomes);
+  const interrupted = stop.received;
   if (interrupted) {
     const skipped = stores.filter((s) => !outcomes.some((o) => o.store === s.name)).map((s) => s.name);
     throw new StoreSyncError(
