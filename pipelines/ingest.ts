@@ -245,6 +245,8 @@ class IngestRun {
   async finish(): Promise<void> {
     await this.txReady;
     await this.settle();
+    // Every batch is written: from here a stop has nothing left to skip.
+    this.options.logger.debug('ingest_committing', { documents: this.txDocs });
     await this.tx.commit();
     this.log(this.takeLogs());
   }

@@ -172,6 +172,7 @@ export async function rebuildWarehouse(
     await settle();
     // The last moment a stop can still roll everything back.
     stopIfAsked();
+    options.logger.debug('rebuild_committing', { blocks: summary.blocks, rows: summary.rows });
     await tx.commit();
   } catch (error) {
     await tx.rollback();

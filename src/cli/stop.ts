@@ -24,18 +24,23 @@ export class StopOnSignal {
   }
 
   /**
-   * Runs the job with the handlers in place, and removes them when it ends. Its failure is returned, not
-   * thrown, so that the caller records the run's outcome first.
+   * Runs the job with the handlers in place. Its failure is returned, not thrown, so that the caller records
+   * the run's outcome first. The handlers stay until `release`: a signal that comes after the job, while the
+   * caller records the run, is then taken as one that came too late to stop anything, instead of killing the
+   * process between a committed job and its `_sync_runs` row.
    */
   async run<T>(job: (signal: AbortSignal) => Promise<T>): Promise<{ result?: T; failure?: unknown }> {
     try {
       return { result: await job(this.signal) };
     } catch (failure) {
       return { failure: failure ?? new Error('the job failed without an error') };
-    } finally {
-      process.off('SIGINT', this.onSignal);
-      process.off('SIGTERM', this.onSignal);
     }
+  }
+
+  /** Removes the handlers: from here on a signal has Node's default effect. */
+  release(): void {
+    process.off('SIGINT', this.onSignal);
+    process.off('SIGTERM', this.onSignal);
   }
 }
 

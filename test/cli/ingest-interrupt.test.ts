@@ -193,4 +193,22 @@ describe('store-sync ingest, interrupted', () => {
     assert.equal(Number(n), 6000);
     assert.deepEqual(await runs(warehouse), [{ outcome: 'interrupted' }]);
   });
+
+  it('a signal that comes once every batch is written stops nothing: the ingest completes, says so, and exits 0', async () => {
+    const warehouse = path.join(dir, 'committing.duckdb');
+    const ingest = startCli(['ingest', inbox, '--warehouse', warehouse, '--verbose']);
+    await waitForStderr(ingest, /^DEBUG ingest_committing /m);
+    ingest.child.kill('SIGTERM');
+    const done = await ingest.done;
+    assertExit(done, 0);
+    assert.match(done.stderr, /^WARN ingest\.stopping: /m);
+    assert.match(
+      done.stderr,
+      /^WARN ingest\.not_stopped: the ingest had read every input when the signal came, and completed signal=SIGTERM$/m,
+    );
+    const summary = JSON.parse(done.stdout) as IngestJson;
+    assert.equal(summary.interrupted, false);
+    assert.equal(summary.documents, FILES * PER_FILE);
+    assert.deepEqual(await runs(warehouse), [{ outcome: 'succeeded' }]);
+  });
 });

@@ -251,4 +251,21 @@ describe('store-sync rebuild, recorded and interrupted', () => {
       rebuildRun('interrupted', 'stopped by SIGTERM; the rebuild was rolled back'),
     ]);
   });
+
+  it('a signal that comes once the rebuild is committing stops nothing: it completes, says so, and exits 0', async () => {
+    const warehouse = await copy('committing');
+    const rebuild = startCli(['rebuild', '--warehouse', warehouse, '--verbose']);
+    await waitForStderr(rebuild, /^DEBUG rebuild_committing /m);
+    rebuild.child.kill('SIGTERM');
+    const done = await rebuild.done;
+    assertExit(done, 0);
+    assert.match(done.stderr, /^WARN rebuild\.stopping: /m);
+    assert.match(
+      done.stderr,
+      /^WARN rebuild\.not_stopped: the rebuild was already committing when the signal came, and completed signal=SIGTERM$/m,
+    );
+    assert.match(done.stdout, /^rebuilt \d+ tables from 40000 landed records: \d+ rows, 0 rejections$/m);
+    assert.equal(await orderLines(warehouse), FILES * PER_FILE * 2, 'the rebuild was committed');
+    assert.deepEqual(await runs(warehouse), [ingestRun, rebuildRun('succeeded', null)]);
+  });
 });

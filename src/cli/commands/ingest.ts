@@ -77,40 +77,50 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         'ingest.stopping',
         'stopping after the batch being written and committing what was read',
       );
-      const { result: summary, failure } = await stop.run((signal) =>
-        ingestPaths(warehouse, inputs, {
-          store: store!.name,
-          runId,
-          logger,
-          signal,
-          ...(workers === undefined ? {} : { workers }),
-        }),
-      );
-      const interrupted = stop.received;
-      const rejections = summary?.rejections ?? 0;
-      const stopped = summary?.interrupted === true;
-      await warehouse.finishRun(runId, {
-        outcome: runOutcome(failure, stopped, rejections),
-        counts: summary ? { documents: summary } : {},
-        requests: 0,
-        retries: 0,
-        ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
-      });
-      if (failure) throw failure;
-      process.stdout.write(`${JSON.stringify(summary)}\n`);
-      if (stopped) {
-        const stdin = 'stdin is not remembered: piping it again reads it from the start.';
-        const again = !inputs.includes('-')
-          ? 'Run the same command again: it resumes where this one stopped.'
-          : inputs.length === 1
-            ? stdin
-            : `Files resume where this run stopped; ${stdin}`;
-        throw new StoreSyncError(
-          ERROR_CODES.INTERNAL,
-          `interrupted by ${interrupted ?? 'a signal'} after ${summary!.documents} documents, which are committed. ${again}`,
+      try {
+        const { result: summary, failure } = await stop.run((signal) =>
+          ingestPaths(warehouse, inputs, {
+            store: store!.name,
+            runId,
+            logger,
+            signal,
+            ...(workers === undefined ? {} : { workers }),
+          }),
         );
+        const interrupted = stop.received;
+        const rejections = summary?.rejections ?? 0;
+        const stopped = summary?.interrupted === true;
+        await warehouse.finishRun(runId, {
+          outcome: runOutcome(failure, stopped, rejections),
+          counts: summary ? { documents: summary } : {},
+          requests: 0,
+          retries: 0,
+          ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
+        });
+        if (failure) throw failure;
+        process.stdout.write(`${JSON.stringify(summary)}\n`);
+        if (stopped) {
+          const stdin = 'stdin is not remembered: piping it again reads it from the start.';
+          const again = !inputs.includes('-')
+            ? 'Run the same command again: it resumes where this one stopped.'
+            : inputs.length === 1
+              ? stdin
+              : `Files resume where this run stopped; ${stdin}`;
+          throw new StoreSyncError(
+            ERROR_CODES.INTERNAL,
+            `interrupted by ${interrupted ?? 'a signal'} after ${summary!.documents} documents, which are committed. ${again}`,
+          );
+        }
+        process.exitCode = exitCodeForOutcome({ failedStreams: 0, rejections });
+        // A signal that came once every batch was read (the last commit, recording the run) stopped nothing.
+        if (stop.received)
+          logger.warn('ingest.not_stopped', {
+            signal: stop.received,
+            message: 'the ingest had read every input when the signal came, and completed',
+          });
+      } finally {
+        stop.release();
       }
-      process.exitCode = exitCodeForOutcome({ failedStreams: 0, rejections });
     } finally {
       await warehouse.close();
     }

@@ -158,6 +158,8 @@ async function runSyncCommand(
       }
     }
   });
+  // Every store's run is recorded by now (runSync records its own).
+  stop.release();
   progress.stop();
   if (failure) throw failure;
   printSummary(outcomes);

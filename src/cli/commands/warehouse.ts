@@ -204,41 +204,47 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs> = {
         'rebuild.stopping',
         'stopping and rolling the rebuild back, which leaves the warehouse as it was (unless it is already committing)',
       );
-      const { result: summary, failure } = await stop.run((signal) =>
-        rebuildWarehouse(warehouse, {
-          logger,
-          signal,
-          ...(workers === undefined ? {} : { workers }),
-        }),
-      );
-      const interrupted = stop.received;
-      const stopped = summary?.interrupted === true;
-      const rejections = summary?.rejections ?? 0;
-      await warehouse.finishRun(runId, {
-        outcome: runOutcome(failure, stopped, rejections),
-        // How far it got: a stopped rebuild's counts are of what it had replayed when it was rolled back.
-        counts: summary ? { ...summary, interrupted: undefined } : {},
-        requests: 0,
-        retries: 0,
-        ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
-        ...(stopped ? { error: `stopped by ${interrupted ?? 'a signal'}; the rebuild was rolled back` } : {}),
-      });
-      if (failure) throw failure;
-      if (stopped)
-        throw new StoreSyncError(
-          ERROR_CODES.INTERNAL,
-          `interrupted by ${interrupted ?? 'a signal'}; the rebuild was rolled back and the warehouse is unchanged. Run it again: a rebuild starts over from the raw landing.`,
+      try {
+        const { result: summary, failure } = await stop.run((signal) =>
+          rebuildWarehouse(warehouse, {
+            logger,
+            signal,
+            ...(workers === undefined ? {} : { workers }),
+          }),
         );
-      // A signal that came while the transaction was committing did not stop it.
-      if (interrupted)
-        logger.warn('rebuild.not_stopped', {
-          signal: interrupted,
-          message: 'the rebuild was already committing when the signal came, and completed',
+        const interrupted = stop.received;
+        const stopped = summary?.interrupted === true;
+        const rejections = summary?.rejections ?? 0;
+        await warehouse.finishRun(runId, {
+          outcome: runOutcome(failure, stopped, rejections),
+          // How far it got: a stopped rebuild's counts are of what it had replayed when it was rolled back.
+          counts: summary ? { ...summary, interrupted: undefined } : {},
+          requests: 0,
+          retries: 0,
+          ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
+          ...(stopped
+            ? { error: `stopped by ${interrupted ?? 'a signal'}; the rebuild was rolled back` }
+            : {}),
         });
-      process.stdout.write(
-        `rebuilt ${summary!.tables} tables from ${summary!.records} landed records: ${summary!.rows} rows, ${rejections} rejections\n`,
-      );
-      process.exitCode = rejections > 0 ? EXIT.PARTIAL : EXIT.OK;
+        if (failure) throw failure;
+        if (stopped)
+          throw new StoreSyncError(
+            ERROR_CODES.INTERNAL,
+            `interrupted by ${interrupted ?? 'a signal'}; the rebuild was rolled back and the warehouse is unchanged. Run it again: a rebuild starts over from the raw landing.`,
+          );
+        process.stdout.write(
+          `rebuilt ${summary!.tables} tables from ${summary!.records} landed records: ${summary!.rows} rows, ${rejections} rejections\n`,
+        );
+        process.exitCode = rejections > 0 ? EXIT.PARTIAL : EXIT.OK;
+        // A signal that came while the transaction was committing, or once it had, stopped nothing.
+        if (stop.received)
+          logger.warn('rebuild.not_stopped', {
+            signal: stop.received,
+            message: 'the rebuild was already committing when the signal came, and completed',
+          });
+      } finally {
+        stop.release();
+      }
     } finally {
       await warehouse.close();
     }
