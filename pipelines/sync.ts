@@ -46,6 +46,11 @@ export interface SyncResult {
   retries: number;
   rateLimited: number;
   seconds: number;
+  /**
+   * exportAfterSync's export, when it ran and failed. The sync's data and outcome stand: the caller reports
+   * what each stream did, and then this failure.
+   */
+  exportFailure?: StoreSyncError;
 }
 
 export interface SyncJob {
@@ -268,15 +273,22 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
   } finally {
     if (!job.warehouse) await warehouse.close();
   }
-  if (runError && !interrupted) throw runError;
-  if (exportError)
-    throw new StoreSyncError(
-      ERROR_CODES.WAREHOUSE,
-      `store "${job.store.name}" synced (${outcome.replace(/_/g, ' ')}, run ${runId}), but the Parquet export to ${exportDir} failed: ${exportError.message}. Run store-sync export to write it`,
-      { cause: exportError },
-    );
+  if (runError && !interrupted) {
+    // The run the failure belongs to, for the caller's log line (its _sync_runs row holds the details).
+    runError.details.runId ??= runId;
+    throw runError;
+  }
   logger.info('sync.done', { outcome, requests: client.stats.requests, retries: client.stats.retries });
   return {
+    ...(exportError
+      ? {
+          exportFailure: new StoreSyncError(
+            ERROR_CODES.WAREHOUSE,
+            `store "${job.store.name}" synced (${outcome.replace(/_/g, ' ')}, run ${runId}), but the Parquet export to ${exportDir} failed: ${exportError.message}. Run store-sync export to write it`,
+            { cause: exportError, details: { runId } },
+          ),
+        }
+      : {}),
     store: job.store.name,
     runId,
     mode: job.mode,

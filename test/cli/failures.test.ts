@@ -310,7 +310,18 @@ describe('store-sync under failure', () => {
       assert.match(result.stdout, /^lim: partial in /m);
       assert.match(result.stdout, /^full\s+subscriptions\s+ok\s/m);
       assert.match(result.stdout, /^full: succeeded in /m);
-      assert.match(result.stderr, /^ERROR store\.failed: .*store=bad code=http_unauthorized/m);
+      // The failed store's run is named, so the log line leads to its _sync_runs row.
+      const failedRun = /^ERROR store\.failed: .*store=bad runId=(\S+) code=http_unauthorized/m.exec(
+        result.stderr,
+      );
+      assert.ok(failedRun, result.stderr);
+      assert.deepEqual(
+        await readWarehouse(
+          path.join(dir, 'stores.duckdb'),
+          `SELECT _store AS store, outcome FROM _sync_runs WHERE _run_id = '${failedRun[1]}'`,
+        ),
+        [{ store: 'bad', outcome: 'failed' }],
+      );
       assert.deepEqual(
         await readWarehouse(
           path.join(dir, 'stores.duckdb'),
@@ -352,6 +363,18 @@ describe('store-sync under failure', () => {
         exported.stdout,
         /^second: failed: store "second" synced \(succeeded, run \S+\), but the Parquet export/m,
       );
+      // Each store's summary keeps what its sync did, then the export's failure.
+      for (const store of ['first', 'second']) {
+        assert.match(exported.stdout, new RegExp(`^${store}\\s+locations\\s+ok\\s+1\\s`, 'm'));
+        assert.match(
+          exported.stdout,
+          new RegExp(`^${store}\\s+export\\s+failed\\s+0\\s+0\\s+0\\s+0\\s+store "${store}" synced`, 'm'),
+        );
+        assert.match(
+          exported.stderr,
+          new RegExp(`^ERROR store\\.failed: .*store=${store} runId=\\S+ code=warehouse`, 'm'),
+        );
+      }
       assert.deepEqual(
         await readWarehouse(
           path.join(dir, 'stores-export.duckdb'),
@@ -405,6 +428,9 @@ describe('store-sync under failure', () => {
         `store "shop" synced \\(succeeded, run \\S+\\), but the Parquet export to \\S+busy-parquet failed: another store-sync export \\(pid ${process.pid}\\) is writing`,
       ),
     );
+    // The summary says what the sync did before the error says what the export did not.
+    assert.match(synced.stdout, /^shop\s+locations\s+ok\s+1\s/m);
+    assert.match(synced.stdout, /^shop\s+export\s+failed\s/m);
     assert.deepEqual(
       await readWarehouse(
         path.join(dir, 'export-after.duckdb'),

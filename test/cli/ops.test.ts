@@ -279,6 +279,12 @@ describe('store-sync doctor and schedule', () => {
     const ran = events.find((e) => e.event === 'schedule.run')!;
     assert.equal(ran.store, 'good');
     assert.equal(ran.outcome, 'succeeded');
+    // Both name their run, as the sync's own lines do.
+    for (const event of [failed, ran])
+      assert.ok(
+        events.some((e) => e.event === 'sync.start' && e.store === event.store && e.runId === event.runId),
+        `${String(event.event)} names the run of store ${String(event.store)}`,
+      );
     assert.ok(
       events.indexOf(failed) < events.indexOf(ran),
       'the store after the failed one ran in the same tick',

@@ -91,6 +91,16 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
     // export): one store's failure must not stop the nightly run of the others. A signal stops the running
     // store at its next page boundary (logged as schedule.run with outcome interrupted), and no further
     // store starts.
+    // With the run it belongs to, when it got as far as starting one (its _sync_runs row has the details).
+    const runFailed = (store: string, failure: StoreSyncError) => {
+      const runId = failure.details.runId;
+      logger.error('schedule.run_failed', {
+        store,
+        ...(runId ? { runId } : {}),
+        code: failure.code,
+        message: failure.message,
+      });
+    };
     const runStores = async (config: SyncConfig, stores: StoreConfig[]) => {
       for (const store of stores) {
         if (stop.signal.aborted) break;
@@ -103,19 +113,17 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
             logger,
             signal: stop.signal,
           });
-          logger.info('schedule.run', {
-            store: store.name,
-            outcome: result.outcome,
-            requests: result.requests,
-            seconds: Number(result.seconds.toFixed(1)),
-          });
+          if (result.exportFailure) runFailed(store.name, result.exportFailure);
+          else
+            logger.info('schedule.run', {
+              store: store.name,
+              runId: result.runId,
+              outcome: result.outcome,
+              requests: result.requests,
+              seconds: Number(result.seconds.toFixed(1)),
+            });
         } catch (error) {
-          const failure = asStoreSyncError(error);
-          logger.error('schedule.run_failed', {
-            store: store.name,
-            code: failure.code,
-            message: failure.message,
-          });
+          runFailed(store.name, asStoreSyncError(error));
         }
       }
     };

@@ -31,34 +31,38 @@ interface BackfillArgs extends JobArgs {
 
 const SUMMARY_COLUMNS = ['store', 'stream', 'status', 'pages', 'records', 'rejections', 'requests', 'note'];
 
-/** What one store of the command came to: its run's result, or (several stores) the error that ended it. */
-type StoreOutcome = { store: string; result: SyncResult } | { store: string; error: StoreSyncError };
+/**
+ * What one store of the command came to: its run's result, the error that ended it (several stores), or
+ * both, when the sync ran and the export after it failed.
+ */
+type StoreOutcome =
+  | { store: string; result: SyncResult; error?: StoreSyncError }
+  | { store: string; result?: undefined; error: StoreSyncError };
 
 function summaryRows(outcomes: StoreOutcome[]): unknown[][] {
-  return outcomes.flatMap((o) =>
-    'error' in o
-      ? [[o.store, '-', 'failed', 0, 0, 0, 0, o.error.message]]
-      : o.result.streams.map((s) => [
-          o.store,
-          s.stream,
-          s.status,
-          s.pages,
-          s.records,
-          s.rejections,
-          s.requests,
-          s.message ?? (s.resumed ? 'resumed' : ''),
-        ]),
-  );
+  return outcomes.flatMap((o) => [
+    ...(o.result?.streams ?? []).map((s) => [
+      o.store,
+      s.stream,
+      s.status,
+      s.pages,
+      s.records,
+      s.rejections,
+      s.requests,
+      s.message ?? (s.resumed ? 'resumed' : ''),
+    ]),
+    ...(o.error ? [[o.store, o.result ? 'export' : '-', 'failed', 0, 0, 0, 0, o.error.message]] : []),
+  ]);
 }
 
 function printSummary(outcomes: StoreOutcome[]): void {
   // Messages come from errors that may quote a server's reply; masking again costs nothing.
   process.stdout.write(redact(`${renderTable(SUMMARY_COLUMNS, summaryRows(outcomes))}\n`));
   for (const o of outcomes) {
-    const line =
-      'error' in o
-        ? `${o.store}: failed: ${o.error.message}`
-        : `${o.store}: ${o.result.outcome.replace(/_/g, ' ')} in ${o.result.seconds.toFixed(1)} s, ${o.result.requests} requests, ${o.result.retries} retries (run ${o.result.runId})`;
+    const run = o.result!;
+    const line = o.error
+      ? `${o.store}: failed: ${o.error.message}`
+      : `${o.store}: ${run.outcome.replace(/_/g, ' ')} in ${run.seconds.toFixed(1)} s, ${run.requests} requests, ${run.retries} retries (run ${run.runId})`;
     process.stdout.write(redact(`${line}\n`));
   }
 }
@@ -125,6 +129,27 @@ async function runSyncCommand(
       'interrupted; the next run resumes from the last committed page',
     ),
   );
+  const storeFailed = (outcome: StoreOutcome & { error: StoreSyncError }) => {
+    const failure = outcome.error;
+    // One store: its error is the command's, told as one paragraph after its summary, if it has one. So is a
+    // usage error (another writer, an unusable warehouse or Parquet folder): the operator must change
+    // something, and the stores after would meet most of them again.
+    if (stores.length === 1 || exitCodeForError(failure) === EXIT.USAGE) {
+      if (outcome.result) outcomes.push(outcome);
+      if (outcomes.length > 0) printSummary(outcomes);
+      throw failure;
+    }
+    // Several stores: one store's failure (an expired token, an API that is down, an export that failed
+    // after its sync) must not stop the nightly run of the others.
+    const runId = outcome.result?.runId ?? failure.details.runId;
+    logger.error('store.failed', {
+      store: outcome.store,
+      ...(runId ? { runId } : {}),
+      code: failure.code,
+      message: failure.message,
+    });
+    outcomes.push(outcome);
+  };
   const { failure } = await stop.run(async (signal) => {
     for (const store of stores) {
       if (stop.received) break;
@@ -139,22 +164,13 @@ async function runSyncCommand(
           onProgress: progress.update,
           signal,
         });
-        outcomes.push({ store: store.name, result });
+        // The export after the sync failed: the summary shows what the sync did, then the export's row.
+        if (result.exportFailure) storeFailed({ store: store.name, result, error: result.exportFailure });
+        else outcomes.push({ store: store.name, result });
       } catch (error) {
         // An error that came with the interrupt: the interrupt is the story, told below.
         if (stop.received) continue;
-        const failure = asStoreSyncError(error);
-        // One store: its error is the command's, told as one paragraph. So is a usage error (another
-        // writer, an unusable warehouse or Parquet folder): the operator
-        // must change something, and the stores after would meet most of them again.
-        if (stores.length === 1 || exitCodeForError(failure) === EXIT.USAGE) {
-          if (outcomes.length > 0) printSummary(outcomes);
-          throw failure;
-        }
-        // Several stores: one store's failure (an expired token, an API that is down, an export that
-        // failed after its sync) must not stop the nightly run of the others.
-        logger.error('store.failed', { store: store.name, code: failure.code, message: failure.message });
-        outcomes.push({ store: store.name, error: failure });
+        storeFailed({ store: store.name, error: asStoreSyncError(error) });
       }
     }
   });
@@ -171,7 +187,7 @@ async function runSyncCommand(
       `interrupted by ${interrupted}${skipped.length ? `; store ${skipped.join(', ')} not started` : ''}. Run the same command again: it resumes from the last committed page.`,
     );
   }
-  const failures = outcomes.flatMap((o) => ('error' in o ? [o] : []));
+  const failures = outcomes.flatMap((o) => (o.error ? [{ store: o.store, error: o.error }] : []));
   if (failures.length > 0) {
     // The command ends with one error (a command.failed event with --log-format json) naming each store
     // that failed and why; it exits 1 like any failure. The summary above shows what every store did.
@@ -181,7 +197,7 @@ async function runSyncCommand(
       { cause: failures[0]!.error },
     );
   }
-  process.exitCode = exitCodeOf(outcomes.flatMap((o) => ('result' in o ? [o.result] : [])));
+  process.exitCode = exitCodeOf(outcomes.flatMap((o) => (o.result ? [o.result] : [])));
 }
 
 const withStreams = <T>(yargs: Argv<T>) =>
