@@ -171,7 +171,7 @@ class IngestRun {
     // stdin cannot be read again.
     if (this.options.signal?.aborted && !event.files.some((f) => f.path === '-')) throw new IngestStopped();
     await this.txReady;
-    const batch = this.warehouse.adopt(event.prepared);
+    const batch = this.warehouse.adopt(event.prepared, event.giveBack);
     const { store, runId, logger } = this.options;
     const at = event.prepared.meta.syncedAtMs;
     for (const progress of event.files) {

@@ -115,9 +115,13 @@ export class Batch {
     };
   }
 
-  /** A batch prepared elsewhere, ready to write. */
-  static fromPrepared(prepared: PreparedBatch): Batch {
+  /** Called once the batch's buffers are no longer needed (see `release`). */
+  private onRelease: (() => void) | null = null;
+
+  /** A batch prepared elsewhere, ready to write; `onRelease` may take its buffers back once it is written. */
+  static fromPrepared(prepared: PreparedBatch, onRelease?: () => void): Batch {
     const batch = new Batch(null, prepared.meta, prepared.nextSeq, prepared.firstSeq);
+    batch.onRelease = onRelease ?? null;
     const tables = new Map<string, TableRows>();
     for (const snapshot of prepared.tables)
       tables.set(snapshot.name, TableRows.fromSnapshot(snapshot, stagingColumns(tableDef(snapshot.name))));
@@ -192,6 +196,16 @@ export class Batch {
       this.reject({ ...origin, stage: 'normalize', key: error.key, reason });
       return false;
     }
+  }
+
+  /**
+   * A document given as its bytes, normalized by the fast path when it can be (see normalize/fast.ts);
+   * false when it must go the ordinary way (nothing was written).
+   */
+  addDocumentBytes(bytes: Uint8Array): boolean {
+    if (this.normalizer!.normalizeBytes(bytes) === null) return false;
+    this.counts.records++;
+    return true;
   }
 
   reject(r: RejectionRow): void {
@@ -319,13 +333,16 @@ export class Batch {
     });
   }
 
-  /** Empties the buffers so the normalizer can serve the next batch. */
+  /** Empties the buffers so the normalizer can serve the next batch (or hands them back, see fromPrepared). */
   release(): void {
     this.normalizer?.clear();
     this.prepared = null;
     this.landing?.discard();
     this.landing = null;
     this.rejected.clear();
+    const onRelease = this.onRelease;
+    this.onRelease = null;
+    onRelease?.();
   }
 
   /** The block of what was landed, or null when nothing was. */

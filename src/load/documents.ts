@@ -27,11 +27,17 @@ function reject(batch: Batch, origin: Origin, stage: 'parse' | 'normalize', reas
 }
 
 /**
- * An ingested document (or an unreadable piece) that has already been landed as `seq`. Returns how many
- * rejections it made: one for a document refused whole, one per refused record of a document that holds
- * several (a move result, an array).
+ * An ingested document (or an unreadable piece) that has already been landed as `seq`, as read (bytes) or
+ * as text. Returns how many rejections it made: one for a document refused whole, one per refused record of
+ * a document that holds several (a move result, an array). Bytes go to the fast path first, which loads
+ * the common case (an order with nothing to refuse) without parsing it into objects.
  */
-export function loadDocument(batch: Batch, landed: LandedMeta, text: string): number {
+export function loadDocument(batch: Batch, landed: LandedMeta, payload: string | Uint8Array): number {
+  if (typeof payload !== 'string') {
+    if (landed.kind !== KIND.unreadable && batch.addDocumentBytes(payload)) return 0;
+    payload = Buffer.from(payload.buffer, payload.byteOffset, payload.length).toString('utf8');
+  }
+  const text = payload;
   const origin: Origin = { stream: landed.stream, source: landed.source, payload: text, seq: landed.seq };
   if (landed.kind === KIND.unreadable) return reject(batch, origin, 'parse', landed.entity ?? 'unreadable');
   let value: unknown;

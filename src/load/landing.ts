@@ -30,7 +30,8 @@ export interface LandingEntry extends LandedMeta {
 
 /** A record read back from a block. */
 export interface LandedRecord extends LandedMeta {
-  text: string;
+  /** The record's bytes as landed (a view of the decompressed block). */
+  bytes: Buffer;
 }
 
 export const CODEC = 'brotli-1';
@@ -210,7 +211,7 @@ export async function decodeBlock(codec: string, payload: Uint8Array): Promise<L
       number,
     ];
     const start = nl + 1;
-    out.push({ seq, kind, stream, entity, source, text: block.toString('utf8', start, start + length) });
+    out.push({ seq, kind, stream, entity, source, bytes: block.subarray(start, start + length) });
     pos = start + length + 1;
   }
   return out;

@@ -22,16 +22,17 @@ export interface StoredBlock {
 
 function replay(batch: Batch, record: LandedRecord, store: string): void {
   if (record.kind === KIND.fullScan) {
-    const { entity, passStartedAt, createdFrom } = JSON.parse(record.text) as {
+    const { entity, passStartedAt, createdFrom } = JSON.parse(record.bytes.toString('utf8')) as {
       entity: EntityKind;
       passStartedAt: string;
       createdFrom?: string;
     };
     batch.after.push(entityFullScanSql(store, entity, passStartedAt, createdFrom));
   } else if (record.kind === KIND.record) {
-    loadRecord(batch, record, record.text, JSON.parse(record.text) as Record<string, unknown>);
+    const text = record.bytes.toString('utf8');
+    loadRecord(batch, record, text, JSON.parse(text) as Record<string, unknown>);
   } else {
-    loadDocument(batch, record, record.text);
+    loadDocument(batch, record, record.bytes);
   }
 }
 

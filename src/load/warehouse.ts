@@ -166,8 +166,11 @@ export class Warehouse {
     return Math.max(this.committedSeq, this.lastBatch?.nextSeq ?? 0);
   }
 
-  /** A batch prepared elsewhere (the ingest worker) from `nextSeq()` on, ready to write. */
-  adopt(prepared: PreparedBatch): Batch {
+  /**
+   * A batch prepared elsewhere (the ingest worker) from `nextSeq()` on, ready to write; `onRelease` runs
+   * once it is written or discarded (its buffers can go back to their maker).
+   */
+  adopt(prepared: PreparedBatch, onRelease?: () => void): Batch {
     this.assertWritable();
     const expected = this.nextSeq();
     if (prepared.firstSeq !== expected)
@@ -175,7 +178,7 @@ export class Warehouse {
         ERROR_CODES.INTERNAL,
         `a prepared batch starts at landing sequence ${prepared.firstSeq}, the warehouse expected ${expected}`,
       );
-    const batch = Batch.fromPrepared(prepared);
+    const batch = Batch.fromPrepared(prepared, onRelease);
     this.lastBatch = batch;
     return batch;
   }

@@ -1,8 +1,9 @@
 import type { EntityKind } from '../contracts.js';
 import { ColumnError, compileRowWriter, type RowWriter, sourceFor, type WalkContext } from './compile.js';
+import { FastPath, type FastResult } from './fast.js';
 import { recordProblem } from './guard.js';
 import { type PlanNode, plans, planTables } from './plans.js';
-import { TableRows } from './rows.js';
+import { type RowsSnapshot, TableRows } from './rows.js';
 import { dataTables, sourcedColumns, tableDef } from './tables/index.js';
 import type { ColumnDef, ColumnType, TableDef } from './types.js';
 
@@ -63,6 +64,8 @@ export class Normalizer {
   units = 0;
   private readonly compiled = new Map<string, CompiledNode>();
   private readonly touched = new Map<EntityKind, TableRows[]>();
+  /** Made on first use: a normalizer that never reads a document's bytes does not compile it. */
+  private fast: FastPath | null = null;
 
   constructor() {
     for (const def of dataTables()) this.tables.set(def.name, new TableRows(def.name, stagingColumns(def)));
@@ -88,9 +91,28 @@ export class Normalizer {
     }
   }
 
+  /**
+   * Rows of a document still in bytes, by the fast path (fast.ts), when it is an order this normalizer would
+   * load whole; null, with nothing written, when it must be parsed and normalized the ordinary way.
+   */
+  normalizeBytes(bytes: Uint8Array): FastResult | null {
+    this.fast ??= new FastPath(this.tables, {
+      get: () => this.units,
+      set: (units) => {
+        this.units = units;
+      },
+    });
+    return this.fast.normalize(bytes);
+  }
+
   clear(): void {
     for (const rows of this.tables.values()) rows.clear();
     this.units = 0;
+  }
+
+  /** Takes back the buffers of snapshots of its tables once they are loaded (see TableRows.reuse). */
+  reuse(snapshots: readonly RowsSnapshot[]): void {
+    for (const snapshot of snapshots) this.tables.get(snapshot.name)?.reuse(snapshot);
   }
 
   private walk(

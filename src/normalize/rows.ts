@@ -68,25 +68,32 @@ class TextColumn {
   ends: Uint32Array;
   filled = 0;
 
-  constructor(rows: number, bytes: number) {
+  constructor(rows: number, bytes: number, reused?: EncodedText) {
     // Plain ArrayBuffers, not Buffer.allocUnsafe: a short Buffer comes from Node's shared pool, which
     // cannot be moved to another thread (Node 21+ refuses it in a transfer list).
-    this.bytes = new Uint8Array(bytes);
-    this.ends = new Uint32Array(rows);
+    this.bytes = reused ? new Uint8Array(reused.bytes.buffer) : new Uint8Array(bytes);
+    this.ends = reused ? new Uint32Array(reused.ends.buffer) : new Uint32Array(rows);
   }
 
   get end(): number {
     return this.filled === 0 ? 0 : this.ends[this.filled - 1]!;
   }
 
-  set(row: number, value: string): void {
+  /** Where `row`'s bytes start, with room for `most` of them (rows skipped since the last one end there). */
+  private begin(row: number, most: number): number {
     // Bytes only ever go at the end: a row before the last one set would land after it, unseen.
     if (row < this.filled) throw new Error(`text for row ${row} set after row ${this.filled - 1}`);
     const ends = this.ends;
-    let pos = this.end;
+    const pos = this.end;
     for (let r = this.filled; r < row; r++) ends[r] = pos;
+    if (pos + most > this.bytes.length) this.reserve(pos + most);
+    return pos;
+  }
+
+  set(row: number, value: string): void {
     const n = value.length;
-    if (pos + n * 3 > this.bytes.length) this.reserve(pos + n * 3);
+    let pos = this.begin(row, n * 3);
+    const ends = this.ends;
     const bytes = this.bytes;
     let i = 0;
     if (n <= SHORT_TEXT) {
@@ -101,6 +108,20 @@ class TextColumn {
     // a lone surrogate becomes U+FFFD, exactly as Buffer.from would store it.
     if (i < n) pos += utf8.encodeInto(i === 0 ? value : value.slice(i), bytes.subarray(pos)).written;
     ends[row] = pos;
+    this.filled = row + 1;
+  }
+
+  /**
+   * The value as UTF-8 bytes already checked to be well formed (a document's string as read, see scan.ts):
+   * copied as they are, with no string in between.
+   */
+  setBytes(row: number, source: Uint8Array, start: number, end: number): void {
+    const n = end - start;
+    const pos = this.begin(row, n);
+    const bytes = this.bytes;
+    if (n <= SHORT_TEXT) for (let i = 0; i < n; i++) bytes[pos + i] = source[start + i]!;
+    else bytes.set(source.subarray(start, end), pos);
+    this.ends[row] = pos + n;
     this.filled = row + 1;
   }
 
@@ -160,14 +181,45 @@ export class TableRows {
   constructor(
     readonly name: string,
     readonly columns: readonly ColumnDef[],
+    /** False for rows made from a snapshot, whose buffers are the snapshot's. */
+    allocate = true,
   ) {
     this.kinds = columns.map((c) => stageKind(c.type));
-    this.allocate();
+    if (allocate) this.allocate();
+    else this.building = this.kinds.map(() => null);
     this.list = this.kinds.map((k) => (k === 'list' ? [] : null));
   }
 
-  /** Fresh, empty typed buffers of the current capacity (a snapshot took the previous ones away). */
+  /**
+   * The buffers of a snapshot of this table that has been loaded and handed back (see `reuse`): the next
+   * batch is written into them instead of into fresh ones.
+   */
+  private spare: RowsSnapshot | null = null;
+
+  /**
+   * Takes back the buffers of a snapshot this table made, once the loader is done with them. Fresh buffers
+   * for every batch (some 30 MB each) made V8 collect its heap again and again for the sake of memory held
+   * outside it, and the kernel zero new pages; reused ones cost neither.
+   */
+  reuse(snapshot: RowsSnapshot): void {
+    if (snapshot.name === this.name && snapshot.valid.length === this.kinds.length) this.spare = snapshot;
+  }
+
+  /** Empty typed buffers (a snapshot took the previous ones away): handed-back ones, or fresh ones. */
   private allocate(): void {
+    const spare = this.spare;
+    this.spare = null;
+    if (spare) {
+      this.capacity = spare.valid[0]!.buffer.byteLength;
+      this.i64 = spare.i64.map((a) => (a ? new Int32Array(a.buffer) : null));
+      this.u32 = this.i64.map((a) => (a ? new Uint32Array(a.buffer) : null));
+      this.f64 = spare.f64.map((a) => (a ? new Float64Array(a.buffer) : null));
+      this.u8 = spare.u8.map((a) => (a ? new Uint8Array(a.buffer) : null));
+      this.valid = spare.valid.map((a) => new Uint8Array(a.buffer).fill(0));
+      this.building = spare.text.map((t) => (t ? new TextColumn(0, 0, t) : null));
+      this.text = this.kinds.map(() => null);
+      return;
+    }
     this.i64 = this.kinds.map((k) => (k === 'i64' ? new Int32Array(this.capacity * 2) : null));
     this.u32 = this.i64.map((a) => (a ? new Uint32Array(a.buffer) : null));
     this.f64 = this.kinds.map((k) => (k === 'f64' ? new Float64Array(this.capacity) : null));
@@ -216,7 +268,7 @@ export class TableRows {
 
   /** Rows rebuilt from a snapshot (sealed: ready to load, not to extend). */
   static fromSnapshot(snapshot: RowsSnapshot, columns: readonly ColumnDef[]): TableRows {
-    const rows = new TableRows(snapshot.name, columns);
+    const rows = new TableRows(snapshot.name, columns, false);
     rows.length = snapshot.length;
     rows.capacity = snapshot.length;
     rows.i64 = snapshot.i64;
@@ -238,7 +290,11 @@ export class TableRows {
   }
 
   setInt64(column: number, row: number, value: Int64): void {
-    if (typeof value === 'number') {
+    if (typeof value === 'number' && value >= 0 && value < TWO_32) {
+      // Most values (ids, units, money in cents, small counts) fit one word: no division needed.
+      this.u32[column]![row * 2] = value;
+      this.i64[column]![row * 2 + 1] = 0;
+    } else if (typeof value === 'number') {
       const hi = Math.floor(value / TWO_32);
       this.u32[column]![row * 2] = value - hi * TWO_32;
       this.i64[column]![row * 2 + 1] = hi;
@@ -263,6 +319,12 @@ export class TableRows {
 
   setText(column: number, row: number, value: string): void {
     this.building[column]!.set(row, value);
+    this.valid[column]![row] = 1;
+  }
+
+  /** Text given as well-formed UTF-8 bytes (see TextColumn.setBytes). */
+  setTextBytes(column: number, row: number, source: Uint8Array, start: number, end: number): void {
+    this.building[column]!.setBytes(row, source, start, end);
     this.valid[column]![row] = 1;
   }
 

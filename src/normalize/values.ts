@@ -68,6 +68,23 @@ function decimalError(precision: number, scale: number): ValueError {
 }
 
 /**
+ * ASCII text copied into bytes, so the readers below serve strings and the bytes of a document alike (one
+ * implementation each); null when the text holds a character beyond ASCII, which no decimal or common
+ * date-time spelling has.
+ */
+let scratch = new Uint8Array(64);
+function asciiBytes(text: string): Uint8Array | null {
+  const n = text.length;
+  if (n > scratch.length) scratch = new Uint8Array(Math.max(n, scratch.length * 2));
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 127) return null;
+    scratch[i] = c;
+  }
+  return scratch;
+}
+
+/**
  * Decimal text ("12.50", "-0.5", ".5", "1.") as the scaled integer of DECIMAL(precision, scale).
  * Trailing zeros beyond the scale are exact and accepted ("1.230" into 2 decimals); any other digit there,
  * or too many integer digits, is refused.
@@ -75,18 +92,31 @@ function decimalError(precision: number, scale: number): ValueError {
 export function toDecimal(value: unknown, precision: number, scale: number): Int64 {
   if (typeof value !== 'string')
     throw new ValueError(`decimal text (a string), fitting DECIMAL(${precision},${scale})`);
-  const n = value.length;
-  let i = 0;
+  const bytes = asciiBytes(value);
+  if (bytes === null) throw decimalError(precision, scale);
+  return decimalFromBytes(bytes, 0, value.length, precision, scale);
+}
+
+/** toDecimal of the text held as ASCII bytes in `bytes[start, end)` (a document's bytes, see scan.ts). */
+export function decimalFromBytes(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  precision: number,
+  scale: number,
+): Int64 {
+  let i = start;
   let negative = false;
-  if (n > 0 && value.charCodeAt(0) === 45) {
+  if (end > start && bytes[start] === 45) {
     negative = true;
-    i = 1;
+    i++;
   }
+  const unsignedStart = i;
   let digits = 0;
   let intDigits = 0;
   let acc = 0;
-  for (; i < n; i++) {
-    const c = value.charCodeAt(i);
+  for (; i < end; i++) {
+    const c = bytes[i]!;
     if (c === 46) break;
     if (c < 48 || c > 57) throw decimalError(precision, scale);
     digits++;
@@ -94,10 +124,11 @@ export function toDecimal(value: unknown, precision: number, scale: number): Int
     intDigits++;
     acc = acc * 10 + (c - 48);
   }
+  const point = i;
   let fraction = 0;
-  if (i < n) {
-    for (i++; i < n; i++) {
-      const c = value.charCodeAt(i);
+  if (i < end) {
+    for (i++; i < end; i++) {
+      const c = bytes[i]!;
       if (c < 48 || c > 57) throw decimalError(precision, scale);
       digits++;
       if (fraction < scale) {
@@ -110,8 +141,13 @@ export function toDecimal(value: unknown, precision: number, scale: number): Int
   for (; fraction < scale; fraction++) acc *= 10;
   // Up to 15 significant digits the float accumulation is exact; beyond, redo it in bigint.
   if (intDigits + scale <= 15) return negative && acc !== 0 ? -acc : acc;
-  const [whole = '', decimals = ''] = value.replace('-', '').split('.');
-  const big = BigInt((whole || '0') + decimals.slice(0, scale).padEnd(scale, '0'));
+  let text = '0';
+  for (let k = unsignedStart; k < point; k++) text += String.fromCharCode(bytes[k]!);
+  let decimals = 0;
+  for (let k = point + 1; k < end && decimals < scale; k++, decimals++)
+    text += String.fromCharCode(bytes[k]!);
+  for (; decimals < scale; decimals++) text += '0';
+  const big = BigInt(text);
   return negative ? -big : big;
 }
 
@@ -121,19 +157,29 @@ const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
 function daysFromCivil(y: number, m: number, d: number): number {
+  // The timestamps of one document mostly share a day: the last one is remembered.
+  if (y === lastDay[0] && m === lastDay[1] && d === lastDay[2]) return lastDay[3]!;
   const yy = m <= 2 ? y - 1 : y;
   const era = Math.floor(yy / 400);
   const yoe = yy - era * 400;
   const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
   const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
+  const days = era * 146097 + doe - 719468;
+  lastDay[0] = y;
+  lastDay[1] = m;
+  lastDay[2] = d;
+  lastDay[3] = days;
+  return days;
 }
 
+/** Year, month, day and days since the epoch of the last date converted. */
+const lastDay = new Float64Array([Number.NaN, 0, 0, 0]);
+
 /** The value of `length` ASCII digits at `at`, or -1 if any is not a digit. */
-function digitsAt(text: string, at: number, length: number): number {
+function digitsAt(bytes: Uint8Array, at: number, length: number): number {
   let n = 0;
   for (let i = at; i < at + length; i++) {
-    const d = text.charCodeAt(i) - 48;
+    const d = bytes[i]! - 48;
     if (d < 0 || d > 9) return -1;
     n = n * 10 + d;
   }
@@ -141,39 +187,44 @@ function digitsAt(text: string, at: number, length: number): number {
 }
 
 /**
- * The common spelling, `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, read without a regex (the regex and
- * its match array cost more than the rest of a row); null for any other spelling, which the regex reads.
+ * The common spelling, `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, held as ASCII bytes in
+ * `bytes[start, end)`, read without a regex (the regex and its match array cost more than the rest of a
+ * row); null for any other spelling, which the regex reads (toTimestamp).
  */
-function readCommonTimestamp(text: string): Int64 | null {
-  const n = text.length;
-  if (n < 20 || text.charCodeAt(10) !== 84 /* T */) return null;
-  if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45) return null;
-  if (text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return null;
-  const year = digitsAt(text, 0, 4);
-  const month = digitsAt(text, 5, 2);
-  const day = digitsAt(text, 8, 2);
-  const hour = digitsAt(text, 11, 2);
-  const minute = digitsAt(text, 14, 2);
-  const second = digitsAt(text, 17, 2);
+export function commonTimestampFromBytes(bytes: Uint8Array, start: number, end: number): Int64 | null {
+  const n = end - start;
+  const b = start;
+  if (n < 20 || bytes[b + 10] !== 84 /* T */) return null;
+  if (bytes[b + 4] !== 45 || bytes[b + 7] !== 45) return null;
+  if (bytes[b + 13] !== 58 || bytes[b + 16] !== 58) return null;
+  const year = digitsAt(bytes, b, 4);
+  const month = digitsAt(bytes, b + 5, 2);
+  const day = digitsAt(bytes, b + 8, 2);
+  const hour = digitsAt(bytes, b + 11, 2);
+  const minute = digitsAt(bytes, b + 14, 2);
+  const second = digitsAt(bytes, b + 17, 2);
   if ((year | month | day | hour | minute | second) < 0) return null;
   let at = 19;
-  let fraction = '';
-  if (text.charCodeAt(at) === 46 /* . */) {
-    let end = at + 1;
-    while (end < n && text.charCodeAt(end) >= 48 && text.charCodeAt(end) <= 57) end++;
-    if (end === at + 1 || end - at - 1 > 9) return null;
-    fraction = text.slice(at + 1, end);
-    at = end;
+  let micros = 0;
+  let beyondMicros = false;
+  if (bytes[b + at] === 46 /* . */) {
+    let stop = at + 1;
+    while (stop < n && bytes[b + stop]! >= 48 && bytes[b + stop]! <= 57) stop++;
+    const digits = stop - at - 1;
+    if (digits === 0 || digits > 9) return null;
+    for (let k = 0; k < 6; k++) micros = micros * 10 + (k < digits ? bytes[b + at + 1 + k]! - 48 : 0);
+    for (let k = 6; k < digits; k++) if (bytes[b + at + 1 + k] !== 48) beyondMicros = true;
+    at = stop;
   }
   let offsetMinutes = 0;
-  const zone = text.charCodeAt(at);
-  if ((zone === 43 || zone === 45) && at + 6 === n && text.charCodeAt(at + 3) === 58) {
-    const oh = digitsAt(text, at + 1, 2);
-    const om = digitsAt(text, at + 4, 2);
+  const zone = at < n ? bytes[b + at] : -1;
+  if ((zone === 43 || zone === 45) && at + 6 === n && bytes[b + at + 3] === 58) {
+    const oh = digitsAt(bytes, b + at + 1, 2);
+    const om = digitsAt(bytes, b + at + 4, 2);
     if ((oh | om) < 0) return null;
     offsetMinutes = zoneOffset(zone === 45, oh, om);
   } else if (zone !== 90 /* Z */ || at + 1 !== n) return null;
-  return timestampFrom(year, month, day, hour, minute, second, fraction, offsetMinutes);
+  return timestampFrom(year, month, day, hour, minute, second, micros, beyondMicros, offsetMinutes);
 }
 
 /** Minutes east of UTC of a `±HH:MM` zone, whichever way it was read. */
@@ -182,7 +233,10 @@ function zoneOffset(negative: boolean, hours: number, minutes: number): number {
   return (negative ? -1 : 1) * (hours * 60 + minutes);
 }
 
-/** Microseconds since the epoch of a date-time read either way, its fields checked against the calendar. */
+/**
+ * Microseconds since the epoch of a date-time read either way, its fields checked against the calendar.
+ * `beyondMicros`: the fraction has a non-zero digit past the sixth, which TIMESTAMPTZ cannot hold.
+ */
 function timestampFrom(
   year: number,
   month: number,
@@ -190,7 +244,8 @@ function timestampFrom(
   hour: number,
   minute: number,
   second: number,
-  fraction: string,
+  micros: number,
+  beyondMicros: boolean,
   offsetMinutes: number,
 ): Int64 {
   const leap = month === 2 && (year % 4 !== 0 || (year % 100 === 0 && year % 400 !== 0));
@@ -204,9 +259,8 @@ function timestampFrom(
     second > 59
   )
     throw new ValueError('a real calendar date-time (month, day, hour, minute or second out of range)');
-  if (fraction.length > 6 && /[1-9]/.test(fraction.slice(6)))
+  if (beyondMicros)
     throw new ValueError('a date-time with at most microsecond precision (TIMESTAMPTZ would truncate it)');
-  const micros = fraction === '' ? 0 : Number(fraction.slice(0, 6).padEnd(6, '0'));
   const seconds =
     daysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60;
   const total = seconds * 1e6 + micros;
@@ -216,7 +270,8 @@ function timestampFrom(
 /** ISO 8601 date-time with a zone → microseconds since the epoch (UTC). */
 export function toTimestamp(value: unknown): Int64 {
   if (typeof value !== 'string') throw new ValueError('an ISO 8601 date-time string with a zone');
-  const common = readCommonTimestamp(value);
+  const bytes = asciiBytes(value);
+  const common = bytes === null ? null : commonTimestampFromBytes(bytes, 0, value.length);
   if (common !== null) return common;
   const m = TIMESTAMP.exec(value);
   if (!m) throw new ValueError('an ISO 8601 date-time with a zone, e.g. 2024-05-01T10:00:00Z');
@@ -228,7 +283,8 @@ export function toTimestamp(value: unknown): Int64 {
     Number(m[4]),
     Number(m[5]),
     m[6] === undefined ? 0 : Number(m[6]),
-    m[7] ?? '',
+    Number((m[7] ?? '').slice(0, 6).padEnd(6, '0')),
+    /[1-9]/.test((m[7] ?? '').slice(6)),
     offsetMinutes,
   );
 }

@@ -33,7 +33,10 @@ describe('raw landing: BlockWriter', () => {
       const want = records[i]!;
       assert.equal(r.seq, want.seq);
       assert.equal(r.source, want.source);
-      assert.equal(r.text, Buffer.isBuffer(want.payload) ? want.payload.toString('utf8') : want.payload);
+      assert.equal(
+        r.bytes.toString('utf8'),
+        Buffer.isBuffer(want.payload) ? want.payload.toString('utf8') : want.payload,
+      );
     });
     assert.throws(() => writer.add(entry(seq, '{}')), /already finished/);
   });
@@ -47,7 +50,7 @@ describe('raw landing: BlockWriter', () => {
     readBuffer.fill('b');
     const back = await decodeBlock(CODEC, await writer.finish());
     assert.deepEqual(
-      back.map((r) => r.text),
+      back.map((r) => r.bytes.toString('utf8')),
       ['a'.repeat(600_000), 'a'.repeat(1000)],
     );
   });

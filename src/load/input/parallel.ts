@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { Normalizer } from '../../normalize/index.js';
+import { Normalizer, snapshotBuffers } from '../../normalize/index.js';
 import type { PreparedBatch } from '../batch.js';
 import { replayBlock, type StoredBlock } from '../replay.js';
 import type { PreparedEvent, PrepareJob } from './prepare.js';
@@ -131,7 +131,17 @@ export function prepareInWorkers(
             next++;
             await completeDigests(ready.event);
             if (settled) break;
-            await accept(ready.event);
+            const { from } = ready;
+            const tables = ready.event.prepared.tables;
+            const giveBack = () => {
+              // A worker already stopped (the run failed) takes nothing back.
+              if (!settled)
+                from.postMessage(
+                  { type: 'recycle', tables } satisfies ToWorker,
+                  tables.flatMap(snapshotBuffers),
+                );
+            };
+            await accept({ ...ready.event, giveBack });
             if (!settled) ready.from.postMessage({ type: 'credit' } satisfies ToWorker);
           }
           if (!settled && finished === workers && waiting.size === 0) {

@@ -62,6 +62,11 @@ export interface PreparedEvent {
   prepared: PreparedBatch;
   documents: number;
   files: FileProgress[];
+  /**
+   * Hands the batch's buffers back to the normalizer that made them, once they are loaded (see
+   * TableRows.reuse); set on the thread that loads the batch, never sent between threads.
+   */
+  giveBack?: () => void;
 }
 
 /**
@@ -82,14 +87,16 @@ export async function prepareFiles(
   {
     onDigest,
     signal,
+    normalizer = new Normalizer(),
   }: {
     /** The first share's report of a file's content hash, made when the file has been read whole. */
     onDigest?: (file: number, sha256: string) => void;
     /** Stops the reading of stdin (only on the main thread: a signal cannot be sent to a worker). */
     signal?: AbortSignal | undefined;
+    /** The normalizer to fill (a worker's, which takes loaded buffers back); a new one by default. */
+    normalizer?: Normalizer;
   } = {},
 ): Promise<void> {
-  const normalizer = new Normalizer();
   const { index: mine, of: readers } = job.share;
   const hashes = mine === 0;
   let seq = job.firstSeq;
@@ -131,7 +138,8 @@ export async function prepareFiles(
     inFlight = (async () => {
       const prepared = await preparing;
       await previous;
-      await emit({ prepared, ...counts });
+      // On this thread (stdin, small inputs) the loader hands the buffers straight back.
+      await emit({ prepared, ...counts, giveBack: () => normalizer.reuse(prepared.tables) });
     })();
     inFlight.catch(() => undefined);
     await previous;
@@ -144,7 +152,7 @@ export async function prepareFiles(
       const source = `${file.path === '-' ? 'stdin' : file.path}:${piece.line}`;
       const kind = piece.error ? KIND.unreadable : KIND.document;
       const landed = own.land(DOCUMENTS_STREAM, piece.error ?? null, kind, source, piece.bytes);
-      progress.rejections += loadDocument(own, landed, piece.text);
+      progress.rejections += loadDocument(own, landed, piece.bytes);
     }
     seq++;
     progress.documents++;

@@ -1,4 +1,5 @@
 import { parentPort } from 'node:worker_threads';
+import type { RowsSnapshot } from '../../normalize/index.js';
 import { Normalizer } from '../../normalize/index.js';
 import { preparedBuffers } from '../batch.js';
 import { replayBlock, type StoredBlock } from '../replay.js';
@@ -16,7 +17,9 @@ import { type PrepareJob, prepareFiles } from './prepare.js';
 export type ToWorker =
   | { type: 'job'; job: PrepareJob; credits: number }
   | { type: 'credit' }
-  | { type: 'replay'; index: number; block: StoredBlock; seq: number };
+  | { type: 'replay'; index: number; block: StoredBlock; seq: number }
+  /** The buffers of a batch this worker made, loaded and handed back to be filled again. */
+  | { type: 'recycle'; tables: RowsSnapshot[] };
 
 const port = parentPort!;
 let credits = 0;
@@ -28,14 +31,17 @@ const failed = (error: Error) =>
   port.postMessage({ type: 'error', message: error.message, stack: error.stack });
 
 port.on('message', (message: ToWorker) => {
+  normalizer ??= new Normalizer();
+  const own = normalizer;
   if (message.type === 'credit') {
     credits++;
     wake?.();
+  } else if (message.type === 'recycle') {
+    own.reuse(message.tables);
   } else if (message.type === 'replay') {
     replaying = replaying
       .then(async () => {
-        normalizer ??= new Normalizer();
-        const prepared = await replayBlock(normalizer, message.block, message.seq);
+        const prepared = await replayBlock(own, message.block, message.seq);
         port.postMessage({ type: 'replayed', index: message.index, prepared }, preparedBuffers(prepared));
       })
       .catch(failed);
@@ -43,13 +49,16 @@ port.on('message', (message: ToWorker) => {
     credits = message.credits;
     prepareFiles(
       message.job,
-      async (event) => {
+      async ({ giveBack: _local, ...event }) => {
         while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
         credits--;
         port.postMessage({ type: 'batch', event }, preparedBuffers(event.prepared));
       },
-      // Not held back by credit: the loader may be waiting for this digest to finish a batch.
-      { onDigest: (file, sha256) => port.postMessage({ type: 'digest', file, sha256 }) },
+      {
+        // Not held back by credit: the loader may be waiting for this digest to finish a batch.
+        onDigest: (file, sha256) => port.postMessage({ type: 'digest', file, sha256 }),
+        normalizer: own,
+      },
     ).then(() => port.postMessage({ type: 'done' }), failed);
   }
 });

@@ -1,0 +1,278 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, it, test } from 'node:test';
+import fc from 'fast-check';
+import { orderDocuments } from '../../bench/warehouse-data.js';
+import { Batch } from '../../src/load/batch.js';
+import { DOCUMENTS_STREAM, KIND, loadDocument } from '../../src/load/documents.js';
+import { Normalizer, type TableRows } from '../../src/normalize/index.js';
+import { fuzzParameters, fuzzRuns } from '../fuzz/support/cases.js';
+import { type Line, lineArb, lineText } from '../fuzz/support/documents.js';
+import { FIXTURES } from './helpers.js';
+
+/**
+ * The fast path (src/normalize/fast.ts) reads order documents from their bytes, without JSON.parse. It is
+ * only allowed to be faster: these tests load the same documents as bytes (fast path first) and as text
+ * (JSON.parse and the object normalizer only) and require every table, rejection and count to be the
+ * same, byte for byte, `_unit` numbers included. The documents are written every way JSON allows (spaces,
+ * escapes, non-ASCII, bytes that are not UTF-8, repeated names, odd numbers) and the fast path must also
+ * actually be taken for ordinary orders, or these tests would prove nothing.
+ */
+
+const META = { store: 'main', runId: 'run', syncedAtMs: Date.UTC(2024, 4, 1) };
+
+/** Loads each text both ways; returns how many the fast path took. */
+function loadBothWays(texts: readonly (string | Buffer)[]): { fast: Batch; slow: Batch; fastTaken: number } {
+  const fast = new Batch(new Normalizer(), META, 1);
+  const slow = new Batch(new Normalizer(), META, 1);
+  let fastTaken = 0;
+  for (const text of texts) {
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+    const before = fast.counts.records;
+    const rejectedBefore = fast.counts.rejections;
+    const landedFast = fast.land(DOCUMENTS_STREAM, null, KIND.document, 'f:1', bytes);
+    const fastRejections = loadDocument(fast, landedFast, bytes);
+    if (
+      fast.counts.records === before + 1 &&
+      fast.counts.rejections === rejectedBefore &&
+      fastRejections === 0
+    )
+      fastTaken++;
+    const landedSlow = slow.land(DOCUMENTS_STREAM, null, KIND.document, 'f:1', bytes);
+    assert.equal(
+      loadDocument(slow, landedSlow, bytes.toString('utf8')),
+      fastRejections,
+      `rejections of ${bytes.toString('utf8').slice(0, 200)}`,
+    );
+  }
+  return { fast, slow, fastTaken };
+}
+
+/** Every row of a table, each value as exactly what would be written (text as its raw bytes). */
+function contents(rows: TableRows): string[] {
+  rows.seal();
+  const out: string[] = [];
+  for (let row = 0; row < rows.length; row++) {
+    const cells = rows.columns.map((_, column) => {
+      if (!rows.valid[column]![row]) return 'NULL';
+      const text = rows.text[column];
+      if (text) {
+        const start = row === 0 ? 0 : text.ends[row - 1]!;
+        return `b:${Buffer.from(text.bytes.subarray(start, text.ends[row]!)).toString('hex')}`;
+      }
+      const value = rows.get(column, row);
+      return typeof value === 'number' && Object.is(value, -0)
+        ? '-0'
+        : JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? `${v}n` : v));
+    });
+    out.push(cells.join('|'));
+  }
+  return out;
+}
+
+function assertSame(fast: Batch, slow: Batch, what: string): void {
+  assert.deepEqual(fast.counts, slow.counts, `${what}: counts`);
+  for (const [name, rows] of slow.normalizer!.tables)
+    assert.deepEqual(contents(fast.normalizer!.tables.get(name)!), contents(rows), `${what}: table ${name}`);
+  const rejected = (b: Batch) => contents((b as unknown as { rejected: TableRows }).rejected);
+  assert.deepEqual(rejected(fast), rejected(slow), `${what}: rejections`);
+}
+
+/** JSON text of a value written in one of several styles JSON allows. */
+function write(value: unknown, style: 'compact' | 'spaced' | 'escaped' | 'pretty'): string {
+  if (style === 'pretty') return JSON.stringify(value, null, 2);
+  if (style === 'compact') return JSON.stringify(value);
+  // Escaped: every non-ASCII character and every "a" as \uXXXX (a surrogate pair as two escapes).
+  const unicodeEscape = (c: string) =>
+    [...c].map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+  const quote = (s: string) =>
+    style === 'escaped'
+      ? `"${[...s].map((c) => (c.length > 1 || c.charCodeAt(0) > 0x7e || c === 'a' ? unicodeEscape(c) : JSON.stringify(c).slice(1, -1))).join('')}"`
+      : JSON.stringify(s);
+  const gap = style === 'spaced' ? ' \t\r\n ' : '';
+  const walk = (v: unknown): string => {
+    if (Array.isArray(v)) return `[${gap}${v.map(walk).join(`${gap},${gap}`)}${gap}]`;
+    if (v && typeof v === 'object')
+      return `{${gap}${Object.entries(v)
+        .filter(([, x]) => x !== undefined)
+        .map(([k, x]) => `${JSON.stringify(k)}${gap}:${gap}${walk(x)}`)
+        .join(`${gap},${gap}`)}${gap}}`;
+    if (typeof v === 'string') return quote(v);
+    return JSON.stringify(v) ?? 'null';
+  };
+  return walk(value);
+}
+
+const STYLES = ['compact', 'spaced', 'escaped', 'pretty'] as const;
+
+describe('fast path: the same rows as JSON.parse and the object normalizer', () => {
+  it('takes ordinary orders of both shapes, and loads them exactly', () => {
+    const make = orderDocuments(7);
+    const texts = Array.from({ length: 400 }, (_, i) => JSON.stringify(make(i + 1)));
+    const { fast, slow, fastTaken } = loadBothWays(texts);
+    assert.equal(fastTaken, texts.length, 'every benchmark order is read by the fast path');
+    assertSame(fast, slow, 'benchmark orders');
+  });
+
+  it('takes the hand-written golden orders of both shapes, bare and in envelopes', async () => {
+    const texts: string[] = [];
+    for (const name of ['order-2023.json', 'order-2024.json']) {
+      const fixture = JSON.parse(await readFile(path.join(FIXTURES, name), 'utf8')) as Record<
+        string,
+        unknown
+      >;
+      // A fixture may be an envelope already: its data is the order.
+      const doc = (fixture.data ?? fixture) as Record<string, unknown>;
+      texts.push(JSON.stringify(doc));
+      const shape = name.includes('2023') ? '2023-02-10' : '2024-04-01';
+      texts.push(JSON.stringify({ api_version: shape, data: doc }));
+    }
+    const { fast, slow, fastTaken } = loadBothWays(texts);
+    assert.equal(fastTaken, texts.length);
+    assertSame(fast, slow, 'golden orders');
+  });
+
+  it('agrees however the document is written', () => {
+    const make = orderDocuments(11);
+    for (const style of STYLES) {
+      const texts = Array.from({ length: 40 }, (_, i) => write(make(i + 1), style));
+      const { fast, slow, fastTaken } = loadBothWays(texts);
+      assertSame(fast, slow, style);
+      // Escaped field names are left to JSON.parse; everything else is read fast.
+      if (style !== 'escaped') assert.equal(fastTaken, texts.length, `${style} orders are read fast`);
+    }
+  });
+
+  it('agrees on text that is not plain ASCII, and on bytes that are not UTF-8', () => {
+    const base = orderDocuments(3)(1) as Record<string, unknown>;
+    const texts: (string | Buffer)[] = [];
+    for (const status of [
+      'ouvert é',
+      '已付款',
+      '😀 emoji',
+      'tab\there',
+      'quote " and \\ slash /',
+      'line\u2028sep',
+      '\ufeffbom',
+    ])
+      texts.push(JSON.stringify({ ...base, number: `N-${texts.length}`, status }));
+    // Raw bytes: a stray 0xff, a cut sequence, an overlong encoding, an encoded surrogate, a BOM before the document.
+    const plain = Buffer.from(JSON.stringify({ ...base, number: 'N-bytes', status: 'XXXX' }));
+    const at = plain.indexOf('XXXX');
+    for (const bad of [[0xff], [0xe2, 0x82], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80]]) {
+      const doc = Buffer.concat([plain.subarray(0, at), Buffer.from(bad), plain.subarray(at + 4)]);
+      texts.push(doc);
+    }
+    texts.push(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), plain]));
+    const { fast, slow, fastTaken } = loadBothWays(texts);
+    assertSame(fast, slow, 'unicode');
+    assert.ok(fastTaken >= 7, `most of these are read fast (${fastTaken})`);
+  });
+
+  it('agrees on escapes, including surrogates paired and not', () => {
+    const base = JSON.stringify({ ...(orderDocuments(5)(2) as object), status: 'STATUS' });
+    const texts = [
+      '\\u00e9t\\u00E9',
+      '\\ud83d\\ude00',
+      '\\ud800 alone',
+      '\\udc00',
+      '\\n\\r\\t\\b\\f\\/\\"\\\\',
+      'a\\u0000b',
+    ].map((escaped, i) =>
+      base.replace('"STATUS"', `"${escaped}"`).replace(/"number":"[^"]*"/, `"number":"E${i}"`),
+    );
+    // An escaped field name, an escaped order number, an escaped timestamp and decimal.
+    texts.push(base.replace('"status"', '"st\\u0061tus"'));
+    texts.push(base.replace(/"number":"([^"]*)"/, '"number":"\\u0031$1"'));
+    texts.push(base.replace(/"created_at":"2/, '"created_at":"\\u0032'));
+    texts.push(base.replace(/"total_cost":"(\d)/, '"total_cost":"\\u003$1'));
+    const { fast, slow } = loadBothWays(texts);
+    assertSame(fast, slow, 'escapes');
+  });
+
+  it('agrees on numbers, repeated fields, JSON columns and what is not an order', () => {
+    const doc = orderDocuments(9)(3) as Record<string, unknown>;
+    const text = JSON.stringify(doc);
+    const line = JSON.stringify((doc.lines as object[])[0]);
+    const variants = [
+      // Numbers JSON.parse reads the same as plain integers, and ones it does not.
+      text.replace(/"quantity":(\d+)/, '"quantity":$1.0'),
+      text.replace(/"quantity":(\d+)/, '"quantity":$1e0'),
+      text.replace(/"quantity":(\d+)/, '"quantity":-0'),
+      text.replace(/"quantity":(\d+)/, '"quantity":12345678901234567890'),
+      text.replace(/"quantity":(\d+)/, '"quantity":1.5'),
+      text.replace(/"rate":0.19/, '"rate":1.9E-1'),
+      text.replace(/"rate":0.19/, '"rate":0.1000000000000000055511151231257827'),
+      text.replace(/"rate":0.19/, '"rate":-0.0'),
+      text.replace(/"rate":0.19/, '"rate":1e400'),
+      text.replace(/"id":(\d+)/, '"id":0$1'),
+      // Repeated fields: JSON.parse keeps the last one.
+      text.replace('"status":"open"', '"status":"open","status":"closed"'),
+      text.replace('"currency":', '"unknown":1,"unknown":2,"currency":'),
+      // JSON columns written as JSON.stringify would not write them.
+      text.replace('"metadata":{}', '"metadata":{ }'),
+      text.replace('"metadata":{}', '"metadata":{"b":1,"a":[true,null,"x"]}'),
+      text.replace('"metadata":{}', '"metadata":{"2":1,"1":2}'),
+      text.replace('"metadata":{}', '"metadata":{"a":1,"a":2}'),
+      text.replace('"metadata":{}', '"metadata":{"a":1.50,"b":-0,"c":1e2}'),
+      text.replace('"metadata":{}', '"metadata":{"a":"\\u00e9","b":"é"}'),
+      text.replace('"metadata":{}', '"metadata":"text"'),
+      text.replace('"metadata":{}', '"metadata":[1,{"x":[]}]'),
+      // Values of the wrong type, and money or times that do not fit: refused, by the object path.
+      text.replace(/"total_cost":"[^"]*"/, '"total_cost":"1.2345"'),
+      text.replace(/"total_cost":"[^"]*"/, '"total_cost":12.5'),
+      text.replace(/"created_at":"[^"]*"/, '"created_at":"yesterday"'),
+      text.replace(/"created_at":"[^"]*"/, '"created_at":"2024-05-01 10:00:00+02"'),
+      text.replace('"billing_address":{', '"billing_address":"x","ignored":{'),
+      text.replace('"lines":[', '"lines":[1,'),
+      text.replace('"lines":[', '"lines":{"a":').replace(/\],"tax_lines"/, '},"tax_lines"'),
+      text.replace('"user":{', '"user":{"id":null,"x":{'),
+      text.replace(/"number":"[^"]*"/, '"number":7'),
+      text.replace(/"number":"[^"]*"/, '"number":null'),
+      // Not an order, or an envelope the object path refuses or unwraps differently.
+      `[${text}]`,
+      `${text} `,
+      `${text}x`,
+      text.slice(0, -1),
+      JSON.stringify({ api_version: '2023-02-10', data: doc }),
+      JSON.stringify({ api_version: '2025-01-01', data: doc }),
+      JSON.stringify({ api_version: '2024-04-01', data: [doc] }),
+      JSON.stringify({ api_version: 7, data: doc }),
+      JSON.stringify({ moved_fulfillment_order: {}, original_fulfillment_order: {}, ...doc }),
+      line,
+      '{}',
+      JSON.stringify({ ...doc, lines: [] }),
+      JSON.stringify({ ...doc, number: '' }),
+      // Deeply nested junk in a field nobody reads, and in one that is read.
+      text.replace('"currency":', `"junk":${'['.repeat(70)}${']'.repeat(70)},"currency":`),
+      text.replace('"metadata":{}', `"metadata":${'{"a":'.repeat(40)}1${'}'.repeat(40)}`),
+    ];
+    for (const [i, variant] of variants.entries()) {
+      const { fast, slow } = loadBothWays([variant]);
+      assertSame(fast, slow, `variant ${i}: ${variant.slice(0, 60)}`);
+    }
+    const { fast, slow } = loadBothWays(variants);
+    assertSame(fast, slow, 'variants');
+  });
+});
+
+test('fast path: generated documents of every kind, with hostile changes, load the same both ways', () => {
+  let taken = 0;
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(lineArb, fc.constantFrom(...STYLES)), { minLength: 1, maxLength: 4 }),
+      (lines: [Line, (typeof STYLES)[number]][]) => {
+        const texts = lines.map(([line, style]) =>
+          line.kind === 'junk' ? line.text : write(JSON.parse(lineText(line)), style),
+        );
+        const { fast, slow, fastTaken } = loadBothWays(texts);
+        taken += fastTaken;
+        assertSame(fast, slow, 'generated');
+      },
+    ),
+    fuzzParameters(fuzzRuns(300)),
+  );
+  // Generated orders are mostly refused or odd, but some must have gone the fast way.
+  assert.ok(taken > 0, 'the fast path took some generated documents');
+});
