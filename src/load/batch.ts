@@ -11,18 +11,17 @@ import {
   tableDef,
 } from '../normalize/index.js';
 import type { AppenderPool, Feed, LandingValue } from './chunks.js';
-import { isAsciiText, type Key, KeyRanges } from './key-ranges.js';
+import type { KeyRanges } from './key-ranges.js';
 import { BlockWriter, CODEC, type LandedMeta, landingParts } from './landing.js';
 import type { Layouts } from './layouts.js';
-import { pickWinnersSql, type RowMeta, replaceSql } from './merge.js';
-import { ident, literal, stagingTable, timestampLiteral } from './sql.js';
+import { mergeUnits } from './merge.js';
 
 /**
  * The work of one transaction, built in memory first: records are landed raw and normalized into
  * columnar buffers with no DuckDB call, so the next batch can be parsed while DuckDB merges the previous
- * one. `write` then runs inside the warehouse's transaction: every buffer goes through the Appender into
- * the staging tables (and the raw landing and rejections straight into theirs) and the staged units are
- * merged into the warehouse tables.
+ * one. `write` then runs inside the warehouse's transaction: the units that win (merge.ts) go through the
+ * Appender straight into the warehouse tables, after the stored ones they replace are deleted, and the raw
+ * landing and rejections into theirs.
  */
 
 export interface BatchMeta {
@@ -92,7 +91,6 @@ export class Batch {
   /** Set on a batch made from a PreparedBatch: its rows and landing, ready to write. */
   private prepared: { tables: Map<string, TableRows>; landing: LandingBlock | null } | null = null;
   private readonly syncedMicros: number;
-  readonly rowMeta: RowMeta;
   /** Statements to run in the same transaction after the merge (state, ledger, soft deletes). */
   readonly after: string[] = [];
   readonly firstSeq: number;
@@ -108,11 +106,6 @@ export class Batch {
   ) {
     this.firstSeq = firstSeq;
     this.syncedMicros = meta.syncedAtMs * 1000;
-    this.rowMeta = {
-      store: literal(meta.store),
-      syncedAt: timestampLiteral(meta.syncedAtMs),
-      runId: literal(meta.runId),
-    };
   }
 
   /** Called once the batch's buffers are no longer needed (see `release`). */
@@ -225,10 +218,9 @@ export class Batch {
   }
 
   /**
-   * Writes the batch inside a transaction. Each unit table goes one of two ways: when none of its keys
-   * is stored yet and none repeats within the batch (a first load), its rows and the rows it owns are
-   * appended straight into the warehouse tables; otherwise they go through the staging tables and the
-   * merge SQL decides, per key, which version wins (see merge.ts).
+   * Writes the batch inside a transaction. Each unit table's rows, with the rows they own, are appended
+   * straight into the warehouse tables, keeping only the units that win against the batch's other rows
+   * and the stored ones, whose replaced units are deleted first (see merge.ts).
    */
   async write(
     connection: DuckDBConnection,
@@ -236,7 +228,6 @@ export class Batch {
     appenders: AppenderPool,
     keyRanges: KeyRanges,
   ): Promise<BatchCounts> {
-    const staged = new Set<string>();
     const tables = this.tables;
     for (const rows of tables.values()) {
       const def = tableDef(rows.name);
@@ -244,15 +235,14 @@ export class Batch {
       const family = [rows, ...ownedBy(def.name).map((t) => tables.get(t.name))].filter(
         (r): r is TableRows => r !== undefined && r.length > 0,
       );
-      const direct = await this.conflictFree(connection, rows, keyRanges);
+      for (const member of family) member.seal();
+      const merge = await mergeUnits(connection, rows, this.meta.store, keyRanges);
+      if (merge.deleteSql) await connection.run(merge.deleteSql);
       for (const member of family) {
-        member.seal();
-        if (direct) (await appenders.get(member.name)).append(member, this.directFeeds(member, layouts));
-        else {
-          (await appenders.get(`stg_${member.name}`, 'temp')).append(member, identityFeeds(member));
-          staged.add(member.name);
-        }
         this.counts.rows += member.length;
+        if (merge.units) member.keepUnits(merge.units);
+        if (member.length === 0) continue;
+        (await appenders.get(member.name)).append(member, this.directFeeds(member, layouts));
         this.appendedRows += member.length;
       }
     }
@@ -262,64 +252,9 @@ export class Batch {
     const landing = this.prepared ? this.prepared.landing : await this.finishLanding();
     this.appendedRows += this.rejected.length;
     if (landing) this.appendedRows += await this.writeLanding(landing, layouts, appenders);
-    for (const table of staged) {
-      if (!tableDef(table).unit) continue;
-      const picked = await connection.run(pickWinnersSql(table, this.rowMeta));
-      await connection.run(replaceSql(table, this.rowMeta, picked.rowsChanged > 0, staged));
-    }
-    const truncate = [...staged].map((t) => `TRUNCATE ${stagingTable(t)}`);
-    const statements = [...truncate, ...this.after.filter((sql) => sql.trim() !== '')];
+    const statements = this.after.filter((sql) => sql.trim() !== '');
     if (statements.length) await connection.run(statements.join(';\n'));
     return this.counts;
-  }
-
-  /**
-   * True when no key of the unit table repeats in the batch or is already stored for this store. Keys
-   * outside the range the loader knows to be stored need no query (see key-ranges.ts); the range is widened
-   * by this batch's keys whichever way they are written.
-   */
-  private async conflictFree(
-    connection: DuckDBConnection,
-    rows: TableRows,
-    keyRanges: KeyRanges,
-  ): Promise<boolean> {
-    const def = tableDef(rows.name);
-    const keyColumn = rows.columns.findIndex((c) => c.name === def.unit!.key);
-    const keys = new Set<Key>();
-    let repeated = false;
-    for (let row = 0; row < rows.length; row++) {
-      const key = rows.get(keyColumn, row) as Key;
-      if (keys.has(key)) repeated = true;
-      keys.add(key);
-    }
-    const span = KeyRanges.span(keys);
-    const known =
-      span !== null &&
-      !repeated &&
-      (await keyRanges.outside(connection, def.name, def.unit!.key, this.meta.store, span));
-    keyRanges.widen(def.name, this.meta.store, span);
-    if (repeated) return false;
-    if (known) return true;
-    const values = [...keys];
-    const list = values.map(keyLiteral).join(', ');
-    const key = ident(def.unit!.key);
-    // The range lets DuckDB skip whole row groups by their min/max (keys mostly grow); it is only used
-    // where JavaScript and DuckDB order the keys alike (numbers, ASCII text), so in text order here.
-    let range = '';
-    if (values.length && values.every((k) => typeof k !== 'string' || isAsciiText(k))) {
-      let [min, max] = [values[0]!, values[0]!];
-      for (const k of values) {
-        if (k < min) min = k;
-        if (k > max) max = k;
-      }
-      range = ` AND t.${key} BETWEEN ${keyLiteral(min)} AND ${keyLiteral(max)}`;
-    }
-    // A semi join against the unnested key list: a long IN (…) list costs DuckDB several times more to plan.
-    const reader = await connection.runAndReadAll(
-      `SELECT count(*) FROM ${ident(def.name)} t SEMI JOIN (SELECT unnest([${list}]) AS k) b ON t.${key} = b.k ` +
-        `WHERE t._store = ${this.rowMeta.store}${range}`,
-    );
-    return Number(reader.getRows()[0]![0]) === 0;
   }
 
   /** Feeds for a warehouse table in its physical column order: the standard columns are the same on every row. */
@@ -393,8 +328,6 @@ export class Batch {
     return 1 + rows.length;
   }
 }
-
-const keyLiteral = (k: Key): string => (typeof k === 'string' ? literal(k) : String(k));
 
 const identityFeeds = (rows: TableRows): Feed[] =>
   rows.columns.map((_, column) => ({ from: 'rows', column }));

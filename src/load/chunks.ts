@@ -1,8 +1,4 @@
 import {
-  BIGINT,
-  BOOLEAN,
-  DECIMAL,
-  DOUBLE,
   type DuckDBAppender,
   type DuckDBConnection,
   DuckDBDataChunk,
@@ -10,11 +6,10 @@ import {
   DuckDBTimestampTZValue,
   type DuckDBType,
   LIST,
-  TIMESTAMPTZ,
   VARCHAR,
 } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
-import type { ColumnType, EncodedText, TableRows } from '../normalize/index.js';
+import type { EncodedText, TableRows } from '../normalize/index.js';
 
 /**
  * Hands normalize's columnar rows to a DuckDB Appender one data chunk (≤ 2048 rows) at a time.
@@ -48,26 +43,6 @@ function pooledChunk(types: DuckDBType[]): DuckDBDataChunk {
   return chunk;
 }
 
-/** The DuckDB type a staging column holds: numbers keep their target type, everything else is text. */
-export function stagingType(type: ColumnType): DuckDBType {
-  switch (type) {
-    case 'BIGINT':
-      return BIGINT;
-    case 'DOUBLE':
-      return DOUBLE;
-    case 'BOOLEAN':
-      return BOOLEAN;
-    case 'TIMESTAMPTZ':
-      return TIMESTAMPTZ;
-    default: {
-      const m = /^DECIMAL\((\d+),(\d+)\)$/.exec(type);
-      return m ? DECIMAL(Number(m[1]), Number(m[2])) : VARCHAR;
-    }
-  }
-}
-
-export const stagingSqlType = (type: ColumnType): string => stagingType(type).toString();
-
 /** A value of a row appended value by value (see ChunkAppender.appendRows). */
 export type LandingValue =
   | { int64: number }
@@ -95,7 +70,6 @@ export class ChunkAppender {
   private readonly words = new Int32Array(CHUNK_ROWS * 2);
   private readonly structs = new Uint8Array(CHUNK_ROWS * STRING_T);
   private readonly structView = new DataView(this.structs.buffer);
-  private readonly isList: boolean[];
   private readonly listOfText: boolean[];
   private feeds: readonly Feed[] = [];
   /** Text that is the same on every row becomes a constant vector: one value per chunk, not per row. */
@@ -108,7 +82,6 @@ export class ChunkAppender {
   ) {
     const types = Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
     this.chunk = pooledChunk(types);
-    this.isList = types.map((t) => t instanceof DuckDBListType);
     this.listOfText = types.map((t) => t instanceof DuckDBListType && t.valueType.toString() === 'VARCHAR');
   }
 
@@ -230,15 +203,7 @@ export class ChunkAppender {
         return;
       }
       default: {
-        const lists = rows.list[column]!;
-        // A staging table holds lists as JSON text; a warehouse table as a real LIST.
-        if (!this.isList[target]) {
-          for (let i = 0; i < count; i++)
-            if (valid[start + i])
-              duckdb.vector_assign_string_element(vector, i, JSON.stringify(lists[start + i]));
-          return;
-        }
-        this.writeList(vector, lists, valid, target, start, count);
+        this.writeList(vector, rows.list[column]!, valid, target, start, count);
       }
     }
   }

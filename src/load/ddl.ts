@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { DuckDBBlobValue, DuckDBConnection, DuckDBListValue } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
-import { dataTables, stagingColumns, type TableDef, tableDef, tableDefinitions } from '../normalize/index.js';
-import { stagingSqlType } from './chunks.js';
+import { type TableDef, tableDef, tableDefinitions } from '../normalize/index.js';
 import { landingParts } from './landing.js';
-import { ident, literal, stagingTable } from './sql.js';
+import { ident, literal } from './sql.js';
 import { commitThroughCheckpoint } from './transaction.js';
 
 /**
- * Schema from the registry: tables, columns, the `COMMENT ON` data dictionary and the staging tables.
+ * Schema from the registry: tables, columns and the `COMMENT ON` data dictionary.
  * Migrations are additive and idempotent (new tables, new columns); they run only when the registry's
  * fingerprint differs from the one recorded in `_schema`, so opening an up-to-date warehouse writes nothing.
  */
@@ -174,14 +173,3 @@ async function wideningSql(connection: DuckDBConnection): Promise<string[]> {
   }
   return statements;
 }
-
-/** Per-connection staging tables: `_unit` plus the sourced columns, numbers already in their target types. */
-export async function createStagingTables(connection: DuckDBConnection): Promise<void> {
-  const statements = dataTables().map((def) => {
-    const columns = stagingColumns(def).map((c) => `${ident(c.name)} ${stagingSqlType(c.type)}`);
-    return `CREATE OR REPLACE TEMP TABLE ${ident(`stg_${def.name}`)} (${columns.join(', ')})`;
-  });
-  await connection.run(statements.join(';\n'));
-}
-
-export { stagingTable };

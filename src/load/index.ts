@@ -1,4 +1,4 @@
-/** Load: the DuckDB warehouse (schema, staging through the Appender, merge, state) and its readers. */
+/** Load: the DuckDB warehouse (schema, merge, the Appender, state) and its readers. */
 export { tableDefinitions } from '../normalize/index.js';
 export { Batch, type BatchCounts, type BatchMeta, type RejectionRow } from './batch.js';
 export { commentSql, createTableSql, schemaFingerprint } from './ddl.js';

@@ -1,115 +1,228 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { EntityKind } from '../contracts.js';
-import { ownedBy, planTables, sourcedColumns, type TableDef, tableDef } from '../normalize/index.js';
-import { ident, literal, stagingTable } from './sql.js';
+import { ownedBy, planTables, type TableDef, type TableRows, tableDef } from '../normalize/index.js';
+import { isAsciiText, type Key, KeyRanges } from './key-ranges.js';
+import { ident, literal } from './sql.js';
 
 /**
- * Merge SQL, generated per unit table (a table whose rows are replaced as a whole with the tables they
- * own: an order with its lines, taxes, refunds …). The rule, in docs/warehouse.md:
+ * How a batch's rows of a unit table (a table whose rows are replaced as a whole with the tables they own:
+ * an order with its lines, taxes, refunds …) meet what is stored. The rule, in docs/warehouse.md:
  *
- *   newest wins by (version, ties, arrival): the staged or stored row with the greatest version wins, a
+ *   newest wins by (version, ties, arrival): the batch's or stored row with the greatest version wins, a
  *   missing version ranks below any present one, equal versions go to the greatest tie columns (when the
  *   table names any), and among equals the later arrival wins.
  *
  * So a re-delivered document replaces the stored one with identical content (only `_synced_at`/`_run_id`
  * move), an older one changes nothing, and because the rule is a maximum, the result does not depend on
  * how documents were batched, which is what lets rebuild and a resumed run reproduce the same tables.
+ *
+ * The rule is applied here, in JavaScript, to the batch's own rows and to the versions stored for its
+ * keys; the winners are then appended straight into the tables. Until the eleventh session every row of
+ * such a batch went through a staging table and SQL picked the winners (a window function, two joined
+ * deletes, an insert): for customers, whose keys repeat in every batch of orders, that cost a fifth of a
+ * large ingest, and the staging tables grew inside the transaction until DuckDB had to spill them.
  */
 
-export interface RowMeta {
-  /** SQL literals. */
-  store: string;
-  syncedAt: string;
-  runId: string;
+/** What a batch writes of one unit table. */
+export interface UnitMerge {
+  /** The units (`_unit`) whose rows are written, or null for every row of the batch. */
+  units: Set<number> | null;
+  /** Deletes the stored units being replaced and the rows they own; null when none is. */
+  deleteSql: string | null;
 }
 
-const winners = (def: TableDef) => `temp.main.${ident(`win_${def.name}`)}`;
-
-/**
- * The unit's version as one comparable value: `version` alone, or with ties a struct of it and the tie
- * columns, which DuckDB compares field by field. NULL while `version` is, so a missing version still ranks
- * lowest. A missing tie ranks lowest too: DuckDB orders a NULL field of a struct above every value, so each
- * tie is preceded by whether it is present (false < true); an order whose shape was not shown (api_version
- * NULL) took precedence over a 2024-04-01 one of the same version.
- */
-export function versionSql(def: TableDef): string | null {
-  const { version, ties } = def.unit ?? {};
-  if (!version) return null;
-  if (!ties?.length) return version;
-  const fields = [
-    `'version': ${version}`,
-    ...ties.flatMap((c) => [
-      `${literal(`${c} present`)}: ${ident(c)} IS NOT NULL`,
-      `${literal(c)}: ${ident(c)}`,
-    ]),
-  ];
-  return `CASE WHEN (${version}) IS NOT NULL THEN {${fields.join(', ')}} END`;
+/** A version as compared: absent, or the version's microseconds and each tie (absent, a number, or text). */
+type Tie = null | bigint | Buffer;
+interface Version {
+  micros: bigint | null;
+  ties: Tie[];
 }
 
-function insertSql(def: TableDef, unitDef: TableDef, meta: RowMeta): string {
-  const columns = sourcedColumns(def);
-  const values = columns.map((c) => {
-    const v = `s.${ident(c.name)}`;
-    if (c.type === 'VARCHAR[]' || c.type === 'BIGINT[]') return `CAST(${v} AS JSON)::${c.type}`;
-    if (c.type === 'JSON') return `CAST(${v} AS JSON)`;
-    return v;
-  });
-  const names = ['_store', ...columns.map((c) => c.name), '_synced_at', '_run_id'].map(ident);
-  return (
-    `INSERT INTO ${ident(def.name)} (${names.join(', ')}) ` +
-    `SELECT ${meta.store}, ${values.join(', ')}, ${meta.syncedAt}, ${meta.runId} ` +
-    `FROM ${stagingTable(def.name)} s SEMI JOIN ${winners(unitDef)} w ON s._unit = w._unit`
-  );
-}
-
-/**
- * Statements that pick the winners of a unit table's staged rows and drop those older than what is
- * stored. Run first; then `replaceSql` (which needs to know whether anything stored was displaced).
- */
-export function pickWinnersSql(unitTable: string, meta: RowMeta): string {
-  const def = tableDef(unitTable);
-  const key = ident(def.unit!.key);
-  const version = versionSql(def) ?? 'NULL::TIMESTAMPTZ';
-  const statements = [
-    `CREATE OR REPLACE TEMP TABLE ${ident(`win_${def.name}`)} AS ` +
-      `SELECT _unit, ${key} AS k, ${version} AS v FROM ${stagingTable(def.name)} ` +
-      `QUALIFY row_number() OVER (PARTITION BY ${key} ORDER BY ${version} DESC NULLS LAST, _unit DESC) = 1`,
-  ];
-  if (versionSql(def)) {
-    statements.push(
-      `DELETE FROM ${winners(def)} USING ${ident(def.name)} t ` +
-        `WHERE t._store = ${meta.store} AND t.${key} = ${winners(def)}.k ` +
-        `AND (${version}) IS NOT NULL AND (${winners(def)}.v IS NULL OR ${winners(def)}.v < (${version}))`,
-    );
-  }
-  // Last statement: its changed-row count tells whether any stored unit is being replaced.
-  statements.push(
-    `DELETE FROM ${ident(def.name)} USING ${winners(def)} w WHERE ${ident(def.name)}._store = ${meta.store} ` +
-      `AND ${ident(def.name)}.${key} = w.k`,
-  );
-  return statements.join(';\n');
-}
-
-/** Deletes the owned rows of displaced units (when there were any) and inserts every winner's rows. */
-export function replaceSql(
-  unitTable: string,
-  meta: RowMeta,
-  displaced: boolean,
-  stagedTables: Set<string>,
-): string {
-  const def = tableDef(unitTable);
-  const owned = ownedBy(unitTable);
-  const statements: string[] = [];
-  if (displaced) {
-    for (const child of owned) {
-      const column = ident(child.owner!.column);
-      statements.push(
-        `DELETE FROM ${ident(child.name)} USING ${winners(def)} w ` +
-          `WHERE ${ident(child.name)}._store = ${meta.store} AND ${ident(child.name)}.${column} = w.k`,
+/** The columns a unit's version is the first present of (`coalesce(a, b)` or one column). */
+function versionColumns(def: TableDef): string[] {
+  const version = def.unit?.version;
+  if (!version) return [];
+  const coalesce = /^coalesce\((.*)\)$/i.exec(version);
+  const columns = coalesce ? coalesce[1]!.split(',').map((c) => c.trim()) : [version];
+  for (const name of columns) {
+    const column = def.columns.find((c) => c.name === name);
+    // Versions are compared as microseconds: a version of another type needs its own comparison here.
+    if (column?.type !== 'TIMESTAMPTZ')
+      throw new Error(
+        `${def.name}: the version ${version} must be TIMESTAMPTZ columns, or coalesce() of them`,
       );
-    }
   }
-  statements.push(insertSql(def, def, meta));
-  for (const child of owned) if (stagedTables.has(child.name)) statements.push(insertSql(child, def, meta));
+  return columns;
+}
+
+const compareTie = (a: Tie, b: Tie): number => {
+  // A missing tie ranks lowest, whatever the other one holds.
+  if (a === null || b === null) return (a === null ? 0 : 1) - (b === null ? 0 : 1);
+  if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
+  // VARCHAR compares by its UTF-8 bytes.
+  return Buffer.compare(a as Buffer, b as Buffer);
+};
+
+/** Negative, zero or positive as `a` is older than, as new as, or newer than `b`; a missing version is oldest. */
+export function compareVersions(a: Version, b: Version): number {
+  if (a.micros === null || b.micros === null)
+    return (a.micros === null ? 0 : 1) - (b.micros === null ? 0 : 1);
+  if (a.micros !== b.micros) return a.micros < b.micros ? -1 : 1;
+  for (let i = 0; i < a.ties.length; i++) {
+    const c = compareTie(a.ties[i]!, b.ties[i]!);
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+/** Keys as they are compared: a BIGINT read back from DuckDB and a number from the batch must meet. */
+const keyOf = (value: unknown): Key | null =>
+  typeof value === 'bigint' &&
+  value >= BigInt(Number.MIN_SAFE_INTEGER) &&
+  value <= BigInt(Number.MAX_SAFE_INTEGER)
+    ? Number(value)
+    : (value as Key | null);
+
+const int64At = (rows: TableRows, column: number, row: number): bigint =>
+  (BigInt(rows.i64[column]![row * 2 + 1]!) << 32n) | BigInt(rows.u32[column]![row * 2]!);
+
+/** A batch row's version, from its sealed columns. */
+function rowVersion(rows: TableRows, row: number, versions: number[], ties: number[]): Version {
+  let micros: bigint | null = null;
+  for (const column of versions)
+    if (rows.valid[column]![row]) {
+      micros = int64At(rows, column, row);
+      break;
+    }
+  return {
+    micros,
+    ties: ties.map((column) => {
+      if (!rows.valid[column]![row]) return null;
+      const text = rows.text[column];
+      if (!text) return int64At(rows, column, row);
+      const start = row === 0 ? 0 : text.ends[row - 1]!;
+      return Buffer.from(text.bytes.buffer, text.bytes.byteOffset + start, text.ends[row]! - start);
+    }),
+  };
+}
+
+const keyLiteral = (k: Key): string => (typeof k === 'string' ? literal(k) : String(k));
+
+/** `key IN` the given keys, as a semi join against their list (a long IN (…) costs DuckDB more to plan). */
+function keysJoin(alias: string, column: string, keys: readonly Key[]): string {
+  return `SEMI JOIN (SELECT unnest([${keys.map(keyLiteral).join(', ')}]) AS k) keys ON ${alias}.${ident(column)} = keys.k`;
+}
+
+/**
+ * Where keys lie, so that DuckDB can skip whole row groups by their min/max (keys mostly grow); only where
+ * JavaScript and DuckDB order the keys alike (numbers, ASCII text).
+ */
+function keyRangeSql(alias: string, column: string, keys: readonly Key[]): string {
+  if (keys.length === 0 || !keys.every((k) => typeof k !== 'string' || isAsciiText(k))) return '';
+  let [min, max] = [keys[0]!, keys[0]!];
+  for (const k of keys) {
+    if (k < min) min = k;
+    if (k > max) max = k;
+  }
+  return ` AND ${alias}.${ident(column)} BETWEEN ${keyLiteral(min)} AND ${keyLiteral(max)}`;
+}
+
+/**
+ * Decides what a batch writes of a unit table (its rows sealed), by the rule above. Keys outside the
+ * range the loader knows to be stored need no query (see key-ranges.ts); the range is widened by the
+ * batch's keys.
+ */
+export async function mergeUnits(
+  connection: DuckDBConnection,
+  rows: TableRows,
+  store: string,
+  keyRanges: KeyRanges,
+): Promise<UnitMerge> {
+  const def = tableDef(rows.name);
+  const unit = def.unit!;
+  const index = (name: string) => rows.columns.findIndex((c) => c.name === name);
+  const keyColumn = index(unit.key);
+  const versions = versionColumns(def).map(index);
+  const ties = (unit.ties ?? []).map(index);
+  const versioned = versions.length > 0;
+  // The batch's winner of each key: the greatest version, then the later unit.
+  const winners = new Map<Key, { row: number; unit: number; version: Version | null }>();
+  let repeated = false;
+  for (let row = 0; row < rows.length; row++) {
+    const key = keyOf(rows.get(keyColumn, row))!;
+    const unitNumber = rows.get(0, row) as number;
+    const version = versioned ? rowVersion(rows, row, versions, ties) : null;
+    const current = winners.get(key);
+    if (current) {
+      repeated = true;
+      const newer = version && current.version ? compareVersions(version, current.version) : 0;
+      if (newer < 0 || (newer === 0 && unitNumber < current.unit)) continue;
+    }
+    winners.set(key, { row, unit: unitNumber, version });
+  }
+  const keys = [...winners.keys()];
+  const span = KeyRanges.span(keys);
+  const unseen = span !== null && (await keyRanges.outside(connection, def.name, unit.key, store, span));
+  keyRanges.widen(def.name, store, span);
+  const kept = (all: boolean) =>
+    all && !repeated ? null : new Set([...winners.values()].map((w) => w.unit));
+  if (unseen) return { units: kept(true), deleteSql: null };
+
+  // The stored versions of the batch's keys.
+  const versionSql = versioned
+    ? `epoch_us(${
+        versions.length > 1
+          ? `coalesce(${versionColumns(def)
+              .map((c) => `t.${ident(c)}`)
+              .join(', ')})`
+          : `t.${ident(versionColumns(def)[0]!)}`
+      })`
+    : 'NULL';
+  const tieSql = (unit.ties ?? []).map((c) => `, t.${ident(c)}`).join('');
+  const reader = await connection.runAndReadAll(
+    `SELECT t.${ident(unit.key)}, ${versionSql}${tieSql} FROM ${ident(def.name)} t ${keysJoin('t', unit.key, keys)} ` +
+      `WHERE t._store = ${literal(store)}${keyRangeSql('t', unit.key, keys)}`,
+  );
+  const displaced: Key[] = [];
+  const stored = new Map<Key, Version>();
+  for (const [key, micros, ...tieValues] of reader.getRows()) {
+    const version: Version = {
+      micros: micros === null ? null : BigInt(micros as bigint),
+      ties: tieValues.map((v) =>
+        v === null ? null : typeof v === 'string' ? Buffer.from(v, 'utf8') : BigInt(v as bigint),
+      ),
+    };
+    const k = keyOf(key)!;
+    const previous = stored.get(k);
+    if (!previous || compareVersions(version, previous) > 0) stored.set(k, version);
+  }
+  let dropped = false;
+  for (const [key, version] of stored) {
+    const winner = winners.get(key);
+    if (!winner) continue;
+    // The stored row stays when its version is newer than the batch's; an equal one is replaced (arrival).
+    if (versioned && version.micros !== null && compareVersions(winner.version!, version) < 0) {
+      winners.delete(key);
+      dropped = true;
+    } else displaced.push(key);
+  }
+  return {
+    units: kept(!dropped),
+    deleteSql: displaced.length ? deleteUnitsSql(def, store, displaced) : null,
+  };
+}
+
+/** Deletes stored units of a unit table by key, with the rows they own. */
+function deleteUnitsSql(def: TableDef, store: string, keys: readonly Key[]): string {
+  const list = keys.map(keyLiteral).join(', ');
+  const statements = [def, ...ownedBy(def.name)].map((table) => {
+    const column = ident(table === def ? def.unit!.key : table.owner!.column);
+    const name = ident(table.name);
+    return (
+      `DELETE FROM ${name} USING (SELECT unnest([${list}]) AS k) keys ` +
+      `WHERE ${name}._store = ${literal(store)} AND ${name}.${column} = keys.k`
+    );
+  });
   return statements.join(';\n');
 }
 

@@ -7,5 +7,3 @@ export const literal = (value: string | null): string =>
 
 /** A TIMESTAMPTZ literal from epoch milliseconds. */
 export const timestampLiteral = (ms: number): string => `TIMESTAMPTZ ${literal(new Date(ms).toISOString())}`;
-
-export const stagingTable = (table: string): string => `temp.main.${ident(`stg_${table}`)}`;

@@ -19,13 +19,13 @@ import {
 } from '../state/index.js';
 import { Batch, type BatchCounts, type BatchMeta, type PreparedBatch } from './batch.js';
 import { AppenderPool } from './chunks.js';
-import { commentSql, createStagingTables, createTableSql, migrate } from './ddl.js';
+import { commentSql, createTableSql, migrate } from './ddl.js';
 import { KIND, loadDocument, loadRecord } from './documents.js';
 import { KeyRanges } from './key-ranges.js';
 import { DELETE_ORPHAN_LANDING_PARTS_SQL } from './landing.js';
 import { Layouts } from './layouts.js';
 import { entityFullScanSql } from './merge.js';
-import { type OpenOptions, openInstance } from './open.js';
+import { connectWarehouse, type OpenOptions, openInstance } from './open.js';
 import { ident } from './sql.js';
 import { Transaction } from './transaction.js';
 
@@ -69,7 +69,7 @@ export class Warehouse {
     const { instance, release } = await openInstance(absolute, options);
     let connection: DuckDBConnection | undefined;
     try {
-      connection = await instance.connect();
+      connection = await connectWarehouse(instance, readOnly);
       await connection.run("SET TimeZone = 'UTC'");
       let nextSeq = 1;
       const logger = options.logger ?? silentLogger;
@@ -82,7 +82,6 @@ export class Warehouse {
             deleted: orphans.rowsChanged,
             message: 'raw landing parts of a commit cut short by a crash were removed',
           });
-        await createStagingTables(connection);
         const reader = await connection.runAndReadAll('SELECT coalesce(max(last_seq), 0) FROM _raw_landing');
         nextSeq = Number(reader.getRows()[0]?.[0] ?? 0) + 1;
       }

@@ -353,6 +353,50 @@ export class TableRows {
     }
   }
 
+  /**
+   * Keeps only the rows of the given units (`_unit`, column 0), in order, once sealed: the rows a merge
+   * decided to write (see src/load/merge.ts). Rows move down in place, text bytes included.
+   */
+  keepUnits(units: ReadonlySet<number>): void {
+    if (!this.sealed) throw new Error(`rows of ${this.name} must be sealed before they are filtered`);
+    const unitWords = this.u32[0]!;
+    let kept = 0;
+    const textAt = this.text.map(() => 0);
+    for (let row = 0; row < this.length; row++) {
+      if (!units.has(unitWords[row * 2]!)) continue;
+      for (let c = 0; c < this.kinds.length; c++) {
+        const text = this.text[c];
+        if (text) {
+          // Every kept row's bytes move down to where the kept rows before it end.
+          const start = row === 0 ? 0 : text.ends[row - 1]!;
+          const end = text.ends[row]!;
+          if (start !== textAt[c]) text.bytes.copyWithin(textAt[c]!, start, end);
+          textAt[c]! += end - start;
+          text.ends[kept] = textAt[c]!;
+        }
+        if (kept === row) continue;
+        this.valid[c]![kept] = this.valid[c]![row]!;
+        const i64 = this.i64[c];
+        if (i64) {
+          i64[kept * 2] = i64[row * 2]!;
+          i64[kept * 2 + 1] = i64[row * 2 + 1]!;
+        }
+        const f64 = this.f64[c];
+        if (f64) f64[kept] = f64[row]!;
+        const u8 = this.u8[c];
+        if (u8) u8[kept] = u8[row]!;
+        const list = this.list[c];
+        if (list) list[kept] = list[row]!;
+      }
+      kept++;
+    }
+    this.length = kept;
+    this.text = this.text.map((t, c) =>
+      t ? { bytes: t.bytes.subarray(0, textAt[c]), ends: t.ends.subarray(0, kept) } : null,
+    );
+    for (const list of this.list) if (list) list.length = kept;
+  }
+
   /** Drops rows from `length` on (a rejected document takes back what it wrote). */
   truncate(length: number): void {
     if (length >= this.length) return;
