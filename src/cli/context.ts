@@ -173,7 +173,7 @@ export function withWorkersOption<T>(yargs: Argv<T>): Argv<T & WorkersArgs> {
   return yargs.option('workers', {
     type: 'number',
     description:
-      'Worker threads that read, parse and normalize documents while the main thread loads them (default: one per core, at most 4, for 16 MB of input or more; 0: none)',
+      'Worker threads that read, parse and normalize documents while the main thread loads them into DuckDB (default: one per core but one, at least 1 and at most 4, for 16 MB of input or more; 0: none)',
   }) as Argv<T & WorkersArgs>;
 }
 

@@ -73,7 +73,13 @@ export interface PreparedBatch {
 
 /** The buffers of a prepared batch, for `postMessage`'s transfer list. */
 export function preparedBuffers(prepared: PreparedBatch): ArrayBuffer[] {
-  return [...prepared.tables, prepared.rejected].flatMap(snapshotBuffers);
+  const buffers = [...prepared.tables, prepared.rejected].flatMap(snapshotBuffers);
+  // The compressed landing moves too when it owns its memory (a small Buffer shares Node's pool): a copy
+  // would stay allocated in the worker until its next full collection.
+  const payload = prepared.landing?.payload;
+  if (payload && payload.byteOffset === 0 && payload.byteLength === payload.buffer.byteLength)
+    buffers.push(payload.buffer as ArrayBuffer);
+  return buffers;
 }
 
 const REJECTED_COLUMNS = tableDef('_rejected_records').columns;
@@ -236,11 +242,10 @@ export class Batch {
         (r): r is TableRows => r !== undefined && r.length > 0,
       );
       for (const member of family) member.seal();
-      const merge = await mergeUnits(connection, rows, this.meta.store, keyRanges);
-      if (merge.deleteSql) await connection.run(merge.deleteSql);
+      const units = await mergeUnits(connection, appenders, rows, this.meta.store, keyRanges);
       for (const member of family) {
         this.counts.rows += member.length;
-        if (merge.units) member.keepUnits(merge.units);
+        if (units) member.keepUnits(units);
         if (member.length === 0) continue;
         (await appenders.get(member.name)).append(member, this.directFeeds(member, layouts));
         this.appendedRows += member.length;

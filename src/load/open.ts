@@ -63,6 +63,15 @@ export const WRITER_CHECKPOINT_THRESHOLD = '64MB';
  */
 export const WRITER_ROW_GROUP_ROWS = 16_384;
 
+/**
+ * The storage format of a warehouse a writer creates (an existing file keeps its own). DuckDB otherwise
+ * writes new files in the 0.10.2 format, which any DuckDB since then reads but which compresses with older,
+ * costlier methods: loading the ingest benchmark's documents took DuckDB 14 % less time in the 1.5 format
+ * (medians of three runs taken in turn, 5.7 s against 6.7 s for 100,000 documents). Such a file needs DuckDB
+ * 1.5 or newer to read it (docs/querying.md); the Parquet export reads anywhere.
+ */
+export const NEW_WAREHOUSE_STORAGE_VERSION = 'v1.5.0';
+
 /** The writer's name for the warehouse it attaches (its queries use the default database, this one). */
 const WAREHOUSE_ALIAS = 'warehouse';
 
@@ -181,6 +190,9 @@ export async function openInstance(
   if (memoryLimit) config.memory_limit = memoryLimit;
   if (!readOnly) {
     config.checkpoint_threshold = WRITER_CHECKPOINT_THRESHOLD;
+    // Each full row group is written as soon as it fills, not five at a time: DuckDB holds one, not five.
+    config.write_buffer_row_group_count = '1';
+    config.storage_compatibility_version = NEW_WAREHOUSE_STORAGE_VERSION;
     // Spilled data goes beside the warehouse, as DuckDB does for a database it opens itself.
     config.temp_directory = `${absolute}.tmp`;
   }

@@ -24,7 +24,7 @@ import { KIND, loadDocument, loadRecord } from './documents.js';
 import { KeyRanges } from './key-ranges.js';
 import { DELETE_ORPHAN_LANDING_PARTS_SQL } from './landing.js';
 import { Layouts } from './layouts.js';
-import { entityFullScanSql } from './merge.js';
+import { CREATE_KEY_TABLES_SQL, entityFullScanSql } from './merge.js';
 import { connectWarehouse, type OpenOptions, openInstance } from './open.js';
 import { ident } from './sql.js';
 import { Transaction } from './transaction.js';
@@ -76,6 +76,7 @@ export class Warehouse {
       if (!readOnly) {
         await migrate(connection);
         await connection.run(CLOSE_ABANDONED_RUNS_SQL);
+        await connection.run(CREATE_KEY_TABLES_SQL);
         const orphans = await connection.run(DELETE_ORPHAN_LANDING_PARTS_SQL);
         if (orphans.rowsChanged > 0)
           logger.warn('warehouse.orphan_landing_parts', {

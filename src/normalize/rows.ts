@@ -54,6 +54,9 @@ export function snapshotBuffers(snapshot: RowsSnapshot): ArrayBuffer[] {
   return [...buffers];
 }
 
+/** Handed-back buffer sets a table keeps (see TableRows.reuse): as many as batches are on their way back. */
+const MAX_SPARES = 3;
+
 /** Strings up to this length are encoded by a JavaScript loop; a native call costs more than that. */
 const SHORT_TEXT = 32;
 
@@ -194,7 +197,7 @@ export class TableRows {
    * The buffers of a snapshot of this table that has been loaded and handed back (see `reuse`): the next
    * batch is written into them instead of into fresh ones.
    */
-  private spare: RowsSnapshot | null = null;
+  private readonly spares: RowsSnapshot[] = [];
 
   /**
    * Takes back the buffers of a snapshot this table made, once the loader is done with them. Fresh buffers
@@ -202,13 +205,19 @@ export class TableRows {
    * outside it, and the kernel zero new pages; reused ones cost neither.
    */
   reuse(snapshot: RowsSnapshot): void {
-    if (snapshot.name === this.name && snapshot.valid.length === this.kinds.length) this.spare = snapshot;
+    // A few are kept: one dropped here would stay allocated until V8's next full collection, which
+    // normalizing from bytes (little garbage) makes rare.
+    if (
+      snapshot.name === this.name &&
+      snapshot.valid.length === this.kinds.length &&
+      this.spares.length < MAX_SPARES
+    )
+      this.spares.push(snapshot);
   }
 
   /** Empty typed buffers (a snapshot took the previous ones away): handed-back ones, or fresh ones. */
   private allocate(): void {
-    const spare = this.spare;
-    this.spare = null;
+    const spare = this.spares.pop();
     if (spare) {
       this.capacity = spare.valid[0]!.buffer.byteLength;
       this.i64 = spare.i64.map((a) => (a ? new Int32Array(a.buffer) : null));
@@ -220,15 +229,20 @@ export class TableRows {
       this.text = this.kinds.map(() => null);
       return;
     }
+    // The next batch is likely as big as the last: fresh buffers hold a quarter more than it did (rows
+    // and text), not the doubled capacity it grew to.
+    if (this.length > 0) this.capacity = Math.max(256, Math.ceil(this.length * 1.25));
     this.i64 = this.kinds.map((k) => (k === 'i64' ? new Int32Array(this.capacity * 2) : null));
     this.u32 = this.i64.map((a) => (a ? new Uint32Array(a.buffer) : null));
     this.f64 = this.kinds.map((k) => (k === 'f64' ? new Float64Array(this.capacity) : null));
     this.u8 = this.kinds.map((k) => (k === 'bool' ? new Uint8Array(this.capacity) : null));
     this.valid = this.kinds.map(() => new Uint8Array(this.capacity));
-    // The next batch is likely as big as the last: its text starts with room for as many bytes.
     this.building = this.kinds.map((k, column) =>
       k === 'str'
-        ? new TextColumn(this.capacity, Math.max(256, this.text?.[column]?.bytes.length ?? 0))
+        ? new TextColumn(
+            this.capacity,
+            Math.max(256, Math.ceil((this.text?.[column]?.bytes.length ?? 0) * 1.25)),
+          )
         : null,
     );
     this.text = this.kinds.map(() => null);
