@@ -141,8 +141,9 @@ export async function rebuildWarehouse(
     options.logger.info('rebuild_start', { blocks: blocks.length, records, workers: count });
     const seq = warehouse.nextSeq();
     // Blocks are decoded and normalized in worker threads, a few ahead, while this thread writes them in
-    // order; the connection reads the next blocks between writes.
-    const ahead = 2 * Math.max(1, count);
+    // order; the connection reads the next blocks between writes. Two ahead per worker left the worker
+    // idle while a write held up the read of the blocks after it.
+    const ahead = 3 * Math.max(1, count);
     const replayed: Promise<PreparedBatch>[] = [];
     // Blocks read but not yet handed to a worker, by index (read BLOCKS_PER_READ at a time).
     const read = new Map<number, StoredBlock>();
@@ -160,7 +161,8 @@ export async function rebuildWarehouse(
     for (let i = 0; i < blocks.length; i++) {
       stopIfAsked();
       while (dispatched < blocks.length && dispatched < i + ahead) await dispatch(dispatched++);
-      const batch = warehouse.adopt(await replayed[i]!);
+      const prepared = await replayed[i]!;
+      const batch = warehouse.adopt(prepared, () => replay.giveBack(i, prepared));
       delete replayed[i];
       await settle();
       pending = tx.write(batch);

@@ -177,7 +177,20 @@ export class ChunkAppender {
     count: number,
   ): void {
     const valid = rows.valid[column]!;
-    for (let i = 0; i < count; i++) if (valid[start + i]) this.validity[i >> 3]! |= 1 << (i & 7);
+    // Eight rows to a byte at a time (each is 0 or 1): a read-modify-write per row was a tenth of the loop.
+    const bits = this.validity;
+    const whole = count >> 3;
+    for (let k = 0, o = start; k < whole; k++, o += 8)
+      bits[k] =
+        valid[o]! |
+        (valid[o + 1]! << 1) |
+        (valid[o + 2]! << 2) |
+        (valid[o + 3]! << 3) |
+        (valid[o + 4]! << 4) |
+        (valid[o + 5]! << 5) |
+        (valid[o + 6]! << 6) |
+        (valid[o + 7]! << 7);
+    for (let i = whole << 3; i < count; i++) bits[i >> 3]! |= valid[start + i]! << (i & 7);
     switch (rows.kinds[column]) {
       case 'i64':
       case 'f64': {
@@ -228,11 +241,16 @@ export class ChunkAppender {
     const last = ends[start + count - 1]!;
     // Only strings longer than 12 bytes point into the heap, and there can be one only if the chunk's
     // bytes are more than 12 in all.
-    let base = 0n;
+    // The heap copy's address as two 32-bit words: a BigInt sum per string allocated, and made this loop
+    // the main thread's largest source of garbage.
+    let baseLow = 0;
+    let baseHigh = 0;
     if (last - first > STRING_INLINE) {
       duckdb.vector_assign_string_element_len(vector, 0, bytes.subarray(first, last));
       const row0 = duckdb.vector_get_data(vector, STRING_T);
-      base = new DataView(row0.buffer, row0.byteOffset, STRING_T).getBigUint64(8, true);
+      const pointer = new DataView(row0.buffer, row0.byteOffset, STRING_T);
+      baseLow = pointer.getUint32(8, true);
+      baseHigh = pointer.getUint32(12, true);
     }
     const structs = this.structs;
     const view = this.structView;
@@ -247,7 +265,9 @@ export class ChunkAppender {
         for (let b = 0; b < length; b++) structs[at + 4 + b] = bytes[from + b]!;
       } else {
         for (let b = 0; b < 4; b++) structs[at + 4 + b] = bytes[from + b]!;
-        view.setBigUint64(at + 8, base + BigInt(from - first), true);
+        const low = baseLow + (from - first);
+        view.setUint32(at + 8, low >>> 0, true);
+        view.setUint32(at + 12, low >= TWO_32 ? baseHigh + 1 : baseHigh, true);
       }
       from = end;
     }

@@ -223,6 +223,23 @@ export class ReplayWorkers {
     return done;
   }
 
+  /**
+   * Hands the buffers of block `index`'s batch back to the normalizer that made them, once it is written
+   * (see TableRows.reuse).
+   */
+  giveBack(index: number, prepared: PreparedBatch): void {
+    if (this.threads.length === 0) {
+      this.local?.reuse(prepared.tables);
+      return;
+    }
+    if (this.failure) return;
+    const tables = prepared.tables;
+    this.threads[index % this.threads.length]!.postMessage(
+      { type: 'recycle', tables } satisfies ToWorker,
+      tables.flatMap(snapshotBuffers),
+    );
+  }
+
   async close(): Promise<void> {
     this.failure ??= new Error('the rebuild workers were closed');
     await Promise.all(this.threads.map((t) => t.terminate()));
