@@ -1,3 +1,4 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import type { PreparedBatch } from '../src/load/batch.js';
 import type { BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
@@ -69,14 +70,16 @@ async function blockSeqs(tx: Transaction): Promise<number[]> {
 /** Blocks read per query: a query has a fixed cost, and eight blocks are a few MB. */
 const BLOCKS_PER_READ = 8;
 
-/** Landing blocks with their bytes (from _raw_landing_parts), in the order asked. */
-async function readBlocks(tx: Transaction, seqs: number[]): Promise<StoredBlock[]> {
-  const [reader, bytes] = await tx.read(async (c) => [
-    await c.runAndReadAll(
-      `SELECT first_seq, _store, codec, epoch_ms(_synced_at), _run_id FROM _raw_landing WHERE first_seq IN (${seqs.join(', ')}) ORDER BY first_seq`,
-    ),
-    await storedBlocks(c, seqs),
-  ]);
+/**
+ * Landing blocks with their bytes (from _raw_landing_parts), in the order asked. Read on a connection of
+ * their own, beside the rebuild's transaction (which never changes the landing): read on the writing one,
+ * each read waited for the write before it, and the next write for the read.
+ */
+async function readBlocks(connection: DuckDBConnection, seqs: number[]): Promise<StoredBlock[]> {
+  const reader = await connection.runAndReadAll(
+    `SELECT first_seq, _store, codec, epoch_ms(_synced_at), _run_id FROM _raw_landing WHERE first_seq IN (${seqs.join(', ')}) ORDER BY first_seq`,
+  );
+  const bytes = await storedBlocks(connection, seqs);
   const found = reader.getRows();
   return seqs.map((seq, i) => {
     const [firstSeq, store, codec, synced, runId] = found[i] ?? [];
@@ -145,15 +148,24 @@ export async function rebuildWarehouse(
     // idle while a write held up the read of the blocks after it.
     const ahead = 3 * Math.max(1, count);
     const replayed: Promise<PreparedBatch>[] = [];
-    // Blocks read but not yet handed to a worker, by index (read BLOCKS_PER_READ at a time).
-    const read = new Map<number, StoredBlock>();
-    const dispatch = async (i: number) => {
-      if (!read.has(i)) {
-        const group = blocks.slice(i, i + BLOCKS_PER_READ);
-        for (const [k, block] of (await readBlocks(tx, group)).entries()) read.set(i + k, block);
+    // Blocks are read BLOCKS_PER_READ at a time, the next group while this one is replayed.
+    const side = await warehouse.sideConnection();
+    const groups = new Map<number, Promise<StoredBlock[]>>();
+    const group = (g: number) => {
+      let read = groups.get(g);
+      if (!read && g * BLOCKS_PER_READ < blocks.length) {
+        read = readBlocks(side, blocks.slice(g * BLOCKS_PER_READ, (g + 1) * BLOCKS_PER_READ));
+        read.catch(() => undefined);
+        groups.set(g, read);
       }
-      const promise = replay.replay(i, read.get(i)!, seq);
-      read.delete(i);
+      return read;
+    };
+    const dispatch = async (i: number) => {
+      const g = Math.floor(i / BLOCKS_PER_READ);
+      const read = await group(g)!;
+      group(g + 1);
+      const promise = replay.replay(i, read[i % BLOCKS_PER_READ]!, seq);
+      if (i % BLOCKS_PER_READ === BLOCKS_PER_READ - 1 || i === blocks.length - 1) groups.delete(g);
       promise.catch(() => undefined);
       replayed[i] = promise;
     };

@@ -44,8 +44,10 @@ export async function replayBlock(
   normalizer: Normalizer,
   block: StoredBlock,
   seq: number,
+  /** The block's records, when decoding was started ahead (see input/worker.ts). */
+  decoded: Promise<LandedRecord[]> = decodeBlock(block.codec, block.payload),
 ): Promise<PreparedBatch> {
-  const records = await decodeBlock(block.codec, block.payload);
+  const records = await decoded;
   const batch = new Batch(
     normalizer,
     { store: block.store, runId: block.runId, syncedAtMs: block.syncedAtMs },

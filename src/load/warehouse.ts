@@ -44,6 +44,7 @@ export class Warehouse {
   /** Normalizers not in use: each batch being built needs its own buffers. */
   private readonly idleNormalizers: Normalizer[] = [];
   private lastBatch: Batch | null = null;
+  private side: Promise<DuckDBConnection> | null = null;
   /** Appenders stay open for the connection's life (opening one per batch leaked native memory until GC). */
   readonly appenders: AppenderPool;
   /** Ranges of stored unit keys, so most batches are known not to collide without a query. */
@@ -298,9 +299,20 @@ export class Warehouse {
     await this.exclusive(() => this.connection.run(finishRunSql(runId, finish)));
   }
 
+  /**
+   * A second connection, for reading what is committed while the main one writes (rebuild reads the raw
+   * landing beside its transaction, which never changes the landing). Closed with the warehouse.
+   */
+  async sideConnection(): Promise<DuckDBConnection> {
+    this.side ??= connectWarehouse(this.instance, this.readOnly);
+    return this.side;
+  }
+
   async close(): Promise<void> {
     await this.queue;
     try {
+      (await this.side?.catch(() => null))?.closeSync();
+      this.side = null;
       await this.appenders.closeAll();
       if (!this.readOnly) await this.connection.run('CHECKPOINT').catch(() => undefined);
       this.connection.closeSync();

@@ -2,6 +2,7 @@ import { parentPort } from 'node:worker_threads';
 import type { RowsSnapshot } from '../../normalize/index.js';
 import { Normalizer } from '../../normalize/index.js';
 import { preparedBuffers } from '../batch.js';
+import { decodeBlock } from '../landing.js';
 import { replayBlock, type StoredBlock } from '../replay.js';
 import { type PrepareJob, prepareFiles } from './prepare.js';
 
@@ -39,9 +40,13 @@ port.on('message', (message: ToWorker) => {
   } else if (message.type === 'recycle') {
     own.reuse(message.tables);
   } else if (message.type === 'replay') {
+    // Decompressing (on libuv's pool) starts at once, while earlier blocks are still being normalized here;
+    // normalizing, which uses this thread, goes block after block.
+    const decoded = decodeBlock(message.block.codec, message.block.payload);
+    decoded.catch(() => undefined);
     replaying = replaying
       .then(async () => {
-        const prepared = await replayBlock(own, message.block, message.seq);
+        const prepared = await replayBlock(own, message.block, message.seq, decoded);
         port.postMessage({ type: 'replayed', index: message.index, prepared }, preparedBuffers(prepared));
       })
       .catch(failed);
