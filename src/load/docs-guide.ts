@@ -119,7 +119,12 @@ warehouse: a second writer stops at once with \`another store-sync process (pid 
 let other processes read a file while one writes it, so \`store-sync query\` and other readers wait for the run to
 finish (they fail at once with a message saying so). A writer limits DuckDB to 512 MB of memory (DuckDB spills
 what does not fit to \`<warehouse>.tmp/\`) and checkpoints when its write-ahead log (\`<warehouse>.wal\`) passes
-64 MB and when it closes; read-only opens keep DuckDB's defaults.
+64 MB and when it closes; read-only opens keep DuckDB's defaults. A writer writes row groups of 16,384 rows
+(DuckDB's default is 122,880): DuckDB writes each to the file as soon as it fills, so a large load keeps little in
+memory and its commit has little left to write. Row group size is not part of the file format: any DuckDB that
+reads the format reads the rows.
+Warehouses created by store-sync are in DuckDB 1.5's storage format and need DuckDB 1.5 or newer to open
+([querying.md](querying.md)).
 
 ## Parquet
 

@@ -1,14 +1,16 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { asStoreSyncError, ERROR_CODES } from '../errors.js';
 import type { Batch, BatchCounts } from './batch.js';
-import { WRITER_CHECKPOINT_THRESHOLD } from './open.js';
+import { WRITER_CHECKPOINT_THRESHOLD, WRITER_ROW_GROUP_ROWS } from './open.js';
 import type { Warehouse } from './warehouse.js';
 
 /**
- * Rows appended in one transaction from which its commit goes through a checkpoint (half of DuckDB's row
- * group of 122,880 rows, for a margin). See commitThroughCheckpoint.
+ * Rows appended in one transaction from which its commit goes through a checkpoint: half of the writer's
+ * row group, for a margin (see commitThroughCheckpoint). It was half of DuckDB's default row group (122,880
+ * rows) until the writer's became 16,384: a commit of 21,000 order lines then wrote rows to the file ahead
+ * of a commit that still went through the log (test/warehouse/torn-commit.test.ts).
  */
-export const CHECKPOINTED_COMMIT_ROWS = 61_440;
+export const CHECKPOINTED_COMMIT_ROWS = WRITER_ROW_GROUP_ROWS / 2;
 
 /**
  * COMMIT that writes the transaction into the database file by a checkpoint, skipping the write-ahead log.
