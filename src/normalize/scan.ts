@@ -83,6 +83,7 @@ export class Position {
   private readonly byName = new Map<string, number>();
   /** Names of all ids (wanted, then ignored) as bytes followed by their closing quote, one after another. */
   tokenBytes = new Uint8Array(256);
+  tokenView = new DataView(this.tokenBytes.buffer);
   tokenStart = new Int32Array(16);
   tokenEnd = new Int32Array(16);
   /** By (id of the previous name + 1, 0 at the start of the object): the id expected next, or -1. */
@@ -172,6 +173,7 @@ export class Position {
       const grown = new Uint8Array(Math.max(this.tokenBytes.length * 2, from + bytes.length + 1));
       grown.set(this.tokenBytes);
       this.tokenBytes = grown;
+      this.tokenView = new DataView(grown.buffer);
     }
     this.tokenBytes.set(bytes, from);
     this.tokenBytes[from + bytes.length] = 34;
@@ -230,6 +232,7 @@ export class DocumentScan {
   next = new Int32Array(4096);
   /** The document being read (valid until the next `read`). */
   bytes: Uint8Array = EMPTY;
+  private view: DataView = new DataView(EMPTY.buffer);
   private used = 0;
   private at = 0;
   private limit = 0;
@@ -240,6 +243,7 @@ export class DocumentScan {
    */
   read(bytes: Uint8Array, root: Position): number {
     this.bytes = bytes;
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.limit = bytes.length;
     this.used = 0;
     this.at = 0;
@@ -316,6 +320,13 @@ export class DocumentScan {
         let t = position.tokenStart[id]!;
         const stop = position.tokenEnd[id]!;
         let q = p;
+        // Four bytes at a time while both have four left (names run to a dozen bytes), then byte by byte.
+        const names = position.tokenView;
+        const doc = this.view;
+        while (t + 4 <= stop && q + 4 <= limit && names.getInt32(t) === doc.getInt32(q)) {
+          t += 4;
+          q += 4;
+        }
         while (t < stop && tokens[t] === b[q]) {
           t++;
           q++;

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { openWarehouse } from '../../src/load/index.js';
+import { NEW_WAREHOUSE_BLOCK_BYTES } from '../../src/load/open.js';
 import { tempDir } from './helpers.js';
 
 /** A writer bounds DuckDB's memory and checkpoints by WAL size; a reader keeps DuckDB's defaults. */
 describe('warehouse: DuckDB settings of writers and readers', () => {
-  it('a writer: 512 MB memory, checkpoints past a 64 MB WAL; a reader: the defaults', async () => {
+  it('a writer: 256 MB memory, checkpoints past a 64 MB WAL; a reader: the defaults', async () => {
     const { dir, cleanup } = await tempDir();
     const file = path.join(dir, 'w.duckdb');
     const settings = async (readOnly: boolean) => {
@@ -21,11 +23,42 @@ describe('warehouse: DuckDB settings of writers and readers', () => {
       }
     };
     try {
-      // DuckDB reads 512MB and 64MB as decimal megabytes and shows them in MiB.
-      assert.deepEqual(await settings(false), ['488.2 MiB', '61.0 MiB']);
+      // DuckDB reads 256MB and 64MB as decimal megabytes and shows them in MiB.
+      assert.deepEqual(await settings(false), ['244.1 MiB', '61.0 MiB']);
       const [memory, checkpoint] = await settings(true);
-      assert.notEqual(memory, '488.2 MiB');
+      assert.notEqual(memory, '244.1 MiB');
       assert.equal(checkpoint, '16.0 MiB');
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a new warehouse has 128 KB blocks; an existing file keeps its own and still opens for writing', async () => {
+    const { dir, cleanup } = await tempDir();
+    const blockSize = async (file: string) => {
+      const warehouse = await openWarehouse(file);
+      try {
+        const reader = await warehouse.connection.runAndReadAll(
+          'SELECT block_size FROM pragma_database_size() WHERE database_name = current_database()',
+        );
+        return Number(reader.getRows()[0]![0]);
+      } finally {
+        await warehouse.close();
+      }
+    };
+    try {
+      const created = path.join(dir, 'new.duckdb');
+      assert.equal(await blockSize(created), NEW_WAREHOUSE_BLOCK_BYTES);
+      assert.equal(await blockSize(created), NEW_WAREHOUSE_BLOCK_BYTES, 'reopened');
+
+      // A file another DuckDB made has its default blocks: attaching it with BLOCK_SIZE would fail.
+      const foreign = path.join(dir, 'foreign.duckdb');
+      const instance = await DuckDBInstance.create(foreign);
+      const connection = await instance.connect();
+      await connection.run('CREATE TABLE kept (x INTEGER); INSERT INTO kept VALUES (1)');
+      connection.closeSync();
+      instance.closeSync();
+      assert.equal(await blockSize(foreign), 262_144);
     } finally {
       await cleanup();
     }
