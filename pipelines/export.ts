@@ -228,19 +228,22 @@ async function exportTables(
     await mkdir(target, { recursive: true });
     const destination = partitioned ? target : path.join(target, 'data.parquet');
     const options = partitioned ? `, PARTITION_BY (month), FILENAME_PATTERN '${files}-{i}'` : '';
-    const result = await warehouse.exclusive(async () => {
-      const copied = await warehouse.connection.run(
-        `COPY (${selectSql(def)}) TO ${literal(destination)} (FORMAT parquet${options})`,
-      );
-      // A partitioned COPY of no rows writes no file, and `read_parquet('<table>/**/*.parquet')` then fails
-      // with "No files found": an empty table gets one empty file, with the month as a column, so readers
-      // see the table's columns and no rows, as with every other empty table.
-      if (partitioned && Number(copied.rowsChanged) === 0)
-        await warehouse.connection.run(
-          `COPY (${selectSql(def)} LIMIT 0) TO ${literal(path.join(target, `${files}-0.parquet`))} (FORMAT parquet)`,
+    // A writer's memory limit is sized for loading, not for a COPY with a row group open per month.
+    const result = await warehouse.exclusive(() =>
+      warehouse.withReaderMemory(async () => {
+        const copied = await warehouse.connection.run(
+          `COPY (${selectSql(def)}) TO ${literal(destination)} (FORMAT parquet${options})`,
         );
-      return copied;
-    });
+        // A partitioned COPY of no rows writes no file, and `read_parquet('<table>/**/*.parquet')` then fails
+        // with "No files found": an empty table gets one empty file, with the month as a column, so readers
+        // see the table's columns and no rows, as with every other empty table.
+        if (partitioned && Number(copied.rowsChanged) === 0)
+          await warehouse.connection.run(
+            `COPY (${selectSql(def)} LIMIT 0) TO ${literal(path.join(target, `${files}-0.parquet`))} (FORMAT parquet)`,
+          );
+        return copied;
+      }),
+    );
     await swap(absolute, def.name, version, previous);
     tables.push({
       table: def.name,

@@ -133,7 +133,10 @@ parquet)\`. \`orders\` and every order table that carries an order number (lines
 refunds, subscriptions, fulfillments and their line items) are Hive-partitioned by month of the order's
 \`date_placed\`: \`<dir>/orders/month=2024-05/data-<stamp>-0.parquet\` (the stamp is the export's), with
 \`month=__HIVE_DEFAULT_PARTITION__\` when the order is unknown. Other tables are one \`data.parquet\` each. DECIMAL stays DECIMAL and TIMESTAMPTZ is a UTC-adjusted
-microsecond timestamp, so any Parquet reader gets the exact values.
+microsecond timestamp, so any Parquet reader gets the exact values. An export runs with DuckDB's default memory
+limit (80 % of the machine's or container's memory), also when \`sync\` exports after a run through its writer,
+whose own 256 MB limit is for loading: a partitioned COPY keeps a Parquet row group in progress for every month,
+and the orders of two million documents did not fit in 256 MB.
 
 Re-exporting replaces a table atomically: \`<dir>/<table>\` is a symbolic link to a complete version directory in
 \`<dir>/.versions/\`. The new version is written beside the current one, then a new link is renamed over the old one

@@ -26,7 +26,7 @@ import { DELETE_ORPHAN_LANDING_PARTS_SQL } from './landing.js';
 import { Layouts } from './layouts.js';
 import { CREATE_KEY_TABLES_SQL, entityFullScanSql } from './merge.js';
 import { connectWarehouse, type OpenOptions, openInstance } from './open.js';
-import { ident } from './sql.js';
+import { ident, literal } from './sql.js';
 import { Transaction } from './transaction.js';
 
 /**
@@ -102,6 +102,31 @@ export class Warehouse {
     const run = this.queue.then(fn, fn);
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Runs `fn` with DuckDB's default memory limit (80 % of RAM), as a read-only open has, and then restores
+   * the writer's. A writer's limit is sized for loading (docs/performance.md, "Peak memory"); a partitioned
+   * Parquet COPY keeps a row group in progress for every month it writes, and at the writer's 256 MB the
+   * orders of two million documents could not be exported. Call it between statements, never beside one.
+   */
+  async withReaderMemory<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.readOnly) return fn();
+    const writers = await this.memoryLimit();
+    // RESET changes the setting DuckDB reports but not its buffer pool's limit (DuckDB 1.5.6): it is used only
+    // to learn the default, which DuckDB derives from the machine's or the container's memory, and then SET.
+    await this.connection.run('RESET memory_limit');
+    await this.connection.run(`SET memory_limit = ${literal(await this.memoryLimit())}`);
+    try {
+      return await fn();
+    } finally {
+      await this.connection.run(`SET memory_limit = ${literal(writers)}`);
+    }
+  }
+
+  private async memoryLimit(): Promise<string> {
+    const reader = await this.connection.runAndReadAll("SELECT current_setting('memory_limit')");
+    return String(reader.getRows()[0]![0]);
   }
 
   /**

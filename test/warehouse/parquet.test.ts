@@ -6,13 +6,14 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
+import { writeOrderFiles } from '../../bench/warehouse-data.js';
 import { exportParquet, LOCK_FILE } from '../../pipelines/export.js';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { ERROR_CODES } from '../../src/errors.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { fileLocks } from '../../src/load/open.js';
 import { silentLogger } from '../../src/log.js';
-import { count, FIXTURES, tempWarehouse } from './helpers.js';
+import { count, FIXTURES, tempDir, tempWarehouse } from './helpers.js';
 
 const EXPORT_CHILD = new URL('./children/export-child.ts', import.meta.url).pathname;
 
@@ -328,5 +329,39 @@ describe('parquet export', () => {
     const after = await names();
     assert.equal(after.length, before.length);
     for (const name of before) assert.ok(!after.includes(name), `${name} is not a name in the new version`);
+  });
+
+  it("a writer exports with DuckDB's default memory, not its loading limit, and gets its own limit back", async () => {
+    // A partitioned COPY keeps a Parquet row group in progress per month: 5,000 orders over many months
+    // need more than 32 MB, as two million needed more than the writer's 256 MB.
+    const fresh = await tempDir();
+    try {
+      const file = path.join(fresh.dir, 'w.duckdb');
+      await writeOrderFiles(path.join(fresh.dir, 'docs'), 5_000);
+      const loader = await openWarehouse(file);
+      await ingestPaths(loader, [path.join(fresh.dir, 'docs')], {
+        store: 's',
+        runId: 'r',
+        logger: silentLogger,
+      });
+      await loader.close();
+      const writer = await openWarehouse(file, { memoryLimit: '32MB' });
+      const limit = async () =>
+        String(
+          (await writer.connection.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]![0],
+        );
+      try {
+        const summary = await exportParquet(writer, path.join(fresh.dir, 'pq'), {
+          tables: ['orders', 'order_lines'],
+        });
+        assert.equal(summary.tables.find((t) => t.table === 'orders')?.rows, 5_000);
+        assert.equal((await readTable(path.join(fresh.dir, 'pq', 'orders'))).length, 5_000);
+        assert.equal(await limit(), '30.5 MiB', "the writer's limit is restored");
+      } finally {
+        await writer.close();
+      }
+    } finally {
+      await fresh.cleanup();
+    }
   });
 });
