@@ -1,10 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { ingestPaths } from '../../pipelines/ingest.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { ident } from '../../src/load/sql.js';
+import { silentLogger } from '../../src/log.js';
 import { dataTables, tableDef } from '../../src/normalize/index.js';
 
 /** Shared by the warehouse tests: temp folders, warehouses, and rows read back in a comparable form. */
@@ -16,6 +18,25 @@ export async function tempDir(
 ): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Documents as NDJSON lines. */
+export const ndjson = (docs: unknown[]): string => `${docs.map((d) => JSON.stringify(d)).join('\n')}\n`;
+
+/**
+ * Writes `docs` as `<dir>/<name>` and ingests it for store `shop` as run `name` (the name makes each file a
+ * new one to the ledger, and the run id tells runs apart).
+ */
+export async function ingestDocuments(
+  warehouse: Warehouse,
+  dir: string,
+  name: string,
+  docs: unknown[],
+  options: { workers?: number } = {},
+): Promise<void> {
+  const file = path.join(dir, name);
+  await writeFile(file, ndjson(docs));
+  await ingestPaths(warehouse, [file], { store: 'shop', runId: name, logger: silentLogger, ...options });
 }
 
 export async function tempWarehouse(): Promise<{

@@ -8,11 +8,10 @@ import { gzipSync } from 'node:zlib';
 import { type IngestSummary, ingestPaths } from '../../pipelines/ingest.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { silentLogger } from '../../src/log.js';
-import { count, orderDoc, tableRows, tempDir, tempWarehouse } from './helpers.js';
+import { count, ndjson, orderDoc, tableRows, tempDir, tempWarehouse } from './helpers.js';
 
 /** Every input format ingest reads, a malformed line with its file and line, and stdin. */
 
-const ndjson = (docs: unknown[]) => `${docs.map((d) => JSON.stringify(d)).join('\n')}\n`;
 const pretty = (doc: unknown) => JSON.stringify(doc, null, 2);
 const STDIN_CHILD = new URL('./children/ingest-stdin.ts', import.meta.url).pathname;
 

@@ -10,7 +10,7 @@ import { StoreSyncError } from '../../src/errors.js';
 import { openWarehouse } from '../../src/load/index.js';
 import { DocumentReader } from '../../src/load/input/reader.js';
 import { createLogger, silentLogger } from '../../src/log.js';
-import { count, orderDoc, snapshot, tableRows, tempDir } from './helpers.js';
+import { count, ndjson, orderDoc, snapshot, tableRows, tempDir } from './helpers.js';
 
 /**
  * Ingest reads files in worker threads, each taking every n-th batch, and loads on the main thread. The
@@ -18,8 +18,6 @@ import { count, orderDoc, snapshot, tableRows, tempDir } from './helpers.js';
  * them, or none, gives the same tables, rejections, raw landing and ledger; and a file a worker cannot
  * read fails the run with its name, leaving what was committed before untouched.
  */
-
-const ndjson = (docs: unknown[]) => `${docs.map((d) => JSON.stringify(d)).join('\n')}\n`;
 
 describe('ingest: the worker thread', () => {
   let dir: string;

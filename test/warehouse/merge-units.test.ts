@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { ingestPaths } from '../../pipelines/ingest.js';
 import type { Warehouse } from '../../src/load/index.js';
-import { silentLogger } from '../../src/log.js';
-import { tableRows, tempWarehouse } from './helpers.js';
+import { ingestDocuments, tableRows, tempWarehouse } from './helpers.js';
 
 /**
  * The merge of units decided in JavaScript (src/load/merge.ts) must order versions exactly as DuckDB
@@ -30,11 +26,8 @@ describe('merging units in the loader', () => {
   });
   afterEach(() => cleanup());
 
-  async function ingest(name: string, docs: unknown[]): Promise<void> {
-    const file = path.join(dir, name);
-    await writeFile(file, docs.map((d) => JSON.stringify(d)).join('\n'));
-    await ingestPaths(warehouse, [file], { store: 'shop', runId: name, logger: silentLogger, workers: 0 });
-  }
+  const ingest = (name: string, docs: unknown[]) =>
+    ingestDocuments(warehouse, dir, name, docs, { workers: 0 });
 
   const customer = async () => (await tableRows(warehouse.connection, 'customers'))[0]!;
 

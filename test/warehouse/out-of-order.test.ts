@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { ingestPaths } from '../../pipelines/ingest.js';
 import type { Warehouse } from '../../src/load/index.js';
-import { silentLogger } from '../../src/log.js';
-import { count, tableRows, tempWarehouse } from './helpers.js';
+import { count, ingestDocuments, tableRows, tempWarehouse } from './helpers.js';
 
 /** Newest wins by updated_at: an older document changes nothing, a newer one replaces its children too. */
 
@@ -37,11 +33,7 @@ describe('out-of-order documents', () => {
   });
   afterEach(() => cleanup());
 
-  async function ingest(name: string, docs: unknown[]): Promise<void> {
-    const file = path.join(dir, name);
-    await writeFile(file, docs.map((d) => JSON.stringify(d)).join('\n'));
-    await ingestPaths(warehouse, [file], { store: 'shop', runId: name, logger: silentLogger });
-  }
+  const ingest = (name: string, docs: unknown[]) => ingestDocuments(warehouse, dir, name, docs);
 
   async function state() {
     const [o] = await tableRows(warehouse.connection, 'orders');
