@@ -53,9 +53,12 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
       `  npx store-sync query "SELECT status, count(*) FROM subscriptions GROUP BY ALL" --warehouse ${warehouse}`,
     );
     out(`  npx store-sync query "FROM order_lines LIMIT 5" --format json --warehouse ${warehouse}`);
-    out(`  duckdb ${warehouse}        # the DuckDB CLI, if installed`);
+    // The warehouse is in DuckDB 1.5's storage format (src/load/open.ts): older clients cannot open it.
     out(
-      `  python -c "import duckdb; print(duckdb.connect('${warehouse}', read_only=True).sql('FROM orders LIMIT 5'))"`,
+      `  duckdb ${warehouse}        # the DuckDB CLI 1.5 or newer, if installed (older ones cannot open the file)`,
+    );
+    out(
+      `  python -c "import duckdb; print(duckdb.connect('${warehouse}', read_only=True).sql('FROM orders LIMIT 5'))"   # duckdb>=1.5`,
     );
     out(
       `  the tables and columns are described in docs/warehouse.md and in the database: SELECT * FROM duckdb_columns() WHERE comment IS NOT NULL`,
