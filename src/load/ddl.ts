@@ -3,6 +3,7 @@ import type { DuckDBBlobValue, DuckDBConnection, DuckDBListValue } from '@duckdb
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { type TableDef, tableDef, tableDefinitions } from '../normalize/index.js';
 import { landingParts } from './landing.js';
+import { type OpenOptions, withDefaultMemoryLimit } from './open.js';
 import { ident, literal } from './sql.js';
 import { commitThroughCheckpoint } from './transaction.js';
 
@@ -48,7 +49,7 @@ export function schemaFingerprint(): string {
 }
 
 /** Creates or upgrades the schema; a no-op when the recorded fingerprint matches. */
-export async function migrate(connection: DuckDBConnection): Promise<void> {
+export async function migrate(connection: DuckDBConnection, options: OpenOptions): Promise<void> {
   await connection.run(createTableSql(tableDef(SCHEMA_TABLE)));
   const fingerprint = schemaFingerprint();
   const current = await connection.runAndReadAll(
@@ -61,11 +62,21 @@ export async function migrate(connection: DuckDBConnection): Promise<void> {
     await connection.run(migrationSql().join(';\n'));
     const widen = await wideningSql(connection);
     if (widen.length) await connection.run(widen.join(';\n'));
-    if (oldLanding.length) await moveLandingToParts(connection, oldLanding);
-    await connection.run(`INSERT INTO ${SCHEMA_TABLE} VALUES (${literal(fingerprint)}, now())`);
-    // Moving a landing appends it whole: see commitThroughCheckpoint.
-    if (oldLanding.length) await commitThroughCheckpoint(connection);
-    else await connection.run('COMMIT');
+    const recorded = `INSERT INTO ${SCHEMA_TABLE} VALUES (${literal(fingerprint)}, now())`;
+    if (oldLanding.length)
+      // DuckDB pins every old blob of the vector it fetches a row from: a two-million-document landing put
+      // back into the old layout (400 blocks of 3.5 MB) failed to move at 256 MB and at 512 MB, and moved at
+      // 4 GB. A one-off upgrade, so it runs at DuckDB's default limit. Moving a landing appends it whole:
+      // see commitThroughCheckpoint.
+      await withDefaultMemoryLimit(connection, options, async () => {
+        await moveLandingToParts(connection, oldLanding);
+        await connection.run(recorded);
+        await commitThroughCheckpoint(connection);
+      });
+    else {
+      await connection.run(recorded);
+      await connection.run('COMMIT');
+    }
   } catch (error) {
     // A failed write (disk full, file too large) may leave nothing to roll back: the rollback's own error
     // must not hide the one that says what went wrong.

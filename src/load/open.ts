@@ -197,7 +197,7 @@ export async function openInstance(
       `another store-sync writer (pid ${process.pid}, this process) is writing to ${absolute}; close it first`,
     );
   const config: Record<string, string> = readOnly ? { access_mode: 'READ_ONLY' } : {};
-  const memoryLimit = options.memoryLimit ?? (readOnly ? undefined : WRITER_MEMORY_LIMIT);
+  const memoryLimit = readOnly ? options.memoryLimit : writerMemoryLimit(options);
   if (memoryLimit) config.memory_limit = memoryLimit;
   if (!readOnly) {
     config.checkpoint_threshold = WRITER_CHECKPOINT_THRESHOLD;
@@ -260,6 +260,33 @@ export async function openInstance(
       if (!readOnly) writersInProcess.delete(absolute);
     },
   };
+}
+
+/** A writer's DuckDB memory limit: the one asked for, or WRITER_MEMORY_LIMIT. */
+export const writerMemoryLimit = (options: OpenOptions): string => options.memoryLimit ?? WRITER_MEMORY_LIMIT;
+
+/**
+ * Runs `fn` with DuckDB's default memory limit (80 % of the machine's or container's memory), as a read-only
+ * open has, then restores the writer's limit (`options` are the writer's open options). A writer's limit is sized for loading;
+ * an export's partitioned COPY and the move of an old landing need more (see their callers). DuckDB 1.5.6's
+ * RESET changes the setting it reports but not its buffer pool's limit, so RESET only serves to learn the
+ * default, which is then SET. Call it between statements, never beside one.
+ */
+export async function withDefaultMemoryLimit<T>(
+  connection: DuckDBConnection,
+  options: OpenOptions,
+  fn: () => Promise<T>,
+): Promise<T> {
+  await connection.run('RESET memory_limit');
+  const reader = await connection.runAndReadAll("SELECT current_setting('memory_limit')");
+  await connection.run(`SET memory_limit = ${literal(String(reader.getRows()[0]![0]))}`);
+  try {
+    return await fn();
+  } finally {
+    // The limit as configured: DuckDB shows it rounded (15.2 MiB for 16MB), and setting what it shows
+    // would lower it a little at every round.
+    await connection.run(`SET memory_limit = ${literal(writerMemoryLimit(options))}`);
+  }
 }
 
 /** A connection to the warehouse of an instance from openInstance (a writer's is the attached database). */

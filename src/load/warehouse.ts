@@ -25,8 +25,8 @@ import { KeyRanges } from './key-ranges.js';
 import { DELETE_ORPHAN_LANDING_PARTS_SQL } from './landing.js';
 import { Layouts } from './layouts.js';
 import { CREATE_KEY_TABLES_SQL, entityFullScanSql } from './merge.js';
-import { connectWarehouse, type OpenOptions, openInstance } from './open.js';
-import { ident, literal } from './sql.js';
+import { connectWarehouse, type OpenOptions, openInstance, withDefaultMemoryLimit } from './open.js';
+import { ident } from './sql.js';
 import { Transaction } from './transaction.js';
 
 /**
@@ -60,6 +60,8 @@ export class Warehouse {
     private committedSeq: number,
     /** Physical column order of the tables (writers only). */
     private currentLayouts: Layouts,
+    /** As opened: a writer's memory limit is restored from them (withReaderMemory). */
+    private readonly options: OpenOptions,
   ) {
     this.appenders = new AppenderPool(connection);
   }
@@ -75,7 +77,7 @@ export class Warehouse {
       let nextSeq = 1;
       const logger = options.logger ?? silentLogger;
       if (!readOnly) {
-        await migrate(connection);
+        await migrate(connection, options);
         await connection.run(CLOSE_ABANDONED_RUNS_SQL);
         await connection.run(CREATE_KEY_TABLES_SQL);
         const orphans = await connection.run(DELETE_ORPHAN_LANDING_PARTS_SQL);
@@ -88,7 +90,17 @@ export class Warehouse {
         nextSeq = Number(reader.getRows()[0]?.[0] ?? 0) + 1;
       }
       const layouts = await Layouts.read(connection);
-      return new Warehouse(absolute, readOnly, instance, connection, release, logger, nextSeq, layouts);
+      return new Warehouse(
+        absolute,
+        readOnly,
+        instance,
+        connection,
+        release,
+        logger,
+        nextSeq,
+        layouts,
+        options,
+      );
     } catch (error) {
       connection?.closeSync();
       instance.closeSync();
@@ -105,28 +117,13 @@ export class Warehouse {
   }
 
   /**
-   * Runs `fn` with DuckDB's default memory limit (80 % of RAM), as a read-only open has, and then restores
-   * the writer's. A writer's limit is sized for loading (docs/performance.md, "Peak memory"); a partitioned
-   * Parquet COPY keeps a row group in progress for every month it writes, and at the writer's 256 MB the
-   * orders of two million documents could not be exported. Call it between statements, never beside one.
+   * Runs `fn` at DuckDB's default memory limit, as a read-only open has (withDefaultMemoryLimit). A writer's
+   * limit is sized for loading (docs/performance.md, "Peak memory"); a partitioned Parquet COPY keeps a row
+   * group in progress for every month it writes, and at the writer's 256 MB the orders of two million
+   * documents could not be exported.
    */
-  async withReaderMemory<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.readOnly) return fn();
-    const writers = await this.memoryLimit();
-    // RESET changes the setting DuckDB reports but not its buffer pool's limit (DuckDB 1.5.6): it is used only
-    // to learn the default, which DuckDB derives from the machine's or the container's memory, and then SET.
-    await this.connection.run('RESET memory_limit');
-    await this.connection.run(`SET memory_limit = ${literal(await this.memoryLimit())}`);
-    try {
-      return await fn();
-    } finally {
-      await this.connection.run(`SET memory_limit = ${literal(writers)}`);
-    }
-  }
-
-  private async memoryLimit(): Promise<string> {
-    const reader = await this.connection.runAndReadAll("SELECT current_setting('memory_limit')");
-    return String(reader.getRows()[0]![0]);
+  withReaderMemory<T>(fn: () => Promise<T>): Promise<T> {
+    return this.readOnly ? fn() : withDefaultMemoryLimit(this.connection, this.options, fn);
   }
 
   /**

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBBlobValue, DuckDBConnection } from '@duckdb/node-api';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
@@ -185,4 +185,62 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
       }
     });
   }
+
+  it("moves an old landing larger than the writer's memory limit, at DuckDB's default limit, and gives the writer its own back", async () => {
+    // DuckDB pins every old blob of the vector it fetches a row from: 6 blocks of 4 MB are more than a 16 MB
+    // writer holds, as a two-million-document landing (400 blocks of 3.5 MB) was more than 256 and 512 MB.
+    const { dir, cleanup } = await tempDir();
+    const file = path.join(dir, 'w.duckdb');
+    const digest = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+    try {
+      const expected = new Map<bigint, string>();
+      const old = await openWarehouse(file);
+      try {
+        await ingestPaths(old, [path.join(FIXTURES, 'others.ndjson')], {
+          store: 'shop',
+          runId: 'ingest',
+          logger: silentLogger,
+          batchDocuments: 1,
+        });
+        const c = old.connection;
+        await c.run('ALTER TABLE _raw_landing ADD COLUMN payload BLOB');
+        const seqs = (await c.runAndReadAll('SELECT first_seq FROM _raw_landing ORDER BY 1')).getRows();
+        assert.ok(seqs.length >= 6, `at least 6 blocks (${seqs.length})`);
+        for (const [seq] of seqs.slice(0, 6)) {
+          const payload = new Uint8Array(randomBytes(4 * 1024 * 1024));
+          const update = await c.prepare('UPDATE _raw_landing SET payload = $1 WHERE first_seq = $2');
+          update.bindBlob(1, payload);
+          update.bindBigInt(2, seq as bigint);
+          await update.run();
+          expected.set(seq as bigint, digest(payload));
+        }
+        await c.run(
+          'DELETE FROM _raw_landing WHERE payload IS NULL; DROP TABLE _raw_landing_parts; DELETE FROM _schema',
+        );
+      } finally {
+        await old.close();
+      }
+      const writer = await openWarehouse(file, { memoryLimit: '16MB' });
+      try {
+        const c = writer.connection;
+        const moved = new Map<bigint, string>();
+        for (const [seq] of (
+          await c.runAndReadAll('SELECT DISTINCT first_seq FROM _raw_landing_parts')
+        ).getRows()) {
+          const parts = await c.runAndReadAll(
+            `SELECT bytes FROM _raw_landing_parts WHERE first_seq = ${seq} ORDER BY part`,
+          );
+          const bytes = Buffer.concat(parts.getRows().map(([b]) => (b as DuckDBBlobValue).bytes));
+          moved.set(seq as bigint, digest(bytes));
+        }
+        assert.deepEqual(moved, expected, 'every block moved whole');
+        const limit = await c.runAndReadAll("SELECT current_setting('memory_limit')");
+        assert.equal(String(limit.getRows()[0]![0]), '15.2 MiB', "the writer's own limit is back");
+      } finally {
+        await writer.close();
+      }
+    } finally {
+      await cleanup();
+    }
+  });
 });
