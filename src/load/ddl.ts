@@ -57,35 +57,33 @@ export async function migrate(connection: DuckDBConnection, options: OpenOptions
   );
   if (current.getRows()[0]?.[0] === fingerprint) return;
   const oldLanding = await oldLandingColumns(connection);
-  await connection.run('BEGIN');
-  try {
-    await connection.run(migrationSql().join(';\n'));
-    const widen = await wideningSql(connection);
-    if (widen.length) await connection.run(widen.join(';\n'));
-    const recorded = `INSERT INTO ${SCHEMA_TABLE} VALUES (${literal(fingerprint)}, now())`;
-    if (oldLanding.length)
-      // DuckDB pins every old blob of the vector it fetches a row from: a two-million-document landing put
-      // back into the old layout (400 blocks of 3.5 MB) failed to move at 256 MB and at 512 MB, and moved at
-      // 4 GB. A one-off upgrade, so it runs at DuckDB's default limit. Moving a landing appends it whole:
-      // see commitThroughCheckpoint.
-      await withDefaultMemoryLimit(connection, options, async () => {
-        await moveLandingToParts(connection, oldLanding);
-        await connection.run(recorded);
-        await commitThroughCheckpoint(connection);
+  const upgrade = async () => {
+    await connection.run('BEGIN');
+    try {
+      await connection.run(migrationSql().join(';\n'));
+      const widen = await wideningSql(connection);
+      if (widen.length) await connection.run(widen.join(';\n'));
+      if (oldLanding.length) await moveLandingToParts(connection, oldLanding);
+      await connection.run(`INSERT INTO ${SCHEMA_TABLE} VALUES (${literal(fingerprint)}, now())`);
+      // Moving a landing appends it whole: see commitThroughCheckpoint.
+      if (oldLanding.length) await commitThroughCheckpoint(connection);
+      else await connection.run('COMMIT');
+    } catch (error) {
+      // A failed write (disk full, file too large) may leave nothing to roll back: the rollback's own error
+      // must not hide the one that says what went wrong.
+      await connection.run('ROLLBACK').catch(() => undefined);
+      const message = error instanceof Error ? error.message : String(error);
+      throw new StoreSyncError(ERROR_CODES.WAREHOUSE, `could not write the warehouse schema: ${message}`, {
+        cause: error,
       });
-    else {
-      await connection.run(recorded);
-      await connection.run('COMMIT');
     }
-  } catch (error) {
-    // A failed write (disk full, file too large) may leave nothing to roll back: the rollback's own error
-    // must not hide the one that says what went wrong.
-    await connection.run('ROLLBACK').catch(() => undefined);
-    const message = error instanceof Error ? error.message : String(error);
-    throw new StoreSyncError(ERROR_CODES.WAREHOUSE, `could not write the warehouse schema: ${message}`, {
-      cause: error,
-    });
-  }
+  };
+  // DuckDB pins every old blob of the vector it fetches a row from: a two-million-document landing put back
+  // into the old layout (400 blocks of 3.5 MB) failed to move at 256 MB and at 512 MB, and moved at 4 GB. A
+  // one-off upgrade, so it runs at DuckDB's default limit, lifted around the whole transaction: an aborted
+  // transaction refuses even SET, so restoring the limit inside it would hide the error that aborted it.
+  if (oldLanding.length) await withDefaultMemoryLimit(connection, options, upgrade);
+  else await upgrade();
 }
 
 /** Columns of `_raw_landing` that held its blocks' bytes before `_raw_landing_parts` existed. */

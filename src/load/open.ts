@@ -267,10 +267,11 @@ export const writerMemoryLimit = (options: OpenOptions): string => options.memor
 
 /**
  * Runs `fn` with DuckDB's default memory limit (80 % of the machine's or container's memory), as a read-only
- * open has, then restores the writer's limit (`options` are the writer's open options). A writer's limit is sized for loading;
- * an export's partitioned COPY and the move of an old landing need more (see their callers). DuckDB 1.5.6's
- * RESET changes the setting it reports but not its buffer pool's limit, so RESET only serves to learn the
- * default, which is then SET. Call it between statements, never beside one.
+ * open has, then restores the writer's limit (`options` are the writer's open options). A writer's limit is
+ * sized for loading; an export's partitioned COPY and the move of an old landing need more (see their
+ * callers). DuckDB 1.5.6's RESET changes the setting it reports but not its buffer pool's limit, so RESET
+ * only serves to learn the default, which is then SET. Call it between statements, never beside one, and
+ * outside a transaction that may abort.
  */
 export async function withDefaultMemoryLimit<T>(
   connection: DuckDBConnection,
@@ -280,13 +281,19 @@ export async function withDefaultMemoryLimit<T>(
   await connection.run('RESET memory_limit');
   const reader = await connection.runAndReadAll("SELECT current_setting('memory_limit')");
   await connection.run(`SET memory_limit = ${literal(String(reader.getRows()[0]![0]))}`);
+  // The limit as configured: DuckDB shows it rounded (15.2 MiB for 16MB), and setting what it shows would
+  // lower it a little at every round.
+  const restore = () => connection.run(`SET memory_limit = ${literal(writerMemoryLimit(options))}`);
+  let result: T;
   try {
-    return await fn();
-  } finally {
-    // The limit as configured: DuckDB shows it rounded (15.2 MiB for 16MB), and setting what it shows
-    // would lower it a little at every round.
-    await connection.run(`SET memory_limit = ${literal(writerMemoryLimit(options))}`);
+    result = await fn();
+  } catch (error) {
+    // Restoring can fail too (an aborted transaction refuses SET): fn's error is the one that explains.
+    await restore().catch(() => undefined);
+    throw error;
   }
+  await restore();
+  return result;
 }
 
 /** A connection to the warehouse of an instance from openInstance (a writer's is the attached database). */

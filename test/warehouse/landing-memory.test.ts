@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import type { DuckDBBlobValue, DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBBlobValue, type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
@@ -238,6 +238,59 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
         assert.equal(String(limit.getRows()[0]![0]), '15.2 MiB', "the writer's own limit is back");
       } finally {
         await writer.close();
+      }
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a landing move that fails reports its own error, rolls back whole, and the warehouse opens again once mended', async () => {
+    // The move runs at a lifted memory limit; restoring the limit inside the failed transaction would fail
+    // too ("Current transaction is aborted") and hide the cause.
+    const { dir, cleanup } = await tempDir();
+    const file = path.join(dir, 'w.duckdb');
+    try {
+      const old = await openWarehouse(file);
+      try {
+        await ingestPaths(old, [path.join(FIXTURES, 'others.ndjson')], {
+          store: 'shop',
+          runId: 'ingest',
+          logger: silentLogger,
+        });
+        // A landing row without its key cannot be copied into the rewritten _raw_landing (first_seq NOT NULL).
+        await old.connection.run(
+          `ALTER TABLE _raw_landing ADD COLUMN payload BLOB;
+           ALTER TABLE _raw_landing ALTER COLUMN first_seq DROP NOT NULL;
+           INSERT INTO _raw_landing (first_seq) VALUES (NULL);
+           DROP TABLE _raw_landing_parts;
+           DELETE FROM _schema`,
+        );
+      } finally {
+        await old.close();
+      }
+      await assert.rejects(openWarehouse(file, { memoryLimit: '64MB' }), (error: Error) => {
+        assert.match(error.message, /could not write the warehouse schema: .*NOT NULL/);
+        assert.doesNotMatch(error.message, /transaction is aborted/);
+        return true;
+      });
+      const check = await DuckDBInstance.create(file);
+      const c = await check.connect();
+      try {
+        const columns = await c.runAndReadAll(
+          "SELECT column_name FROM information_schema.columns WHERE table_name = '_raw_landing' AND column_name = 'payload'",
+        );
+        assert.equal(columns.getRows().length, 1, 'the old layout is still there');
+        await c.run('DELETE FROM _raw_landing WHERE first_seq IS NULL');
+      } finally {
+        c.closeSync();
+        check.closeSync();
+      }
+      const mended = await openWarehouse(file, { memoryLimit: '64MB' });
+      try {
+        const limit = await mended.connection.runAndReadAll("SELECT current_setting('memory_limit')");
+        assert.equal(String(limit.getRows()[0]![0]), '61.0 MiB');
+      } finally {
+        await mended.close();
       }
     } finally {
       await cleanup();
