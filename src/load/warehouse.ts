@@ -60,7 +60,7 @@ export class Warehouse {
     private committedSeq: number,
     /** Physical column order of the tables (writers only). */
     private currentLayouts: Layouts,
-    /** As opened: a writer's memory limit is restored from them (withReaderMemory). */
+    /** As opened: a writer's memory limit is restored from them (withDefaultMemoryLimit). */
     private readonly options: OpenOptions,
   ) {
     this.appenders = new AppenderPool(connection);
@@ -116,13 +116,8 @@ export class Warehouse {
     return run;
   }
 
-  /**
-   * Runs `fn` at DuckDB's default memory limit, as a read-only open has (withDefaultMemoryLimit). A writer's
-   * limit is sized for loading (docs/performance.md, "Peak memory"); a partitioned Parquet COPY keeps a row
-   * group in progress for every month it writes, and at the writer's 256 MB the orders of two million
-   * documents could not be exported.
-   */
-  withReaderMemory<T>(fn: () => Promise<T>): Promise<T> {
+  /** withDefaultMemoryLimit (open.ts) for a writer; a reader has DuckDB's default limit already. */
+  withDefaultMemoryLimit<T>(fn: () => Promise<T>): Promise<T> {
     return this.readOnly ? fn() : withDefaultMemoryLimit(this.connection, this.options, fn);
   }
 

@@ -232,7 +232,10 @@ export class DocumentScan {
   next = new Int32Array(4096);
   /** The document being read (valid until the next `read`). */
   bytes: Uint8Array = EMPTY;
+  /** A view of the whole buffer the documents are read from, made once per buffer, not per document. */
   private view: DataView = new DataView(EMPTY.buffer);
+  /** Where `bytes` starts in `view`. */
+  private viewOffset = 0;
   private used = 0;
   private at = 0;
   private limit = 0;
@@ -243,7 +246,8 @@ export class DocumentScan {
    */
   read(bytes: Uint8Array, root: Position): number {
     this.bytes = bytes;
-    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (this.view.buffer !== bytes.buffer) this.view = new DataView(bytes.buffer);
+    this.viewOffset = bytes.byteOffset;
     this.limit = bytes.length;
     this.used = 0;
     this.at = 0;
@@ -323,7 +327,8 @@ export class DocumentScan {
         // Four bytes at a time while both have four left (names run to a dozen bytes), then byte by byte.
         const names = position.tokenView;
         const doc = this.view;
-        while (t + 4 <= stop && q + 4 <= limit && names.getInt32(t) === doc.getInt32(q)) {
+        const offset = this.viewOffset;
+        while (t + 4 <= stop && q + 4 <= limit && names.getInt32(t) === doc.getInt32(q + offset)) {
           t += 4;
           q += 4;
         }
