@@ -17,7 +17,8 @@ const SCHEMA_TABLE = '_schema';
 
 export function createTableSql(def: TableDef): string {
   const columns = def.columns.map(
-    (c) => `  ${ident(c.name)} ${c.type}${def.key.includes(c.name) ? ' NOT NULL' : ''}`,
+    (c) =>
+      `  ${ident(c.name)} ${c.type}${def.key.includes(c.name) ? ' NOT NULL' : ''}${c.uncompressed ? ' USING COMPRESSION uncompressed' : ''}`,
   );
   return `CREATE TABLE IF NOT EXISTS ${ident(def.name)} (\n${columns.join(',\n')}\n)`;
 }

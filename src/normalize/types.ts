@@ -54,6 +54,12 @@ export interface ColumnDef {
   comment: string;
   /** Omitted for bookkeeping columns that normalize does not fill. */
   source?: Source;
+  /**
+   * Stored without DuckDB's compression (`USING COMPRESSION uncompressed`), for bytes no compression can
+   * shrink: DuckDB otherwise trains its string compression on every row group of them, for nothing.
+   * Only tables created after it was set have it (DuckDB cannot change a column's compression).
+   */
+  uncompressed?: true;
 }
 
 export interface TableDef {

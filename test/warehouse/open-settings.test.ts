@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { openWarehouse } from '../../src/load/index.js';
 import { NEW_WAREHOUSE_BLOCK_BYTES } from '../../src/load/open.js';
-import { tempDir } from './helpers.js';
+import { ingestDocuments, orderDoc, tempDir } from './helpers.js';
 
 /** A writer bounds DuckDB's memory and checkpoints by WAL size; a reader keeps DuckDB's defaults. */
 describe('warehouse: DuckDB settings of writers and readers', () => {
@@ -59,6 +59,46 @@ describe('warehouse: DuckDB settings of writers and readers', () => {
       connection.closeSync();
       instance.closeSync();
       assert.equal(await blockSize(foreign), 262_144);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it("stores the raw landing's compressed bytes without DuckDB's compression, in new and reopened warehouses", async () => {
+    const { dir, cleanup } = await tempDir();
+    const file = path.join(dir, 'w.duckdb');
+    // Compression methods of the landing bytes' data segments (validity segments aside), after a checkpoint.
+    const methods = async () => {
+      const warehouse = await openWarehouse(file, { readOnly: true });
+      try {
+        const reader = await warehouse.connection.runAndReadAll(
+          `SELECT DISTINCT compression FROM pragma_storage_info('_raw_landing_parts')
+           WHERE column_name = 'bytes' AND segment_type = 'BLOB' ORDER BY 1`,
+        );
+        const type = await warehouse.connection.runAndReadAll(
+          "SELECT data_type FROM information_schema.columns WHERE table_name = '_raw_landing_parts' AND column_name = 'bytes'",
+        );
+        return { methods: reader.getRows().map(([m]) => String(m)), type: String(type.getRows()[0]![0]) };
+      } finally {
+        await warehouse.close();
+      }
+    };
+    const ingest = async (name: string, from: number) => {
+      const warehouse = await openWarehouse(file);
+      try {
+        // Enough documents for a few thousand 1 KB parts, so DuckDB would have had row groups to compress.
+        const docs = Array.from({ length: 600 }, (_, i) => orderDoc(from + i));
+        await ingestDocuments(warehouse, dir, name, docs, { workers: 0 });
+      } finally {
+        await warehouse.close();
+      }
+    };
+    try {
+      await ingest('a.ndjson', 1);
+      assert.deepEqual(await methods(), { methods: ['Uncompressed'], type: 'BLOB' });
+      // Appended by a later process, which attaches the existing file: the column keeps its setting.
+      await ingest('b.ndjson', 1_001);
+      assert.deepEqual(await methods(), { methods: ['Uncompressed'], type: 'BLOB' });
     } finally {
       await cleanup();
     }

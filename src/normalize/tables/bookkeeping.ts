@@ -118,11 +118,16 @@ const rawLandingParts: TableDef = {
   columns: [
     meta('first_seq', 'BIGINT', 'The block the part belongs to (_raw_landing.first_seq).'),
     meta('part', 'BIGINT', 'Place of the part in its block, from 0.'),
-    meta(
-      'bytes',
-      'BLOB',
-      'The part: at most 1 KB of the compressed block (more in parts moved from older rows).',
-    ),
+    {
+      ...meta(
+        'bytes',
+        'BLOB',
+        'The part: at most 1 KB of the compressed block (more in parts moved from older rows).',
+      ),
+      // Brotli's output: DuckDB's dictionary and FSST analysis of it found nothing to gain (the file was the
+      // same size to the byte) and took about a tenth of an ingest's CPU (docs/performance.md).
+      uncompressed: true,
+    },
   ],
 };
 
