@@ -104,6 +104,19 @@ const DECOMPRESSED_CHUNK = 8 << 20;
 
 /** Bytes gathered before they go to the compressor: big enough that a batch makes few thread-pool tasks. */
 const STAGING_BYTES = 1 << 20;
+
+/**
+ * Staging buffers the compressor has finished with, shared by the blocks this thread writes: brotli runs
+ * behind the normalizer, so a block fills about ten of them, and buffers kept only for their own block were
+ * left to V8 to collect at every batch (external memory, which also brings on mark-compacts).
+ */
+const spareStaging: Buffer[] = [];
+const SPARE_STAGING_KEPT = 16;
+const takeStaging = (): Buffer => spareStaging.pop() ?? Buffer.allocUnsafeSlow(STAGING_BYTES);
+const returnStaging = (buffer: Buffer): void => {
+  if (buffer.length === STAGING_BYTES && spareStaging.length < SPARE_STAGING_KEPT) spareStaging.push(buffer);
+};
+const NO_STAGING = Buffer.alloc(0);
 const NEWLINE = 10;
 
 /**
@@ -118,8 +131,7 @@ export class BlockWriter {
   });
   private readonly compressed: Buffer[] = [];
   private readonly ended: Promise<Buffer>;
-  private staging: Buffer = Buffer.allocUnsafeSlow(STAGING_BYTES);
-  private readonly spare: Buffer[] = [];
+  private staging: Buffer = takeStaging();
   private used = 0;
   private result: Promise<Buffer> | null = null;
   records = 0;
@@ -155,6 +167,7 @@ export class BlockWriter {
   finish(): Promise<Buffer> {
     if (!this.result) {
       this.flush();
+      this.releaseStaging();
       this.compressor.end();
       this.result = this.ended;
     }
@@ -164,7 +177,14 @@ export class BlockWriter {
   /** Frees the compressor of a block that will not be written. */
   discard(): void {
     this.result ??= this.ended;
+    this.releaseStaging();
     this.compressor.destroy();
+  }
+
+  /** The staging buffer, empty now, goes back to the shared spares (the block takes no more records). */
+  private releaseStaging(): void {
+    returnStaging(this.staging);
+    this.staging = NO_STAGING;
   }
 
   private reserve(bytes: number): void {
@@ -195,8 +215,8 @@ export class BlockWriter {
   private flush(): void {
     if (this.used === 0) return;
     const full = this.staging;
-    this.compressor.write(full.subarray(0, this.used), () => this.spare.push(full));
-    this.staging = this.spare.pop() ?? Buffer.allocUnsafeSlow(STAGING_BYTES);
+    this.compressor.write(full.subarray(0, this.used), () => returnStaging(full));
+    this.staging = takeStaging();
     this.used = 0;
   }
 }
