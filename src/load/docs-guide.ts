@@ -124,7 +124,10 @@ what does not fit to \`<warehouse>.tmp/\`) and checkpoints when its write-ahead 
 memory and its commit has little left to write. Row group size is not part of the file format: any DuckDB that
 reads the format reads the rows.
 Warehouses created by store-sync are in DuckDB 1.5's storage format and need DuckDB 1.5 or newer to open
-([querying.md](querying.md)).
+([querying.md](querying.md)). In them \`_raw_landing_parts.bytes\` is declared \`USING COMPRESSION uncompressed\`:
+its bytes are brotli's output already, and DuckDB's string compression, which would otherwise be tried on every
+row group of them, gains nothing. Older warehouses keep their format, block size and the landing's compression
+(DuckDB cannot change a column's compression in place).
 
 ## Parquet
 
