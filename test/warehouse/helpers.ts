@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
-import { ident } from '../../src/load/sql.js';
+import { ident, literal } from '../../src/load/sql.js';
 import { silentLogger } from '../../src/log.js';
 import { dataTables, tableDef } from '../../src/normalize/index.js';
 
@@ -121,6 +121,12 @@ export async function snapshot(
 export async function count(connection: DuckDBConnection, table: string, where = 'true'): Promise<number> {
   const reader = await connection.runAndReadAll(`SELECT count(*) FROM ${ident(table)} WHERE ${where}`);
   return Number(reader.getRows()[0]![0]);
+}
+
+/** A DuckDB setting as DuckDB shows it (`256MB` shows as `244.1 MiB`). */
+export async function currentSetting(connection: DuckDBConnection, name: string): Promise<string> {
+  const reader = await connection.runAndReadAll(`SELECT current_setting(${literal(name)})`);
+  return String(reader.getRows()[0]![0]);
 }
 
 export const runMeta = (store = 'shop') => ({

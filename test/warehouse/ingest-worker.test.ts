@@ -10,7 +10,7 @@ import { StoreSyncError } from '../../src/errors.js';
 import { openWarehouse } from '../../src/load/index.js';
 import { DocumentReader } from '../../src/load/input/reader.js';
 import { createLogger, silentLogger } from '../../src/log.js';
-import { count, ndjson, orderDoc, snapshot, tableRows, tempDir } from './helpers.js';
+import { count, currentSetting, ndjson, orderDoc, snapshot, tableRows, tempDir } from './helpers.js';
 
 /**
  * Ingest reads files in worker threads, each taking every n-th batch, and loads on the main thread. The
@@ -95,10 +95,7 @@ describe('ingest: the worker thread', () => {
 
   it('DuckDB gets the cores the workers leave (at least one) while they run, and its setting back after, also after a failure', async () => {
     const warehouse = await openWarehouse(path.join(dir, 'threads.duckdb'), { threads: 4 });
-    const threads = async () =>
-      Number(
-        (await warehouse.connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]![0],
-      );
+    const threads = async () => Number(await currentSetting(warehouse.connection, 'threads'));
     // The limit is logged when it is set: what each run set it to, while it ran.
     const limits: unknown[] = [];
     const logger = createLogger({

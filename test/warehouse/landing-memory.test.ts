@@ -9,7 +9,7 @@ import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { LANDING_PART_BYTES } from '../../src/load/landing.js';
 import { silentLogger } from '../../src/log.js';
-import { count, FIXTURES, snapshot, tempDir } from './helpers.js';
+import { count, currentSetting, FIXTURES, snapshot, tempDir } from './helpers.js';
 
 /**
  * How the raw landing is stored (see landing.ts): DuckDB (1.5) pins every value of more than about 60 KB
@@ -43,6 +43,32 @@ async function landingStorage(connection: DuckDBConnection): Promise<Set<string>
      WHERE block_id >= 0`,
   );
   return new Set(reader.getRows().map(([id]) => String(id)));
+}
+
+/**
+ * A warehouse at `file` in the layout from before `_raw_landing_parts`: the fixture documents ingested (in
+ * batches of `batchDocuments`), `_raw_landing.payload` added, `edit` run on it (blocks' bytes, broken rows),
+ * then the parts table dropped and the schema fingerprint forgotten, so the next writer moves the landing.
+ */
+async function oldLayoutWarehouse(
+  file: string,
+  batchDocuments: number | undefined,
+  edit: (connection: DuckDBConnection) => Promise<void>,
+): Promise<void> {
+  const old = await openWarehouse(file);
+  try {
+    await ingestPaths(old, [path.join(FIXTURES, 'others.ndjson')], {
+      store: 'shop',
+      runId: 'ingest',
+      logger: silentLogger,
+      ...(batchDocuments ? { batchDocuments } : {}),
+    });
+    await old.connection.run('ALTER TABLE _raw_landing ADD COLUMN payload BLOB');
+    await edit(old.connection);
+    await old.connection.run('DROP TABLE _raw_landing_parts; DELETE FROM _schema');
+  } finally {
+    await old.close();
+  }
 }
 
 describe('warehouse: the raw landing does not fill DuckDB memory', () => {
@@ -194,16 +220,7 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
     const digest = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
     try {
       const expected = new Map<bigint, string>();
-      const old = await openWarehouse(file);
-      try {
-        await ingestPaths(old, [path.join(FIXTURES, 'others.ndjson')], {
-          store: 'shop',
-          runId: 'ingest',
-          logger: silentLogger,
-          batchDocuments: 1,
-        });
-        const c = old.connection;
-        await c.run('ALTER TABLE _raw_landing ADD COLUMN payload BLOB');
+      await oldLayoutWarehouse(file, 1, async (c) => {
         const seqs = (await c.runAndReadAll('SELECT first_seq FROM _raw_landing ORDER BY 1')).getRows();
         assert.ok(seqs.length >= 6, `at least 6 blocks (${seqs.length})`);
         for (const [seq] of seqs.slice(0, 6)) {
@@ -214,12 +231,8 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
           await update.run();
           expected.set(seq as bigint, digest(payload));
         }
-        await c.run(
-          'DELETE FROM _raw_landing WHERE payload IS NULL; DROP TABLE _raw_landing_parts; DELETE FROM _schema',
-        );
-      } finally {
-        await old.close();
-      }
+        await c.run('DELETE FROM _raw_landing WHERE payload IS NULL');
+      });
       const writer = await openWarehouse(file, { memoryLimit: '16MB' });
       try {
         const c = writer.connection;
@@ -234,8 +247,7 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
           moved.set(seq as bigint, digest(bytes));
         }
         assert.deepEqual(moved, expected, 'every block moved whole');
-        const limit = await c.runAndReadAll("SELECT current_setting('memory_limit')");
-        assert.equal(String(limit.getRows()[0]![0]), '15.2 MiB', "the writer's own limit is back");
+        assert.equal(await currentSetting(c, 'memory_limit'), '15.2 MiB', "the writer's own limit is back");
       } finally {
         await writer.close();
       }
@@ -250,24 +262,13 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
     const { dir, cleanup } = await tempDir();
     const file = path.join(dir, 'w.duckdb');
     try {
-      const old = await openWarehouse(file);
-      try {
-        await ingestPaths(old, [path.join(FIXTURES, 'others.ndjson')], {
-          store: 'shop',
-          runId: 'ingest',
-          logger: silentLogger,
-        });
-        // A landing row without its key cannot be copied into the rewritten _raw_landing (first_seq NOT NULL).
-        await old.connection.run(
-          `ALTER TABLE _raw_landing ADD COLUMN payload BLOB;
-           ALTER TABLE _raw_landing ALTER COLUMN first_seq DROP NOT NULL;
-           INSERT INTO _raw_landing (first_seq) VALUES (NULL);
-           DROP TABLE _raw_landing_parts;
-           DELETE FROM _schema`,
+      // A landing row without its key cannot be copied into the rewritten _raw_landing (first_seq NOT NULL).
+      await oldLayoutWarehouse(file, undefined, async (c) => {
+        await c.run(
+          `ALTER TABLE _raw_landing ALTER COLUMN first_seq DROP NOT NULL;
+           INSERT INTO _raw_landing (first_seq) VALUES (NULL)`,
         );
-      } finally {
-        await old.close();
-      }
+      });
       await assert.rejects(openWarehouse(file, { memoryLimit: '64MB' }), (error: Error) => {
         assert.match(error.message, /could not write the warehouse schema: .*NOT NULL/);
         assert.doesNotMatch(error.message, /transaction is aborted/);
@@ -287,8 +288,7 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
       }
       const mended = await openWarehouse(file, { memoryLimit: '64MB' });
       try {
-        const limit = await mended.connection.runAndReadAll("SELECT current_setting('memory_limit')");
-        assert.equal(String(limit.getRows()[0]![0]), '61.0 MiB');
+        assert.equal(await currentSetting(mended.connection, 'memory_limit'), '61.0 MiB');
       } finally {
         await mended.close();
       }

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { openWarehouse } from '../../src/load/index.js';
 import { NEW_WAREHOUSE_BLOCK_BYTES } from '../../src/load/open.js';
-import { ingestDocuments, orderDoc, tempDir } from './helpers.js';
+import { currentSetting, ingestDocuments, orderDoc, tempDir } from './helpers.js';
 
 /** A writer bounds DuckDB's memory and checkpoints by WAL size; a reader keeps DuckDB's defaults. */
 describe('warehouse: DuckDB settings of writers and readers', () => {
@@ -14,10 +14,10 @@ describe('warehouse: DuckDB settings of writers and readers', () => {
     const settings = async (readOnly: boolean) => {
       const warehouse = await openWarehouse(file, { readOnly });
       try {
-        const reader = await warehouse.connection.runAndReadAll(
-          "SELECT current_setting('memory_limit'), current_setting('checkpoint_threshold')",
-        );
-        return reader.getRows()[0]!.map(String);
+        return [
+          await currentSetting(warehouse.connection, 'memory_limit'),
+          await currentSetting(warehouse.connection, 'checkpoint_threshold'),
+        ];
       } finally {
         await warehouse.close();
       }

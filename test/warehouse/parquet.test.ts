@@ -13,7 +13,7 @@ import { ERROR_CODES } from '../../src/errors.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { fileLocks } from '../../src/load/open.js';
 import { silentLogger } from '../../src/log.js';
-import { count, FIXTURES, tempDir, tempWarehouse } from './helpers.js';
+import { count, currentSetting, FIXTURES, tempDir, tempWarehouse } from './helpers.js';
 
 const EXPORT_CHILD = new URL('./children/export-child.ts', import.meta.url).pathname;
 
@@ -346,17 +346,17 @@ describe('parquet export', () => {
       });
       await loader.close();
       const writer = await openWarehouse(file, { memoryLimit: '32MB' });
-      const limit = async () =>
-        String(
-          (await writer.connection.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]![0],
-        );
       try {
         const summary = await exportParquet(writer, path.join(fresh.dir, 'pq'), {
           tables: ['orders', 'order_lines'],
         });
         assert.equal(summary.tables.find((t) => t.table === 'orders')?.rows, 5_000);
         assert.equal((await readTable(path.join(fresh.dir, 'pq', 'orders'))).length, 5_000);
-        assert.equal(await limit(), '30.5 MiB', "the writer's limit is restored");
+        assert.equal(
+          await currentSetting(writer.connection, 'memory_limit'),
+          '30.5 MiB',
+          "the writer's limit is restored",
+        );
       } finally {
         await writer.close();
       }
