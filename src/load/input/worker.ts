@@ -63,6 +63,7 @@ port.on('message', (message: ToWorker) => {
         // Not held back by credit: the loader may be waiting for this digest to finish a batch.
         onDigest: (file, sha256) => port.postMessage({ type: 'digest', file, sha256 }),
         normalizer: own,
+        untilEmitted: true,
       },
     ).then(() => port.postMessage({ type: 'done' }), failed);
   }
