@@ -37,11 +37,22 @@ export interface OpenOptions {
  * of every table's row group in progress, so it goes with the checkpoint threshold, the row-group size and
  * the block size below. With a 1 GB threshold and DuckDB's default row groups, a million-document ingest
  * failed at 512 MB ("failed to pin block" in a commit) and a checkpoint failed fatally at 256 MB. With 64 MB,
- * 16,384-row groups and 128 KB blocks, 256 MB carries a million documents in the same time as 512 MB (ratio
- * to read + parse 1.94 against 1.89) with 250 MB less peak RSS, and 192 MB still completed: 256 MB keeps a
- * margin over the lowest that worked (docs/performance.md, "Peak memory").
+ * 16,384-row groups and 128 KB blocks, 256 MB carried a million documents in the same time as 512 MB with
+ * 250 MB less peak RSS, and 192 MB in the same time again with 50 to 70 MB less (58.5 s against 59.8 s; 200,000
+ * documents, runs taken in turn: 12.7 to 13.0 s against 13.0 to 13.5 s). Loading into a large warehouse
+ * reads stored keys, which DuckDB then caches less: 200,000 more documents into a million took 15.3 to 16.5 s
+ * against 14.7 to 16.1 s at 256 MB, within the noise. 128 MB still completes (it spills, and is slower),
+ * so 192 MB keeps a margin over it. Rebuild, one transaction over the whole warehouse, takes more
+ * (REBUILD_MEMORY_LIMIT). docs/performance.md, "Peak memory".
  */
-export const WRITER_MEMORY_LIMIT = '256MB';
+export const WRITER_MEMORY_LIMIT = '192MB';
+
+/**
+ * DuckDB's memory during a rebuild, which re-derives every table in one transaction and so spills what
+ * does not fit: a million documents took 57.7 s at 192 MB, 50.9 to 51.9 s at 256 MB and about the same at
+ * 512 MB (docs/performance.md, twelfth session).
+ */
+export const REBUILD_MEMORY_LIMIT = '256MB';
 
 /**
  * WAL size at which a writer's commit also checkpoints. Each checkpoint then writes at most one large
@@ -266,21 +277,17 @@ export async function openInstance(
 export const writerMemoryLimit = (options: OpenOptions): string => options.memoryLimit ?? WRITER_MEMORY_LIMIT;
 
 /**
- * Runs `fn` with DuckDB's default memory limit (80 % of the machine's or container's memory), as a read-only
- * open has, then restores the writer's limit (`options` are the writer's open options). A writer's limit is
- * sized for loading; an export's partitioned COPY and the move of an old landing need more (see their
- * callers). DuckDB 1.5.6's RESET changes the setting it reports but not its buffer pool's limit, so RESET
- * only serves to learn the default, which is then SET. Call it between statements, never beside one, and
- * outside a transaction that may abort.
+ * Runs `fn` with DuckDB's memory limit at `limit`, then restores the writer's limit (`options` are the
+ * writer's open options). Call it between statements, never beside one, and outside a transaction that
+ * may abort.
  */
-export async function withDefaultMemoryLimit<T>(
+export async function withMemoryLimit<T>(
   connection: DuckDBConnection,
   options: OpenOptions,
+  limit: string,
   fn: () => Promise<T>,
 ): Promise<T> {
-  await connection.run('RESET memory_limit');
-  const reader = await connection.runAndReadAll("SELECT current_setting('memory_limit')");
-  await connection.run(`SET memory_limit = ${literal(String(reader.getRows()[0]![0]))}`);
+  await connection.run(`SET memory_limit = ${literal(limit)}`);
   // The limit as configured: DuckDB shows it rounded (15.2 MiB for 16MB), and setting what it shows would
   // lower it a little at every round.
   const restore = () => connection.run(`SET memory_limit = ${literal(writerMemoryLimit(options))}`);
@@ -294,6 +301,22 @@ export async function withDefaultMemoryLimit<T>(
   }
   await restore();
   return result;
+}
+
+/**
+ * withMemoryLimit at DuckDB's default limit (80 % of the machine's or container's memory), as a read-only
+ * open has. A writer's limit is sized for loading; an export's partitioned COPY and the move of an old
+ * landing need more (see their callers). DuckDB 1.5.6's RESET changes the setting it reports but not its
+ * buffer pool's limit, so RESET only serves to learn the default, which is then SET.
+ */
+export async function withDefaultMemoryLimit<T>(
+  connection: DuckDBConnection,
+  options: OpenOptions,
+  fn: () => Promise<T>,
+): Promise<T> {
+  await connection.run('RESET memory_limit');
+  const reader = await connection.runAndReadAll("SELECT current_setting('memory_limit')");
+  return withMemoryLimit(connection, options, String(reader.getRows()[0]![0]), fn);
 }
 
 /** A connection to the warehouse of an instance from openInstance (a writer's is the attached database). */

@@ -25,7 +25,14 @@ import { KeyRanges } from './key-ranges.js';
 import { DELETE_ORPHAN_LANDING_PARTS_SQL } from './landing.js';
 import { Layouts } from './layouts.js';
 import { CREATE_KEY_TABLES_SQL, entityFullScanSql } from './merge.js';
-import { connectWarehouse, type OpenOptions, openInstance, withDefaultMemoryLimit } from './open.js';
+import {
+  connectWarehouse,
+  type OpenOptions,
+  openInstance,
+  REBUILD_MEMORY_LIMIT,
+  withDefaultMemoryLimit,
+  withMemoryLimit,
+} from './open.js';
 import { ident } from './sql.js';
 import { Transaction } from './transaction.js';
 
@@ -119,6 +126,12 @@ export class Warehouse {
   /** withDefaultMemoryLimit (open.ts) for a writer; a reader has DuckDB's default limit already. */
   withDefaultMemoryLimit<T>(fn: () => Promise<T>): Promise<T> {
     return this.readOnly ? fn() : withDefaultMemoryLimit(this.connection, this.options, fn);
+  }
+
+  /** Runs a rebuild with REBUILD_MEMORY_LIMIT (open.ts), unless the writer was opened with a limit of its own. */
+  withRebuildMemoryLimit<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.readOnly || this.options.memoryLimit !== undefined) return fn();
+    return withMemoryLimit(this.connection, this.options, REBUILD_MEMORY_LIMIT, fn);
   }
 
   /**

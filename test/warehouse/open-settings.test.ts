@@ -8,7 +8,7 @@ import { currentSetting, ingestDocuments, orderDoc, tempDir } from './helpers.js
 
 /** A writer bounds DuckDB's memory and checkpoints by WAL size; a reader keeps DuckDB's defaults. */
 describe('warehouse: DuckDB settings of writers and readers', () => {
-  it('a writer: 256 MB memory, checkpoints past a 64 MB WAL; a reader: the defaults', async () => {
+  it('a writer: 192 MB memory, checkpoints past a 64 MB WAL; a reader: the defaults', async () => {
     const { dir, cleanup } = await tempDir();
     const file = path.join(dir, 'w.duckdb');
     const settings = async (readOnly: boolean) => {
@@ -23,11 +23,34 @@ describe('warehouse: DuckDB settings of writers and readers', () => {
       }
     };
     try {
-      // DuckDB reads 256MB and 64MB as decimal megabytes and shows them in MiB.
-      assert.deepEqual(await settings(false), ['244.1 MiB', '61.0 MiB']);
+      // DuckDB reads 192MB and 64MB as decimal megabytes and shows them in MiB.
+      assert.deepEqual(await settings(false), ['183.1 MiB', '61.0 MiB']);
       const [memory, checkpoint] = await settings(true);
-      assert.notEqual(memory, '244.1 MiB');
+      assert.notEqual(memory, '183.1 MiB');
       assert.equal(checkpoint, '16.0 MiB');
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it("a rebuild runs with 256 MB, then the writer's limit is back; a limit asked for at open is kept", async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const memory = async (memoryLimit?: string) => {
+        const warehouse = await openWarehouse(path.join(dir, 'w.duckdb'), memoryLimit ? { memoryLimit } : {});
+        try {
+          const c = warehouse.connection;
+          const during = await warehouse.withRebuildMemoryLimit(() => currentSetting(c, 'memory_limit'));
+          const failed = await warehouse
+            .withRebuildMemoryLimit(() => Promise.reject(new Error('stopped')))
+            .catch((error: Error) => error.message);
+          return { during, failed, after: await currentSetting(c, 'memory_limit') };
+        } finally {
+          await warehouse.close();
+        }
+      };
+      assert.deepEqual(await memory(), { during: '244.1 MiB', failed: 'stopped', after: '183.1 MiB' });
+      assert.deepEqual(await memory('100MB'), { during: '95.3 MiB', failed: 'stopped', after: '95.3 MiB' });
     } finally {
       await cleanup();
     }

@@ -333,7 +333,7 @@ describe('parquet export', () => {
 
   it("a writer exports with DuckDB's default memory, not its loading limit, and gets its own limit back", async () => {
     // A partitioned COPY keeps a Parquet row group in progress per month: 5,000 orders over many months
-    // need more than 32 MB, as two million needed more than the writer's 256 MB.
+    // need more than 32 MB, as two million needed more than 256 MB.
     const fresh = await tempDir();
     try {
       const file = path.join(fresh.dir, 'w.duckdb');
