@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,7 +15,16 @@ import { writeOrderFiles } from './warehouse-data.js';
 
 export const DOCUMENTS = { full: 1_000_000, quick: 20_000 };
 
-const CHILD = fileURLToPath(new URL('./warehouse-child.ts', import.meta.url));
+/**
+ * The measured steps run compiled (dist/, `npm run build`, which `npm run bench` runs first), as the store-sync
+ * command does: through the TypeScript loader, an ingest held some 40 MB more, in the loader's threads.
+ */
+const CHILD = fileURLToPath(
+  new URL(
+    import.meta.url.endsWith('.js') ? './warehouse-child.js' : '../dist/bench/warehouse-child.js',
+    import.meta.url,
+  ),
+);
 const run = promisify(execFile);
 
 export interface StepResult {
@@ -26,7 +35,8 @@ export interface StepResult {
 }
 
 export async function step(args: string[]): Promise<StepResult> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', CHILD, ...args], {
+  if (!existsSync(CHILD)) throw new Error(`${CHILD} is missing: run \`npm run build\` first`);
+  const { stdout } = await run(process.execPath, [CHILD, ...args], {
     maxBuffer: 1 << 20,
     env: process.env,
   });

@@ -1,7 +1,31 @@
 #!/usr/bin/env node
-// The CLI is written in TypeScript and run through tsx's loader, so the installed
-// command and `npm start` always run the current sources with no build step.
-import { register } from 'tsx/esm/api';
+// The CLI is written in TypeScript and runs compiled to JavaScript in dist/ (`npm run build`, which `npm install`,
+// `npm start` and `npm test` run first). Running the sources through a TypeScript loader instead cost every run a
+// loader thread per JavaScript thread: about 40 MB more memory in an ingest, and 0.3 s more to start.
+import { existsSync, readdirSync, statSync } from 'node:fs';
 
-register();
-await import('../src/cli/main.ts');
+const main = new URL('../dist/src/cli/main.js', import.meta.url);
+// Written by `npm run build` once tsc has finished (tsc leaves unchanged outputs alone, so their times say nothing).
+const built = new URL('../dist/.built', import.meta.url);
+if (!existsSync(main) || !existsSync(built)) {
+  process.stderr.write(
+    'store-sync is not built: run `npm run build` (or `npm install`) in its folder first.\n',
+  );
+  process.exit(1);
+}
+
+// A source edited since the build would not run: say so rather than run the old code silently.
+const builtAt = statSync(built).mtimeMs;
+const edited = ['src', 'pipelines', 'schemas'].some((folder) => {
+  const root = new URL(`../${folder}/`, import.meta.url);
+  if (!existsSync(root)) return false;
+  return readdirSync(root, { recursive: true }).some(
+    (name) => String(name).endsWith('.ts') && statSync(new URL(String(name), root)).mtimeMs > builtAt,
+  );
+});
+if (edited)
+  process.stderr.write('store-sync: sources changed since the last build; run `npm run build` to run them.\n');
+
+// Stack traces (--verbose) name the TypeScript sources' lines, through the maps the build writes beside the code.
+process.setSourceMapsEnabled(true);
+await import(main.href);

@@ -22,7 +22,13 @@ export const WORKERS_FROM_BYTES = 16 << 20;
 /** The workers to use when none were asked for: none for small inputs, else one per core. */
 export const workersFor = (bytes: number): number => (bytes >= WORKERS_FROM_BYTES ? defaultWorkers() : 0);
 
-const BOOT = new URL('./worker-boot.mjs', import.meta.url);
+/**
+ * The worker's module. Compiled (dist/, as the store-sync command runs), it is worker.js beside this file;
+ * from the TypeScript sources (tests, `node --import tsx`), a worker does not inherit the main thread's
+ * loader, so worker-boot.mjs registers tsx in it first, and then loads worker.ts.
+ */
+const COMPILED = import.meta.url.endsWith('.js');
+const BOOT = new URL(COMPILED ? './worker.js' : './worker-boot.mjs', import.meta.url);
 const ENTRY = new URL('./worker.ts', import.meta.url).href;
 
 /**
@@ -54,7 +60,7 @@ function spawn(
   onFailure: (error: unknown) => void,
 ): Worker {
   const thread = new Worker(BOOT, {
-    workerData: { entry: ENTRY },
+    workerData: COMPILED ? undefined : { entry: ENTRY },
     resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
   });
   thread.on('message', (message: FromWorker) =>

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { BIN, REPO_ROOT } from './helpers.js';
+
+const run = promisify(execFile);
+
+/**
+ * bin/store-sync.js runs the compiled CLI in dist/. Without a build it says what to do instead of failing
+ * on a missing module, and with sources edited since the build it says the old code is what runs.
+ */
+describe('cli: the command runs the build', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'store-sync-bin-'));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  /** A copy of the command in a folder of its own, with or without the build beside it. */
+  async function layout(name: string, withBuild: boolean): Promise<string> {
+    const root = path.join(dir, name);
+    await mkdir(path.join(root, 'bin'), { recursive: true });
+    await copyFile(BIN, path.join(root, 'bin', 'store-sync.js'));
+    await writeFile(path.join(root, 'package.json'), '{"type": "module"}\n');
+    if (withBuild) {
+      await symlink(path.join(REPO_ROOT, 'dist'), path.join(root, 'dist'));
+      await symlink(path.join(REPO_ROOT, 'node_modules'), path.join(root, 'node_modules'));
+    }
+    return path.join(root, 'bin', 'store-sync.js');
+  }
+
+  it('not built: exits 1 and says to build', async () => {
+    const bin = await layout('unbuilt', false);
+    const failure = await run(process.execPath, [bin, '--help']).then(
+      () => assert.fail('ran without a build'),
+      (error: { code: number; stderr: string }) => error,
+    );
+    assert.equal(failure.code, 1);
+    assert.match(failure.stderr, /store-sync is not built: run `npm run build`/);
+  });
+
+  it('built: runs it, and warns only when a source is newer than the build', async () => {
+    const bin = await layout('built', true);
+    const quiet = await run(process.execPath, [bin, '--help']);
+    assert.match(quiet.stdout, /store-sync <command>/);
+    assert.equal(quiet.stderr, '');
+
+    const source = path.join(dir, 'built', 'src', 'cli', 'main.ts');
+    await mkdir(path.dirname(source), { recursive: true });
+    await writeFile(source, 'export {};\n');
+    const later = new Date(Date.now() + 60_000);
+    await utimes(source, later, later);
+    const warned = await run(process.execPath, [bin, '--help']);
+    assert.match(warned.stdout, /store-sync <command>/);
+    assert.match(warned.stderr, /sources changed since the last build; run `npm run build`/);
+  });
+});
