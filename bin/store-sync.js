@@ -5,7 +5,8 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 
 const main = new URL('../dist/src/cli/main.js', import.meta.url);
-// Written by `npm run build` once tsc has finished (tsc leaves unchanged outputs alone, so their times say nothing).
+// Written by `npm run build` once tsc has finished (tsc leaves unchanged outputs alone, so their times say
+// nothing).
 const built = new URL('../dist/.built', import.meta.url);
 if (!existsSync(main) || !existsSync(built)) {
   process.stderr.write(
@@ -24,8 +25,11 @@ const edited = ['src', 'pipelines', 'schemas'].some((folder) => {
   );
 });
 if (edited)
-  process.stderr.write('store-sync: sources changed since the last build; run `npm run build` to run them.\n');
+  process.stderr.write(
+    'store-sync: sources changed since the last build; run `npm run build` to run them.\n',
+  );
 
-// Stack traces (--verbose) name the TypeScript sources' lines, through the maps the build writes beside the code.
+// Stack traces (--verbose) name the TypeScript sources' lines, through the maps the build writes beside the
+// code.
 process.setSourceMapsEnabled(true);
 await import(main.href);
