@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The CLI is written in TypeScript and runs compiled to JavaScript in dist/ (`npm run build`, which `npm install`,
-// `npm start` and `npm test` run first). Running the sources through a TypeScript loader instead cost every run a
-// loader thread per JavaScript thread: about 40 MB more memory in an ingest, and 0.3 s more to start.
+// The CLI is written in TypeScript and runs compiled to JavaScript in dist/ (`npm run build`, which
+// `npm install`, `npm start` and `npm test` run first). Running the sources through a TypeScript loader
+// instead cost every run a loader thread per JavaScript thread: about 40 MB more memory in an ingest, and
+// 0.3 s more to start.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 
 const main = new URL('../dist/src/cli/main.js', import.meta.url);
