@@ -377,6 +377,7 @@ export async function ingestPaths(
   const run = new IngestRun(warehouse, options);
   await run.start();
   let restoreThreads: () => Promise<void> = async () => {};
+  let restoreMemory: () => Promise<void> = async () => {};
   try {
     const plans = await run.plan(files);
     // Stopped while the ledger was checked (hashing touched files can take a while): nothing is read.
@@ -388,6 +389,7 @@ export async function ingestPaths(
       const workers = plans.some((p) => p.path === '-') ? 0 : (options.workers ?? workersFor(bytes));
       run.summary.workers = workers;
       restoreThreads = await warehouse.shareCores(workers, options.logger);
+      if (workers > 0) restoreMemory = await warehouse.limitMemoryForStreaming(options.logger);
       const reading =
         workers > 0
           ? prepareInWorkers(job, workers, run.accept)
@@ -408,6 +410,7 @@ export async function ingestPaths(
   } finally {
     // After finish or abort: nothing of the run is still running on the connection.
     await restoreThreads();
+    await restoreMemory();
   }
   return run.summary;
 }

@@ -97,12 +97,10 @@ async function readBlocks(connection: DuckDBConnection, seqs: number[]): Promise
 /** A landed record's typical size, to size rebuild like ingest: API records and documents run 1-6 KB. */
 const RECORD_BYTES = 2048;
 
-export function rebuildWarehouse(warehouse: Warehouse, options: RebuildOptions): Promise<RebuildSummary> {
-  // One transaction re-derives every table: DuckDB gets more memory than a load's (open.ts).
-  return warehouse.withRebuildMemoryLimit(() => rebuild(warehouse, options));
-}
-
-async function rebuild(warehouse: Warehouse, options: RebuildOptions): Promise<RebuildSummary> {
+export async function rebuildWarehouse(
+  warehouse: Warehouse,
+  options: RebuildOptions,
+): Promise<RebuildSummary> {
   const tables = dataTables();
   const summary: RebuildSummary = {
     blocks: 0,

@@ -117,8 +117,8 @@ one DuckDB transaction; ingest commits thousands of documents per transaction to
 each file (\`_ingested_files\`). A run killed at any instant resumes from the last commit. Only one process writes a
 warehouse: a second writer stops at once with \`another store-sync process (pid N) is writing to …\`. DuckDB does not
 let other processes read a file while one writes it, so \`store-sync query\` and other readers wait for the run to
-finish (they fail at once with a message saying so). A writer limits DuckDB to 192 MB of memory, 256 MB during a
-rebuild (DuckDB spills what does not fit to \`<warehouse>.tmp/\`), and checkpoints when its write-ahead log (\`<warehouse>.wal\`) passes
+finish (they fail at once with a message saying so). A writer limits DuckDB to 256 MB of memory, 192 MB while an
+ingest streams a large input through worker threads (DuckDB spills what does not fit to \`<warehouse>.tmp/\`), and checkpoints when its write-ahead log (\`<warehouse>.wal\`) passes
 64 MB and when it closes; read-only opens keep DuckDB's defaults. A writer writes row groups of 16,384 rows
 (DuckDB's default is 122,880): DuckDB writes each to the file as soon as it fills, so a large load keeps little in
 memory and its commit has little left to write. Row group size is not part of the file format: any DuckDB that
@@ -138,7 +138,7 @@ refunds, subscriptions, fulfillments and their line items) are Hive-partitioned 
 \`month=__HIVE_DEFAULT_PARTITION__\` when the order is unknown. Other tables are one \`data.parquet\` each. DECIMAL stays DECIMAL and TIMESTAMPTZ is a UTC-adjusted
 microsecond timestamp, so any Parquet reader gets the exact values. An export runs with DuckDB's default memory
 limit (80 % of the machine's or container's memory), also when \`sync\` exports after a run through its writer,
-whose own 192 MB limit is for loading: a partitioned COPY keeps a Parquet row group in progress for every month,
+whose own 256 MB limit is for loading: a partitioned COPY keeps a Parquet row group in progress for every month,
 and the orders of two million documents did not fit in 256 MB.
 
 Re-exporting replaces a table atomically: \`<dir>/<table>\` is a symbolic link to a complete version directory in

@@ -37,22 +37,21 @@ export interface OpenOptions {
  * of every table's row group in progress, so it goes with the checkpoint threshold, the row-group size and
  * the block size below. With a 1 GB threshold and DuckDB's default row groups, a million-document ingest
  * failed at 512 MB ("failed to pin block" in a commit) and a checkpoint failed fatally at 256 MB. With 64 MB,
- * 16,384-row groups and 128 KB blocks, 256 MB carried a million documents in the same time as 512 MB with
- * 250 MB less peak RSS, and 192 MB in the same time again with 50 to 70 MB less (58.5 s against 59.8 s; 200,000
- * documents, runs taken in turn: 12.7 to 13.0 s against 13.0 to 13.5 s). Loading into a large warehouse
- * reads stored keys, which DuckDB then caches less: 200,000 more documents into a million took 15.3 to 16.5 s
- * against 14.7 to 16.1 s at 256 MB, within the noise. 128 MB still completes (it spills, and is slower),
- * so 192 MB keeps a margin over it. Rebuild, one transaction over the whole warehouse, takes more
- * (REBUILD_MEMORY_LIMIT). docs/performance.md, "Peak memory".
+ * 16,384-row groups and 128 KB blocks, 256 MB carries a million documents in the same time as 512 MB (ratio
+ * to read + parse 1.94 against 1.89) with 250 MB less peak RSS, and 192 MB still completed. Many small
+ * loads into one warehouse need the 256 MB, though: 4,000 documents ingested 24 at a time took 111 s at
+ * 192 MB against 35 s (a sync commits page by page the same way). docs/performance.md, "Peak memory".
  */
-export const WRITER_MEMORY_LIMIT = '192MB';
+export const WRITER_MEMORY_LIMIT = '256MB';
 
 /**
- * DuckDB's memory during a rebuild, which re-derives every table in one transaction and so spills what
- * does not fit: a million documents took 57.7 s at 192 MB, 50.9 to 51.9 s at 256 MB and about the same at
- * 512 MB (docs/performance.md, twelfth session).
+ * DuckDB's memory while an ingest streams a large input through worker threads (input/parallel.ts,
+ * WORKERS_FROM_BYTES): a few large commits, which read back little of what they wrote. A million documents
+ * took 58.5 s at 192 MB against 59.8 s at 256 MB, and 200,000 documents re-ingested into that warehouse
+ * 15.4 to 17.0 s against 16.0 to 16.5 s, with 30 to 70 MB less peak RSS (docs/performance.md, thirteenth
+ * session). Small ingests and syncs, many small commits, keep the writer's limit (above).
  */
-export const REBUILD_MEMORY_LIMIT = '256MB';
+export const STREAMING_INGEST_MEMORY_LIMIT = '192MB';
 
 /**
  * WAL size at which a writer's commit also checkpoints. Each checkpoint then writes at most one large
@@ -277,20 +276,30 @@ export async function openInstance(
 export const writerMemoryLimit = (options: OpenOptions): string => options.memoryLimit ?? WRITER_MEMORY_LIMIT;
 
 /**
- * Runs `fn` with DuckDB's memory limit at `limit`, then restores the writer's limit (`options` are the
- * writer's open options). Call it between statements, never beside one, and outside a transaction that
- * may abort.
+ * Sets DuckDB's memory limit to `limit` and returns what sets the writer's back (`options` are the writer's
+ * open options). Call both between statements, never beside one, and outside a transaction that may abort.
  */
+export async function setMemoryLimit(
+  connection: DuckDBConnection,
+  options: OpenOptions,
+  limit: string,
+): Promise<() => Promise<void>> {
+  await connection.run(`SET memory_limit = ${literal(limit)}`);
+  // The limit as configured: DuckDB shows it rounded (15.2 MiB for 16MB), and setting what it shows would
+  // lower it a little at every round.
+  return async () => {
+    await connection.run(`SET memory_limit = ${literal(writerMemoryLimit(options))}`);
+  };
+}
+
+/** Runs `fn` with DuckDB's memory limit at `limit` (setMemoryLimit), then restores the writer's. */
 export async function withMemoryLimit<T>(
   connection: DuckDBConnection,
   options: OpenOptions,
   limit: string,
   fn: () => Promise<T>,
 ): Promise<T> {
-  await connection.run(`SET memory_limit = ${literal(limit)}`);
-  // The limit as configured: DuckDB shows it rounded (15.2 MiB for 16MB), and setting what it shows would
-  // lower it a little at every round.
-  const restore = () => connection.run(`SET memory_limit = ${literal(writerMemoryLimit(options))}`);
+  const restore = await setMemoryLimit(connection, options, limit);
   let result: T;
   try {
     result = await fn();

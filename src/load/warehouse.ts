@@ -29,9 +29,9 @@ import {
   connectWarehouse,
   type OpenOptions,
   openInstance,
-  REBUILD_MEMORY_LIMIT,
+  STREAMING_INGEST_MEMORY_LIMIT,
+  setMemoryLimit,
   withDefaultMemoryLimit,
-  withMemoryLimit,
 } from './open.js';
 import { ident } from './sql.js';
 import { Transaction } from './transaction.js';
@@ -128,10 +128,16 @@ export class Warehouse {
     return this.readOnly ? fn() : withDefaultMemoryLimit(this.connection, this.options, fn);
   }
 
-  /** Runs a rebuild with REBUILD_MEMORY_LIMIT (open.ts), unless the writer was opened with a limit of its own. */
-  withRebuildMemoryLimit<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.readOnly || this.options.memoryLimit !== undefined) return fn();
-    return withMemoryLimit(this.connection, this.options, REBUILD_MEMORY_LIMIT, fn);
+  /**
+   * Gives DuckDB STREAMING_INGEST_MEMORY_LIMIT (open.ts) while an ingest streams a large input, unless the
+   * writer was opened with a limit of its own; returns what restores the writer's. Call both between
+   * statements, never beside one.
+   */
+  async limitMemoryForStreaming(logger: Logger): Promise<() => Promise<void>> {
+    if (this.readOnly || this.options.memoryLimit !== undefined) return async () => undefined;
+    const restore = await setMemoryLimit(this.connection, this.options, STREAMING_INGEST_MEMORY_LIMIT);
+    logger.debug('duckdb_memory_limit', { limit: STREAMING_INGEST_MEMORY_LIMIT });
+    return restore;
   }
 
   /**

@@ -1,14 +1,17 @@
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { ingestPaths } from '../../pipelines/ingest.js';
 import { openWarehouse } from '../../src/load/index.js';
 import { NEW_WAREHOUSE_BLOCK_BYTES } from '../../src/load/open.js';
-import { currentSetting, ingestDocuments, orderDoc, tempDir } from './helpers.js';
+import { createLogger, silentLogger } from '../../src/log.js';
+import { currentSetting, ingestDocuments, ndjson, orderDoc, tempDir } from './helpers.js';
 
 /** A writer bounds DuckDB's memory and checkpoints by WAL size; a reader keeps DuckDB's defaults. */
 describe('warehouse: DuckDB settings of writers and readers', () => {
-  it('a writer: 192 MB memory, checkpoints past a 64 MB WAL; a reader: the defaults', async () => {
+  it('a writer: 256 MB memory, checkpoints past a 64 MB WAL; a reader: the defaults', async () => {
     const { dir, cleanup } = await tempDir();
     const file = path.join(dir, 'w.duckdb');
     const settings = async (readOnly: boolean) => {
@@ -23,34 +26,59 @@ describe('warehouse: DuckDB settings of writers and readers', () => {
       }
     };
     try {
-      // DuckDB reads 192MB and 64MB as decimal megabytes and shows them in MiB.
-      assert.deepEqual(await settings(false), ['183.1 MiB', '61.0 MiB']);
+      // DuckDB reads 256MB and 64MB as decimal megabytes and shows them in MiB.
+      assert.deepEqual(await settings(false), ['244.1 MiB', '61.0 MiB']);
       const [memory, checkpoint] = await settings(true);
-      assert.notEqual(memory, '183.1 MiB');
+      assert.notEqual(memory, '244.1 MiB');
       assert.equal(checkpoint, '16.0 MiB');
     } finally {
       await cleanup();
     }
   });
 
-  it("a rebuild runs with 256 MB, then the writer's limit is back; a limit asked for at open is kept", async () => {
+  it('an ingest that streams through workers gives DuckDB 192 MB, then 256 MB again; a small one keeps 256 MB', async () => {
     const { dir, cleanup } = await tempDir();
     try {
-      const memory = async (memoryLimit?: string) => {
-        const warehouse = await openWarehouse(path.join(dir, 'w.duckdb'), memoryLimit ? { memoryLimit } : {});
+      const input = path.join(dir, 'orders.ndjson');
+      await writeFile(
+        input,
+        ndjson([orderDoc(1, '2024-05-01T10:00:00Z'), orderDoc(2, '2024-05-02T10:00:00Z')]),
+      );
+      const ingestWith = async (workers: number, memoryLimit?: string) => {
+        const warehouse = await openWarehouse(
+          path.join(dir, `w-${workers}-${memoryLimit}.duckdb`),
+          memoryLimit ? { memoryLimit } : {},
+        );
+        const events: string[] = [];
+        const logger = createLogger({
+          level: 'debug',
+          format: 'json',
+          write: (line) => {
+            const entry = JSON.parse(line) as { event: string; limit?: string };
+            if (entry.event === 'duckdb_memory_limit') events.push(String(entry.limit));
+          },
+        });
         try {
-          const c = warehouse.connection;
-          const during = await warehouse.withRebuildMemoryLimit(() => currentSetting(c, 'memory_limit'));
-          const failed = await warehouse
-            .withRebuildMemoryLimit(() => Promise.reject(new Error('stopped')))
-            .catch((error: Error) => error.message);
-          return { during, failed, after: await currentSetting(c, 'memory_limit') };
+          await ingestPaths(warehouse, [input], { store: 's', runId: 'r', logger, workers });
+          return { during: events, after: await currentSetting(warehouse.connection, 'memory_limit') };
         } finally {
           await warehouse.close();
         }
       };
-      assert.deepEqual(await memory(), { during: '244.1 MiB', failed: 'stopped', after: '183.1 MiB' });
-      assert.deepEqual(await memory('100MB'), { during: '95.3 MiB', failed: 'stopped', after: '95.3 MiB' });
+      assert.deepEqual(await ingestWith(1), { during: ['192MB'], after: '244.1 MiB' });
+      assert.deepEqual(await ingestWith(0), { during: [], after: '244.1 MiB' });
+      // A limit asked for at open is the one used throughout.
+      assert.deepEqual(await ingestWith(1, '100MB'), { during: [], after: '95.3 MiB' });
+
+      const warehouse = await openWarehouse(path.join(dir, 'direct.duckdb'));
+      try {
+        const restore = await warehouse.limitMemoryForStreaming(silentLogger);
+        assert.equal(await currentSetting(warehouse.connection, 'memory_limit'), '183.1 MiB');
+        await restore();
+        assert.equal(await currentSetting(warehouse.connection, 'memory_limit'), '244.1 MiB');
+      } finally {
+        await warehouse.close();
+      }
     } finally {
       await cleanup();
     }
