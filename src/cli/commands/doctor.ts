@@ -3,8 +3,6 @@ import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { readToken, type StoreConfig, type SyncConfig } from '../../config.js';
 import { asStoreSyncError, ERROR_CODES } from '../../errors.js';
-import { ApiClient, parseBaseUrl, probeStreamAccess, STREAMS } from '../../extract/index.js';
-import { openWarehouse, tableDefinitions } from '../../load/index.js';
 import { type JobArgs, resolveJob, selectStores, withJobOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 
@@ -21,6 +19,8 @@ interface Check {
 }
 
 async function storeChecks(store: StoreConfig): Promise<Check[]> {
+  // Loaded here, not with the command's definition: every command's options are read at start.
+  const { ApiClient, parseBaseUrl, probeStreamAccess, STREAMS } = await import('../../extract/index.js');
   const checks: Check[] = [];
   const label = `store ${store.name}`;
   try {
@@ -131,6 +131,7 @@ async function warehouseChecks(config: SyncConfig): Promise<Check[]> {
     return checks;
   }
   try {
+    const { openWarehouse, tableDefinitions } = await import('../../load/index.js');
     const warehouse = await openWarehouse(config.warehouse, { readOnly: true });
     try {
       const missing: string[] = [];

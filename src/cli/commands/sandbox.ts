@@ -1,5 +1,4 @@
 import type { CommandModule } from 'yargs';
-import { SCOPES } from '../../../schemas/index.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { Scale } from '../../sandbox/model/types.js';
 import { integerOption } from '../context.js';
@@ -83,6 +82,7 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
     }
     // Loaded on demand: other commands should not pay for importing the sandbox and its data generator.
     const { startSandbox } = await import('../../sandbox/index.js');
+    const { SCOPES } = await import('../../../schemas/index.js');
     const sandbox = await startSandbox({
       host: args.host,
       port: integerOption('port', args.port, 0, 65535),
