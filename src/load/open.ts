@@ -292,14 +292,21 @@ export async function setMemoryLimit(
   };
 }
 
-/** Runs `fn` with DuckDB's memory limit at `limit` (setMemoryLimit), then restores the writer's. */
-export async function withMemoryLimit<T>(
+/**
+ * Runs `fn` with DuckDB's default memory limit (80 % of the machine's or container's memory), as a read-only
+ * open has, then restores the writer's (setMemoryLimit). A writer's limit is sized for loading; an export's
+ * partitioned COPY and the move of an old landing need more (see their callers). DuckDB 1.5.6's RESET changes
+ * the setting it reports but not its buffer pool's limit, so RESET only serves to learn the default, which
+ * is then SET.
+ */
+export async function withDefaultMemoryLimit<T>(
   connection: DuckDBConnection,
   options: OpenOptions,
-  limit: string,
   fn: () => Promise<T>,
 ): Promise<T> {
-  const restore = await setMemoryLimit(connection, options, limit);
+  await connection.run('RESET memory_limit');
+  const reader = await connection.runAndReadAll("SELECT current_setting('memory_limit')");
+  const restore = await setMemoryLimit(connection, options, String(reader.getRows()[0]![0]));
   let result: T;
   try {
     result = await fn();
@@ -310,22 +317,6 @@ export async function withMemoryLimit<T>(
   }
   await restore();
   return result;
-}
-
-/**
- * withMemoryLimit at DuckDB's default limit (80 % of the machine's or container's memory), as a read-only
- * open has. A writer's limit is sized for loading; an export's partitioned COPY and the move of an old
- * landing need more (see their callers). DuckDB 1.5.6's RESET changes the setting it reports but not its
- * buffer pool's limit, so RESET only serves to learn the default, which is then SET.
- */
-export async function withDefaultMemoryLimit<T>(
-  connection: DuckDBConnection,
-  options: OpenOptions,
-  fn: () => Promise<T>,
-): Promise<T> {
-  await connection.run('RESET memory_limit');
-  const reader = await connection.runAndReadAll("SELECT current_setting('memory_limit')");
-  return withMemoryLimit(connection, options, String(reader.getRows()[0]![0]), fn);
 }
 
 /** A connection to the warehouse of an instance from openInstance (a writer's is the attached database). */
