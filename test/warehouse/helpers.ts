@@ -6,7 +6,7 @@ import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { ident, literal } from '../../src/load/sql.js';
-import { silentLogger } from '../../src/log.js';
+import { createLogger, type Logger, silentLogger } from '../../src/log.js';
 import { dataTables, tableDef } from '../../src/normalize/index.js';
 
 /** Shared by the warehouse tests: temp folders, warehouses, and rows read back in a comparable form. */
@@ -127,6 +127,20 @@ export async function count(connection: DuckDBConnection, table: string, where =
 export async function currentSetting(connection: DuckDBConnection, name: string): Promise<string> {
   const reader = await connection.runAndReadAll(`SELECT current_setting(${literal(name)})`);
   return String(reader.getRows()[0]![0]);
+}
+
+/** A debug logger that keeps, in order, `field` of every `event` logged to it. */
+export function loggedValues(event: string, field: string): { logger: Logger; values: unknown[] } {
+  const values: unknown[] = [];
+  const logger = createLogger({
+    level: 'debug',
+    format: 'json',
+    write: (line) => {
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      if (entry.event === event) values.push(entry[field]);
+    },
+  });
+  return { logger, values };
 }
 
 export const runMeta = (store = 'shop') => ({

@@ -10,7 +10,16 @@ import { StoreSyncError } from '../../src/errors.js';
 import { openWarehouse } from '../../src/load/index.js';
 import { DocumentReader } from '../../src/load/input/reader.js';
 import { createLogger, silentLogger } from '../../src/log.js';
-import { count, currentSetting, ndjson, orderDoc, snapshot, tableRows, tempDir } from './helpers.js';
+import {
+  count,
+  currentSetting,
+  loggedValues,
+  ndjson,
+  orderDoc,
+  snapshot,
+  tableRows,
+  tempDir,
+} from './helpers.js';
 
 /**
  * Ingest reads files in worker threads, each taking every n-th batch, and loads on the main thread. The
@@ -97,15 +106,7 @@ describe('ingest: the worker thread', () => {
     const warehouse = await openWarehouse(path.join(dir, 'threads.duckdb'), { threads: 4 });
     const threads = async () => Number(await currentSetting(warehouse.connection, 'threads'));
     // The limit is logged when it is set: what each run set it to, while it ran.
-    const limits: unknown[] = [];
-    const logger = createLogger({
-      level: 'debug',
-      format: 'json',
-      write: (line) => {
-        const entry = JSON.parse(line) as { event: string; threads?: number };
-        if (entry.event === 'duckdb_threads') limits.push(entry.threads);
-      },
-    });
+    const { logger, values: limits } = loggedValues('duckdb_threads', 'threads');
     try {
       const restore = await warehouse.shareCores(os.availableParallelism(), logger);
       assert.equal(await threads(), 1, 'as many workers as cores leave DuckDB one thread');

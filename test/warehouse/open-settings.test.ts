@@ -6,8 +6,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { openWarehouse } from '../../src/load/index.js';
 import { NEW_WAREHOUSE_BLOCK_BYTES } from '../../src/load/open.js';
-import { createLogger, silentLogger } from '../../src/log.js';
-import { currentSetting, ingestDocuments, ndjson, orderDoc, tempDir } from './helpers.js';
+import { silentLogger } from '../../src/log.js';
+import { currentSetting, ingestDocuments, loggedValues, ndjson, orderDoc, tempDir } from './helpers.js';
 
 /** A writer bounds DuckDB's memory and checkpoints by WAL size; a reader keeps DuckDB's defaults. */
 describe('warehouse: DuckDB settings of writers and readers', () => {
@@ -49,18 +49,10 @@ describe('warehouse: DuckDB settings of writers and readers', () => {
           path.join(dir, `w-${workers}-${memoryLimit}.duckdb`),
           memoryLimit ? { memoryLimit } : {},
         );
-        const events: string[] = [];
-        const logger = createLogger({
-          level: 'debug',
-          format: 'json',
-          write: (line) => {
-            const entry = JSON.parse(line) as { event: string; limit?: string };
-            if (entry.event === 'duckdb_memory_limit') events.push(String(entry.limit));
-          },
-        });
+        const { logger, values: during } = loggedValues('duckdb_memory_limit', 'limit');
         try {
           await ingestPaths(warehouse, [input], { store: 's', runId: 'r', logger, workers });
-          return { during: events, after: await currentSetting(warehouse.connection, 'memory_limit') };
+          return { during, after: await currentSetting(warehouse.connection, 'memory_limit') };
         } finally {
           await warehouse.close();
         }
