@@ -57,6 +57,9 @@ export function snapshotBuffers(snapshot: RowsSnapshot): ArrayBuffer[] {
 /** Handed-back buffer sets a table keeps (see TableRows.reuse): as many as batches are on their way back. */
 const MAX_SPARES = 3;
 
+/** The validity of a table between a snapshot and its next row (see TableRows.dropBuffers). */
+const NO_ROWS = new Uint8Array(0);
+
 /** Strings up to this length are encoded by a JavaScript loop; a native call costs more than that. */
 const SHORT_TEXT = 32;
 
@@ -164,7 +167,11 @@ class TextColumn {
 export class TableRows {
   readonly kinds: StageKind[];
   length = 0;
+  /** Rows the typed buffers hold; 0 between a snapshot and the next row (see takeSnapshot). */
   private capacity = 256;
+  /** Rows and text bytes per column that fresh buffers are made for: a quarter more than the last batch. */
+  private nextRows = 256;
+  private nextTextBytes: number[] = [];
   // The typed buffers are set by allocate(), from the constructor on.
   /** Two 32-bit words per row (little-endian int64), shared with `u32` below. */
   i64!: (Int32Array | null)[];
@@ -229,21 +236,14 @@ export class TableRows {
       this.text = this.kinds.map(() => null);
       return;
     }
-    // The next batch is likely as big as the last: fresh buffers hold a quarter more than it did (rows
-    // and text), not the doubled capacity it grew to.
-    if (this.length > 0) this.capacity = Math.max(256, Math.ceil(this.length * 1.25));
+    this.capacity = this.nextRows;
     this.i64 = this.kinds.map((k) => (k === 'i64' ? new Int32Array(this.capacity * 2) : null));
     this.u32 = this.i64.map((a) => (a ? new Uint32Array(a.buffer) : null));
     this.f64 = this.kinds.map((k) => (k === 'f64' ? new Float64Array(this.capacity) : null));
     this.u8 = this.kinds.map((k) => (k === 'bool' ? new Uint8Array(this.capacity) : null));
     this.valid = this.kinds.map(() => new Uint8Array(this.capacity));
     this.building = this.kinds.map((k, column) =>
-      k === 'str'
-        ? new TextColumn(
-            this.capacity,
-            Math.max(256, Math.ceil((this.text?.[column]?.bytes.length ?? 0) * 1.25)),
-          )
-        : null,
+      k === 'str' ? new TextColumn(this.capacity, Math.max(256, this.nextTextBytes[column] ?? 0)) : null,
     );
     this.text = this.kinds.map(() => null);
   }
@@ -259,9 +259,12 @@ export class TableRows {
 
   /**
    * Seals and hands the content over as a snapshot (its typed arrays can be transferred), leaving this
-   * object empty with fresh buffers of the same capacity, ready for the next batch.
+   * object empty and without buffers: the next row takes handed-back ones, or fresh ones sized by this
+   * batch. Taking them here, while the batch before is still being loaded, made an ingest worker hold a
+   * third set of batch buffers (some 25 MB) besides the one being loaded and the one handed over.
    */
   takeSnapshot(): RowsSnapshot {
+    if (this.capacity === 0) this.allocate();
     this.seal();
     const snapshot: RowsSnapshot = {
       name: this.name,
@@ -273,7 +276,13 @@ export class TableRows {
       list: this.list.map((l) => l?.slice(0, this.length) ?? null),
       valid: this.valid.map((a) => a.subarray(0, this.length)),
     };
-    this.allocate();
+    // The next batch is likely as big as this one: fresh buffers hold a quarter more than it did (rows
+    // and text), not the doubled capacity it grew to.
+    if (this.length > 0) {
+      this.nextRows = Math.max(256, Math.ceil(this.length * 1.25));
+      this.nextTextBytes = this.text.map((t) => Math.ceil((t?.bytes.length ?? 0) * 1.25));
+    }
+    this.dropBuffers();
     for (const l of this.list) if (l) l.length = 0;
     this.length = 0;
     this.sealed = false;
@@ -458,7 +467,23 @@ export class TableRows {
     }
   }
 
+  /** No buffers until the next row (see takeSnapshot); what stays is empty, so clearing is a no-op. */
+  private dropBuffers(): void {
+    this.capacity = 0;
+    this.i64 = this.kinds.map(() => null);
+    this.u32 = this.kinds.map(() => null);
+    this.f64 = this.kinds.map(() => null);
+    this.u8 = this.kinds.map(() => null);
+    this.valid = this.kinds.map(() => NO_ROWS);
+    this.building = this.kinds.map(() => null);
+    this.text = this.kinds.map(() => null);
+  }
+
   private grow(): void {
+    if (this.capacity === 0) {
+      this.allocate();
+      return;
+    }
     const capacity = this.capacity * 2;
     const copy = <T extends Int32Array | Float64Array | Uint8Array>(
       a: T | null,

@@ -3,8 +3,9 @@ import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { prepareFiles } from '../../src/load/input/prepare.js';
-import { Normalizer } from '../../src/normalize/index.js';
+import { prepareInWorkers } from '../../src/load/input/parallel.js';
+import { type FilePlan, prepareFiles } from '../../src/load/input/prepare.js';
+import { Normalizer, TableRows, tableDef } from '../../src/normalize/index.js';
 import { ndjson, orderDoc, tempDir } from './helpers.js';
 
 /**
@@ -36,36 +37,31 @@ describe('ingest: reading ahead of the batch handed over', () => {
     }
   }
 
+  /** The whole file, read from its start in batches of 10 documents (35: four batches). */
+  async function plan(): Promise<{ files: FilePlan[]; batchDocuments: number; batchBytes: number }> {
+    const entry = {
+      size: (await stat(file)).size,
+      mtimeMs: 0,
+      sha256: null,
+      status: 'partial' as const,
+      byteOffset: 0,
+      line: 0,
+      documents: 0,
+      rejected: 0,
+    };
+    return {
+      files: [{ index: 0, path: file, status: 'loaded', entry }],
+      batchDocuments: 10,
+      batchBytes: 1 << 30,
+    };
+  }
+
   /** For each batch handed over: how many batches after it had been sealed by the time it was taken. */
   async function sealedWhileEmitting(untilEmitted: boolean): Promise<number[]> {
     const normalizer = new CountingNormalizer();
     const ahead: number[] = [];
     await prepareFiles(
-      {
-        store: 'shop',
-        runId: 'r',
-        firstSeq: 1,
-        files: [
-          {
-            index: 0,
-            path: file,
-            status: 'loaded',
-            entry: {
-              size: (await stat(file)).size,
-              mtimeMs: 0,
-              sha256: null,
-              status: 'partial',
-              byteOffset: 0,
-              line: 0,
-              documents: 0,
-              rejected: 0,
-            },
-          },
-        ],
-        batchDocuments: 10,
-        batchBytes: 1 << 30,
-        share: { index: 0, of: 1 },
-      },
+      { store: 'shop', runId: 'r', firstSeq: 1, ...(await plan()), share: { index: 0, of: 1 } },
       async (event) => {
         // A loader slow to take the batch: the reader has every chance to go on meanwhile.
         await sleep(30);
@@ -85,5 +81,44 @@ describe('ingest: reading ahead of the batch handed over', () => {
   it("on the loader's thread, reads the next batch while the last one is written", async () => {
     // Each of the first three was followed by another, read and sealed while it was being written.
     assert.deepEqual(await sealedWhileEmitting(false), [1, 1, 1, 0]);
+  });
+
+  it('a worker starts a batch only once the buffers of the one loaded before it are back', async () => {
+    // Two sets of buffers between a worker and its loader: one being loaded, one being filled. Batch 0's
+    // buffers are handed back late, after batch 1 has been taken; batch 2 may only be begun after that.
+    const events: string[] = [];
+    const handedBack: (() => void)[] = [];
+    const job = { store: 'shop', runId: 'r', firstSeq: 1, ...(await plan()) };
+    await prepareInWorkers(job, 1, async (event) => {
+      events.push(`batch ${event.batchIndex}`);
+      if (event.batchIndex > 1) return event.giveBack?.();
+      handedBack.push(event.giveBack!);
+      // Batch 1 is taken (its credit goes back to the worker) with batch 0 still held by the loader.
+      if (event.batchIndex === 1)
+        setTimeout(() => {
+          events.push('batch 0 given back');
+          for (const giveBack of handedBack) giveBack();
+        }, 200);
+    });
+    assert.deepEqual(events, ['batch 0', 'batch 1', 'batch 0 given back', 'batch 2', 'batch 3']);
+  });
+
+  it('a table holds no buffers between a snapshot and its next row, which takes handed-back ones', () => {
+    const rows = new TableRows('order_lines', tableDef('order_lines').columns);
+    const id = tableDef('order_lines').columns.findIndex((c) => c.name === 'id');
+    for (let i = 0; i < 300; i++) rows.setInt64(id, rows.addRow(), i);
+    const snapshot = rows.takeSnapshot();
+    // Fresh buffers taken at the snapshot would be a set more while the batch is loaded.
+    assert.ok(rows.valid.every((v) => v.length === 0));
+    assert.ok(rows.i64.every((a) => a === null));
+    rows.reuse(snapshot);
+    rows.setInt64(id, rows.addRow(), 7);
+    assert.equal(rows.valid[id]!.buffer, snapshot.valid[id]!.buffer);
+    assert.equal(rows.get(id, 0), 7);
+    assert.equal(rows.get(id + 1, 0), null);
+    // Empty, it still makes a (small) snapshot of its own.
+    const empty = new TableRows('order_lines', tableDef('order_lines').columns);
+    empty.takeSnapshot();
+    assert.equal(empty.takeSnapshot().length, 0);
   });
 });

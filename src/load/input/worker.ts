@@ -25,6 +25,14 @@ export type ToWorker =
 const port = parentPort!;
 let credits = 0;
 let wake: (() => void) | null = null;
+/**
+ * Batches posted whose buffers have not come back (see TableRows.reuse). The next batch starts only when
+ * fewer than BUFFER_SETS are out: it is then filled in the buffers of the one loaded before, so a worker
+ * and its loader share two sets of batch buffers, one being loaded and one being filled (or waiting).
+ */
+let buffersOut = 0;
+let buffersBack: (() => void) | null = null;
+const BUFFER_SETS = 2;
 let replaying = Promise.resolve();
 let normalizer: Normalizer | null = null;
 
@@ -39,6 +47,8 @@ port.on('message', (message: ToWorker) => {
     wake?.();
   } else if (message.type === 'recycle') {
     own.reuse(message.tables);
+    buffersOut--;
+    buffersBack?.();
   } else if (message.type === 'replay') {
     // Decompressing (on libuv's pool) starts at once, while earlier blocks are still being normalized here;
     // normalizing, which uses this thread, goes block after block.
@@ -58,6 +68,8 @@ port.on('message', (message: ToWorker) => {
         while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
         credits--;
         port.postMessage({ type: 'batch', event }, preparedBuffers(event.prepared));
+        buffersOut++;
+        while (buffersOut >= BUFFER_SETS) await new Promise<void>((resolve) => (buffersBack = resolve));
       },
       {
         // Not held back by credit: the loader may be waiting for this digest to finish a batch.
