@@ -99,6 +99,11 @@ class IngestRun {
   private uncommitted: [string, LogFields][] = [];
   /** Inputs whose last document has been accepted (a stopped run reports the others as interrupted). */
   private readonly finished = new Set<number>();
+  /**
+   * Whether each commit is followed by Warehouse.reattach, so that DuckDB lets go of what it keeps of the
+   * rows written so far: set for a streaming ingest (worker threads, a large input).
+   */
+  reattachAfterCommit = false;
 
   constructor(
     private readonly warehouse: Warehouse,
@@ -230,6 +235,7 @@ class IngestRun {
       this.account(await last);
       await tx.commit();
       this.log(logs);
+      if (this.reattachAfterCommit) await this.warehouse.reattach(this.options.logger);
       this.tx = await this.warehouse.begin();
     })();
     this.txReady.catch(() => undefined);
@@ -389,7 +395,10 @@ export async function ingestPaths(
       const workers = plans.some((p) => p.path === '-') ? 0 : (options.workers ?? workersFor(bytes));
       run.summary.workers = workers;
       restoreThreads = await warehouse.shareCores(workers, options.logger);
-      if (workers > 0) restoreMemory = await warehouse.limitMemoryForStreaming(options.logger);
+      if (workers > 0) {
+        restoreMemory = await warehouse.limitMemoryForStreaming(options.logger);
+        run.reattachAfterCommit = true;
+      }
       const reading =
         workers > 0
           ? prepareInWorkers(job, workers, run.accept)

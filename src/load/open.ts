@@ -194,6 +194,66 @@ function lockKind(file: string, pid: string): 'read' | 'write' | null {
   return fileLocks(file).find((lock) => lock.pid === Number(pid))?.kind ?? null;
 }
 
+/** The writer's ATTACH of the warehouse file, with its row group size (see WRITER_ROW_GROUP_ROWS). */
+function attachSql(absolute: string): string {
+  // An existing file has its block size, and DuckDB refuses to attach it with another.
+  const created = !existsSync(absolute) || statSync(absolute).size === 0;
+  const block = created ? `, BLOCK_SIZE ${NEW_WAREHOUSE_BLOCK_BYTES}` : '';
+  return `ATTACH ${literal(absolute)} AS ${WAREHOUSE_ALIAS} (ROW_GROUP_SIZE ${WRITER_ROW_GROUP_ROWS}${block})`;
+}
+
+/** Why the warehouse could not be opened (or attached again), in our words when another process holds it. */
+function openFailure(absolute: string, readOnly: boolean, cause: unknown): StoreSyncError {
+  const pid = lockHolder(cause);
+  if (pid !== null && readOnly)
+    return new StoreSyncError(
+      ERROR_CODES.WAREHOUSE_LOCKED,
+      `cannot read ${absolute} while another store-sync process (pid ${pid}) is writing to it: DuckDB admits readers only when no process holds the file for writing; retry when that run finishes`,
+      { cause },
+    );
+  if (pid !== null && lockKind(absolute, pid) === 'read')
+    return new StoreSyncError(
+      ERROR_CODES.WAREHOUSE_LOCKED,
+      `another process (pid ${pid}) has ${absolute} open for reading (a store-sync query, status or export, or a DuckDB client): DuckDB lets a process write only when no other has the file open; run again once it has finished`,
+      { cause },
+    );
+  if (pid !== null)
+    return new StoreSyncError(
+      ERROR_CODES.WAREHOUSE_LOCKED,
+      `another store-sync process (pid ${pid}) is writing to ${absolute}; wait for it to finish (or stop it) and run again`,
+      { cause },
+    );
+  return new StoreSyncError(
+    ERROR_CODES.WAREHOUSE,
+    `cannot open warehouse ${absolute}: ${cause instanceof Error ? cause.message : String(cause)}`,
+    { cause },
+  );
+}
+
+/**
+ * Detaches the writer's warehouse and attaches it again (see Warehouse.reattach), on a connection outside
+ * any transaction. The file is unlocked in between; a process that takes it then makes the attach fail,
+ * with the message a writer gets at open, and leaves nothing attached.
+ */
+export async function reattachWarehouse(connection: DuckDBConnection, absolute: string): Promise<void> {
+  // The in-memory database the writer's instance was created as; the warehouse cannot be detached while
+  // it is the connection's default.
+  await connection.run('USE memory');
+  await connection.run(`DETACH ${WAREHOUSE_ALIAS}`);
+  // ATTACH would make a new, empty warehouse where the file was.
+  if (!existsSync(absolute))
+    throw new StoreSyncError(
+      ERROR_CODES.WAREHOUSE,
+      `warehouse ${absolute} was moved or deleted while this run wrote to it: what was committed before is in the file wherever it went; put it back and run again`,
+    );
+  try {
+    await connection.run(attachSql(absolute));
+  } catch (cause) {
+    throw openFailure(absolute, false, cause);
+  }
+  await connection.run(`USE ${WAREHOUSE_ALIAS}`);
+}
+
 export async function openInstance(
   file: string,
   options: OpenOptions,
@@ -226,42 +286,14 @@ export async function openInstance(
       instance = await DuckDBInstance.create(':memory:', config);
       const connection = await instance.connect();
       try {
-        // An existing file has its block size, and DuckDB refuses to attach it with another.
-        const created = !existsSync(absolute) || statSync(absolute).size === 0;
-        const block = created ? `, BLOCK_SIZE ${NEW_WAREHOUSE_BLOCK_BYTES}` : '';
-        await connection.run(
-          `ATTACH ${literal(absolute)} AS ${WAREHOUSE_ALIAS} (ROW_GROUP_SIZE ${WRITER_ROW_GROUP_ROWS}${block})`,
-        );
+        await connection.run(attachSql(absolute));
       } finally {
         connection.closeSync();
       }
     }
   } catch (cause) {
     instance?.closeSync();
-    const pid = lockHolder(cause);
-    if (pid !== null && readOnly)
-      throw new StoreSyncError(
-        ERROR_CODES.WAREHOUSE_LOCKED,
-        `cannot read ${absolute} while another store-sync process (pid ${pid}) is writing to it: DuckDB admits readers only when no process holds the file for writing; retry when that run finishes`,
-        { cause },
-      );
-    if (pid !== null && lockKind(absolute, pid) === 'read')
-      throw new StoreSyncError(
-        ERROR_CODES.WAREHOUSE_LOCKED,
-        `another process (pid ${pid}) has ${absolute} open for reading (a store-sync query, status or export, or a DuckDB client): DuckDB lets a process write only when no other has the file open; run again once it has finished`,
-        { cause },
-      );
-    if (pid !== null)
-      throw new StoreSyncError(
-        ERROR_CODES.WAREHOUSE_LOCKED,
-        `another store-sync process (pid ${pid}) is writing to ${absolute}; wait for it to finish (or stop it) and run again`,
-        { cause },
-      );
-    throw new StoreSyncError(
-      ERROR_CODES.WAREHOUSE,
-      `cannot open warehouse ${absolute}: ${cause instanceof Error ? cause.message : String(cause)}`,
-      { cause },
-    );
+    throw openFailure(absolute, readOnly, cause);
   }
   if (!readOnly) writersInProcess.add(absolute);
   return {

@@ -29,6 +29,7 @@ import {
   connectWarehouse,
   type OpenOptions,
   openInstance,
+  reattachWarehouse,
   STREAMING_INGEST_MEMORY_LIMIT,
   setMemoryLimit,
   withDefaultMemoryLimit,
@@ -156,6 +157,26 @@ export class Warehouse {
     return async () => {
       await this.connection.run(`SET threads = ${original}`);
     };
+  }
+
+  /**
+   * Detaches the warehouse file and attaches it again, between transactions. For as long as a file is
+   * attached, DuckDB keeps in memory the storage metadata (column data, segments, statistics) of every row
+   * group written or read through it: about 60 MB per million documents ingested, so a streaming ingest's
+   * peak grew with its input. It calls this after each commit; what stays cached is only what the next
+   * rows need (measured on a million documents: glibc's heap, where that metadata lives, stopped at 22 MB
+   * instead of growing to 62 MB, for no measurable time). Appenders and the side connection are reopened
+   * as needed afterwards.
+   */
+  async reattach(logger: Logger): Promise<void> {
+    this.assertWritable();
+    await this.exclusive(async () => {
+      (await this.side?.catch(() => null))?.closeSync();
+      this.side = null;
+      await this.appenders.closeAll();
+      await reattachWarehouse(this.connection, this.path);
+      logger.debug('warehouse_reattached', { path: this.path });
+    });
   }
 
   /** Physical column order of the tables (writers only). */
