@@ -1,3 +1,5 @@
+// First, as the command does: DuckDB's allocator reads its settings when DuckDB is loaded.
+import '../src/load/allocator.js';
 import { createReadStream } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';

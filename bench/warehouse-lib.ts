@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +27,22 @@ const CHILD = fileURLToPath(
 );
 const run = promisify(execFile);
 
+/** The Node flags the store-sync command runs with, from its `#!/usr/bin/env -S node …` line. */
+export function commandNodeFlags(): string[] {
+  const bin = readFileSync(
+    new URL(
+      import.meta.url.endsWith('.js') ? '../../bin/store-sync.js' : '../bin/store-sync.js',
+      import.meta.url,
+    ),
+    'utf8',
+  );
+  const line = bin.slice(0, bin.indexOf('\n'));
+  const flags = /^#!\/usr\/bin\/env -S node((?: --\S+)*)$/.exec(line);
+  if (!flags)
+    throw new Error(`bin/store-sync.js starts with ${line}, not with #!/usr/bin/env -S node and flags`);
+  return flags[1]!.split(' ').filter(Boolean);
+}
+
 export interface StepResult {
   seconds: number;
   work?: number;
@@ -36,7 +52,7 @@ export interface StepResult {
 
 export async function step(args: string[]): Promise<StepResult> {
   if (!existsSync(CHILD)) throw new Error(`${CHILD} is missing: run \`npm run build\` first`);
-  const { stdout } = await run(process.execPath, [CHILD, ...args], {
+  const { stdout } = await run(process.execPath, [...commandNodeFlags(), CHILD, ...args], {
     maxBuffer: 1 << 20,
     env: process.env,
   });

@@ -1,4 +1,9 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=2
+// Node's flags for every run are on the line above (bench/warehouse-lib.ts reads them from there, so the
+// benchmarks run as the command does): a 2 MB young generation semi-space instead of up to 16 MB. The main
+// thread of a load holds about 15 MB of live objects, and V8 grew its young generation to 32 MB around them; a
+// million-document ingest peaked 25 to 35 MB lower in the same time (docs/performance.md, fourteenth session).
+// V8 reads the flag only at start, so it cannot be set from here. `node bin/store-sync.js` runs without it.
 // The CLI is written in TypeScript and runs compiled to JavaScript in dist/ (`npm run build`, which
 // `npm install`, `npm start` and `npm test` run first). Running the sources through a TypeScript loader
 // instead cost every run a loader thread per JavaScript thread: about 40 MB more memory in an ingest, and

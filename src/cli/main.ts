@@ -1,3 +1,5 @@
+// First: DuckDB's allocator reads its settings when DuckDB is loaded (see allocator.ts).
+import '../load/allocator.js';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { asStoreSyncError } from '../errors.js';

@@ -48,10 +48,13 @@ export const WRITER_MEMORY_LIMIT = '256MB';
  * DuckDB's memory while an ingest streams a large input through worker threads (input/parallel.ts,
  * WORKERS_FROM_BYTES): a few large commits, which read back little of what they wrote. A million documents
  * took 58.5 s at 192 MB against 59.8 s at 256 MB, and 200,000 documents re-ingested into that warehouse
- * 15.4 to 17.0 s against 16.0 to 16.5 s, with 30 to 70 MB less peak RSS (docs/performance.md, thirteenth
- * session). Small ingests and syncs, many small commits, keep the writer's limit (above).
+ * 15.4 to 17.0 s against 16.0 to 16.5 s, with 30 to 70 MB less peak RSS (thirteenth session). At 160 MB,
+ * since the ingest re-attaches the file after each commit (Warehouse.reattach): a million in 60.9 to 61.3 s
+ * against 58.5 to 59.2 s at 192 MB (the machine's noise), peaking 30 to 40 MB lower, and the 200,000 merged
+ * into the million in 16.4 s against 16.5 to 16.7 s (docs/performance.md, fourteenth session). 128 MB spills
+ * and is slower. Small ingests and syncs, many small commits, keep the writer's limit (above).
  */
-export const STREAMING_INGEST_MEMORY_LIMIT = '192MB';
+export const STREAMING_INGEST_MEMORY_LIMIT = '160MB';
 
 /**
  * WAL size at which a writer's commit also checkpoints. Each checkpoint then writes at most one large

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -57,5 +57,33 @@ describe('cli: the command runs the build', () => {
     const warned = await run(process.execPath, [bin, '--help']);
     assert.match(warned.stdout, /store-sync <command>/);
     assert.match(warned.stderr, /sources changed since the last build; run `npm run build`/);
+  });
+
+  it('runs by its own #! line, with the Node flags the benchmarks give their measured steps', async () => {
+    // As npm links it (node_modules/.bin/store-sync): executed, not handed to node.
+    const direct = await run(BIN, ['--help']);
+    assert.match(direct.stdout, /store-sync <command>/);
+    const { commandNodeFlags } = await import('../../bench/warehouse-lib.js');
+    assert.deepEqual(commandNodeFlags(), ['--max-semi-space-size=2']);
+  });
+
+  it("sets DuckDB's allocator before anything can load DuckDB", async () => {
+    // jemalloc reads DUCKDB_JE_MALLOC_CONF once, when DuckDB's library loads: the entry imports the
+    // setting before any other module, and the setting's module imports nothing.
+    const firstImport = (file: string) =>
+      readFile(path.join(REPO_ROOT, file), 'utf8').then((text) => /^import .*$/m.exec(text)?.[0]);
+    assert.equal(await firstImport('src/cli/main.ts'), "import '../load/allocator.js';");
+    assert.equal(await firstImport('bench/warehouse-child.ts'), "import '../src/load/allocator.js';");
+    assert.equal(await firstImport('src/load/allocator.ts'), undefined);
+    const settingAfterImport = async (env: NodeJS.ProcessEnv) => {
+      const allocator = JSON.stringify(path.join(REPO_ROOT, 'dist/src/load/allocator.js'));
+      const script = `await import(${allocator}); console.log(process.env.DUCKDB_JE_MALLOC_CONF)`;
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { env });
+      return stdout.trim();
+    };
+    const { DUCKDB_JE_MALLOC_CONF: _unset, ...env } = process.env;
+    assert.equal(await settingAfterImport(env), 'dirty_decay_ms:250,muzzy_decay_ms:0');
+    // One set by whoever runs the command is kept.
+    assert.equal(await settingAfterImport({ ...env, DUCKDB_JE_MALLOC_CONF: 'narenas:1' }), 'narenas:1');
   });
 });

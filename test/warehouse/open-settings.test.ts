@@ -36,7 +36,7 @@ describe('warehouse: DuckDB settings of writers and readers', () => {
     }
   });
 
-  it('an ingest that streams through workers gives DuckDB 192 MB, then 256 MB again; a small one keeps 256 MB', async () => {
+  it('an ingest that streams through workers gives DuckDB 160 MB, then 256 MB again; a small one keeps 256 MB', async () => {
     const { dir, cleanup } = await tempDir();
     try {
       const input = path.join(dir, 'orders.ndjson');
@@ -57,7 +57,7 @@ describe('warehouse: DuckDB settings of writers and readers', () => {
           await warehouse.close();
         }
       };
-      assert.deepEqual(await ingestWith(1), { during: ['192MB'], after: '244.1 MiB' });
+      assert.deepEqual(await ingestWith(1), { during: ['160MB'], after: '244.1 MiB' });
       assert.deepEqual(await ingestWith(0), { during: [], after: '244.1 MiB' });
       // A limit asked for at open is the one used throughout.
       assert.deepEqual(await ingestWith(1, '100MB'), { during: [], after: '95.3 MiB' });
@@ -65,7 +65,7 @@ describe('warehouse: DuckDB settings of writers and readers', () => {
       const warehouse = await openWarehouse(path.join(dir, 'direct.duckdb'));
       try {
         const restore = await warehouse.limitMemoryForStreaming(silentLogger);
-        assert.equal(await currentSetting(warehouse.connection, 'memory_limit'), '183.1 MiB');
+        assert.equal(await currentSetting(warehouse.connection, 'memory_limit'), '152.5 MiB');
         await restore();
         assert.equal(await currentSetting(warehouse.connection, 'memory_limit'), '244.1 MiB');
       } finally {
