@@ -254,6 +254,9 @@ export class Batch {
     this.rejected.seal();
     if (this.rejected.length)
       (await appenders.get(this.rejected.name)).append(this.rejected, identityFeeds(this.rejected));
+    // The rows are in DuckDB: their buffers can go back to their maker while the landing and the ledger are
+    // written. An ingest worker waits for them before it starts its next batch (input/worker.ts).
+    this.handBack();
     const landing = this.prepared ? this.prepared.landing : await this.finishLanding();
     this.appendedRows += this.rejected.length;
     if (landing) this.appendedRows += await this.writeLanding(landing, layouts, appenders);
@@ -280,6 +283,11 @@ export class Batch {
     this.landing?.discard();
     this.landing = null;
     this.rejected.clear();
+    this.handBack();
+  }
+
+  /** Runs `onRelease` once: the rows' buffers are no longer read (see `write` and `release`). */
+  private handBack(): void {
     const onRelease = this.onRelease;
     this.onRelease = null;
     onRelease?.();

@@ -3,10 +3,13 @@ import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Batch } from '../../src/load/batch.js';
+import { DOCUMENTS_STREAM, KIND, loadDocument } from '../../src/load/documents.js';
+import { openWarehouse } from '../../src/load/index.js';
 import { prepareInWorkers } from '../../src/load/input/parallel.js';
 import { type FilePlan, prepareFiles } from '../../src/load/input/prepare.js';
 import { Normalizer, TableRows, tableDef } from '../../src/normalize/index.js';
-import { ndjson, orderDoc, tempDir } from './helpers.js';
+import { count, ndjson, orderDoc, tempDir } from './helpers.js';
 
 /**
  * How far the reading half of ingest runs ahead of the batch it hands over. In a worker (`untilEmitted`),
@@ -120,5 +123,27 @@ describe('ingest: reading ahead of the batch handed over', () => {
     const empty = new TableRows('order_lines', tableDef('order_lines').columns);
     empty.takeSnapshot();
     assert.equal(empty.takeSnapshot().length, 0);
+  });
+
+  it('a written batch hands its buffers back once its rows are appended, before its landing and ledger are written', async () => {
+    const warehouse = await openWarehouse(path.join(dir, 'hand-back.duckdb'));
+    try {
+      const made = warehouse.newBatch({ store: 'shop', runId: 'r', syncedAtMs: Date.now() });
+      const text = JSON.stringify(orderDoc(1, '2024-05-01T10:00:00Z'));
+      loadDocument(made, made.land(DOCUMENTS_STREAM, null, KIND.document, 'a:1', text), text);
+      const prepared = await made.prepare();
+      const handedBack: number[] = [];
+      const batch = Batch.fromPrepared(prepared, () => handedBack.push(handedBack.length));
+      const c = warehouse.connection;
+      await c.run('BEGIN TRANSACTION');
+      await batch.write(c, warehouse.layouts, warehouse.appenders, warehouse.keyRanges);
+      await c.run('ROLLBACK');
+      assert.deepEqual(handedBack, [0], 'handed back by the write itself, once');
+      batch.release();
+      assert.deepEqual(handedBack, [0], 'not again when released');
+      assert.equal(await count(c, 'orders'), 0);
+    } finally {
+      await warehouse.close();
+    }
   });
 });
