@@ -15,27 +15,20 @@ import { writeOrderFiles } from './warehouse-data.js';
 
 export const DOCUMENTS = { full: 1_000_000, quick: 20_000 };
 
+/** A file of the repository, from this module as a source (bench/) or compiled (dist/bench/). */
+const fromRepo = (file: string): URL =>
+  new URL(`${import.meta.url.endsWith('.js') ? '../../' : '../'}${file}`, import.meta.url);
+
 /**
  * The measured steps run compiled (dist/, `npm run build`, which `npm run bench` runs first), as the store-sync
  * command does: through the TypeScript loader, an ingest held some 40 MB more, in the loader's threads.
  */
-const CHILD = fileURLToPath(
-  new URL(
-    import.meta.url.endsWith('.js') ? './warehouse-child.js' : '../dist/bench/warehouse-child.js',
-    import.meta.url,
-  ),
-);
+const CHILD = fileURLToPath(fromRepo('dist/bench/warehouse-child.js'));
 const run = promisify(execFile);
 
 /** The Node flags the store-sync command runs with, from its `#!/usr/bin/env -S node …` line. */
 export function commandNodeFlags(): string[] {
-  const bin = readFileSync(
-    new URL(
-      import.meta.url.endsWith('.js') ? '../../bin/store-sync.js' : '../bin/store-sync.js',
-      import.meta.url,
-    ),
-    'utf8',
-  );
+  const bin = readFileSync(fromRepo('bin/store-sync.js'), 'utf8');
   const line = bin.slice(0, bin.indexOf('\n'));
   const flags = /^#!\/usr\/bin\/env -S node((?: --\S+)*)$/.exec(line);
   if (!flags)

@@ -99,11 +99,6 @@ class IngestRun {
   private uncommitted: [string, LogFields][] = [];
   /** Inputs whose last document has been accepted (a stopped run reports the others as interrupted). */
   private readonly finished = new Set<number>();
-  /**
-   * Whether each commit is followed by Warehouse.reattach, so that DuckDB lets go of what it keeps of the
-   * rows written so far: set for a streaming ingest (worker threads, a large input).
-   */
-  reattachAfterCommit = false;
 
   constructor(
     private readonly warehouse: Warehouse,
@@ -235,7 +230,9 @@ class IngestRun {
       this.account(await last);
       await tx.commit();
       this.log(logs);
-      if (this.reattachAfterCommit) await this.warehouse.reattach(this.options.logger);
+      // A streaming ingest (worker threads, a large input) lets DuckDB drop what it keeps of the rows
+      // written so far (Warehouse.reattach).
+      if (this.summary.workers > 0) await this.warehouse.reattach(this.options.logger);
       this.tx = await this.warehouse.begin();
     })();
     this.txReady.catch(() => undefined);
@@ -395,10 +392,7 @@ export async function ingestPaths(
       const workers = plans.some((p) => p.path === '-') ? 0 : (options.workers ?? workersFor(bytes));
       run.summary.workers = workers;
       restoreThreads = await warehouse.shareCores(workers, options.logger);
-      if (workers > 0) {
-        restoreMemory = await warehouse.limitMemoryForStreaming(options.logger);
-        run.reattachAfterCommit = true;
-      }
+      if (workers > 0) restoreMemory = await warehouse.limitMemoryForStreaming(options.logger);
       const reading =
         workers > 0
           ? prepareInWorkers(job, workers, run.accept)

@@ -171,9 +171,7 @@ export class Warehouse {
   async reattach(logger: Logger): Promise<void> {
     this.assertWritable();
     await this.exclusive(async () => {
-      (await this.side?.catch(() => null))?.closeSync();
-      this.side = null;
-      await this.appenders.closeAll();
+      await this.closeTableHandles();
       await reattachWarehouse(this.connection, this.path);
       logger.debug('warehouse_reattached', { path: this.path });
     });
@@ -368,15 +366,20 @@ export class Warehouse {
   async close(): Promise<void> {
     await this.queue;
     try {
-      (await this.side?.catch(() => null))?.closeSync();
-      this.side = null;
-      await this.appenders.closeAll();
+      await this.closeTableHandles();
       if (!this.readOnly) await this.connection.run('CHECKPOINT').catch(() => undefined);
       this.connection.closeSync();
       this.instance.closeSync();
     } finally {
       this.release();
     }
+  }
+
+  /** Closes what holds the warehouse's tables besides the main connection: the side connection, the appenders. */
+  private async closeTableHandles(): Promise<void> {
+    (await this.side?.catch(() => null))?.closeSync();
+    this.side = null;
+    await this.appenders.closeAll();
   }
 
   private assertWritable(): void {

@@ -172,7 +172,8 @@ export class TableRows {
   /** Rows and text bytes per column that fresh buffers are made for: a quarter more than the last batch. */
   private nextRows = 256;
   private nextTextBytes: number[] = [];
-  // The typed buffers are set by allocate(), from the constructor on.
+  // The typed buffers are set by allocate(): from the constructor on, and after a snapshot (dropBuffers) at the
+  // next row.
   /** Two 32-bit words per row (little-endian int64), shared with `u32` below. */
   i64!: (Int32Array | null)[];
   u32!: (Uint32Array | null)[];

@@ -24,15 +24,18 @@ export type ToWorker =
 
 const port = parentPort!;
 let credits = 0;
-let wake: (() => void) | null = null;
 /**
  * Batches posted whose buffers have not come back (see TableRows.reuse). The next batch starts only when
  * fewer than BUFFER_SETS are out: it is then filled in the buffers of the one loaded before, so a worker
  * and its loader share two sets of batch buffers, one being loaded and one being filled (or waiting).
  */
 let buffersOut = 0;
-let buffersBack: (() => void) | null = null;
 const BUFFER_SETS = 2;
+/** Wakes the ingest waiting in `until` when a credit or a batch's buffers come back. */
+let wake: (() => void) | null = null;
+const until = async (ready: () => boolean): Promise<void> => {
+  while (!ready()) await new Promise<void>((resolve) => (wake = resolve));
+};
 let replaying = Promise.resolve();
 let normalizer: Normalizer | null = null;
 
@@ -48,7 +51,7 @@ port.on('message', (message: ToWorker) => {
   } else if (message.type === 'recycle') {
     own.reuse(message.tables);
     buffersOut--;
-    buffersBack?.();
+    wake?.();
   } else if (message.type === 'replay') {
     // Decompressing (on libuv's pool) starts at once, while earlier blocks are still being normalized here;
     // normalizing, which uses this thread, goes block after block.
@@ -65,11 +68,11 @@ port.on('message', (message: ToWorker) => {
     prepareFiles(
       message.job,
       async ({ giveBack: _local, ...event }) => {
-        while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
+        await until(() => credits > 0);
         credits--;
         port.postMessage({ type: 'batch', event }, preparedBuffers(event.prepared));
         buffersOut++;
-        while (buffersOut >= BUFFER_SETS) await new Promise<void>((resolve) => (buffersBack = resolve));
+        await until(() => buffersOut < BUFFER_SETS);
       },
       {
         // Not held back by credit: the loader may be waiting for this digest to finish a batch.
