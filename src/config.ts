@@ -102,7 +102,37 @@ export const SyncConfigInput = z.strictObject({
     .number()
     .positive()
     .default(30)
-    .describe('Connect, headers and body timeout of one request.'),
+    .describe('Connect, headers and body timeout of one request (each an idle limit).'),
+  requestDeadlineSeconds: z
+    .number()
+    .positive()
+    .default(120)
+    .describe(
+      'Total time one request may take, from sending it to the end of its body, whatever its pace; then it counts as a timeout.',
+    ),
+  maxResponseBytes: z
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024)
+    .describe('Largest response body read from the API; a larger one fails its stream, nothing half-written.'),
+  maxWaitMinutes: z
+    .number()
+    .positive()
+    .default(10)
+    .describe(
+      'Most time spent waiting (Retry-After, backoff) on one request across its retries; then the stream fails and resumes next run.',
+    ),
+  maxDocumentBytes: z
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024)
+    .describe('Largest single document ingest reads; a larger one is rejected with its size and the rest of its file loads.'),
+  maxRunMinutes: z
+    .number()
+    .positive()
+    .nullable()
+    .default(null)
+    .describe('Under schedule: a run still going after this many minutes is stopped cleanly and resumes next time; null never.'),
   freshnessHours: z
     .number()
     .positive()
@@ -128,6 +158,11 @@ export interface SyncConfig {
   exportAfterSync: boolean;
   maxRetries: number;
   timeoutSeconds: number;
+  requestDeadlineSeconds: number;
+  maxResponseBytes: number;
+  maxWaitMinutes: number;
+  maxDocumentBytes: number;
+  maxRunMinutes: number | null;
   freshnessHours: number;
   stores: StoreConfig[];
 }
@@ -204,6 +239,11 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
     exportAfterSync: input.exportAfterSync,
     maxRetries: input.maxRetries,
     timeoutSeconds: input.timeoutSeconds,
+    requestDeadlineSeconds: input.requestDeadlineSeconds,
+    maxResponseBytes: input.maxResponseBytes,
+    maxWaitMinutes: input.maxWaitMinutes,
+    maxDocumentBytes: input.maxDocumentBytes,
+    maxRunMinutes: input.maxRunMinutes,
     freshnessHours: input.freshnessHours,
     stores: input.stores.map((store) => ({
       name: store.name,
