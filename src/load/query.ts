@@ -1,10 +1,13 @@
 import { DuckDBTimestampTZValue } from '@duckdb/node-api';
 import { asStoreSyncError, ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import { openInstance } from './open.js';
+import { checkStatement, checkText, isEmptySql, SANDBOX_SETTINGS, settingsRefusal } from './query-sandbox.js';
 
 /**
  * `store-sync query`: one SQL statement on a read-only open of the warehouse. Values come back in JSON
  * form without loss: DECIMAL and TIMESTAMPTZ as text, integers as numbers while they are exact.
+ *
+ * The statement only reads: the warehouse, and the user's own files (query-sandbox.ts says how and why).
  */
 
 export interface QueryResult {
@@ -35,32 +38,47 @@ function exactNumber(value: unknown, type: string): unknown {
 DuckDBTimestampTZValue.timezoneOffsetInMinutes = 0;
 
 export async function runReadOnlyQuery(path: string, sql: string): Promise<QueryResult> {
+  if (isEmptySql(sql))
+    throw new StoreSyncError(
+      ERROR_CODES.USAGE,
+      'no SQL given (only comments): pass one statement, e.g. "SELECT count(*) FROM orders"',
+    );
+  checkText(sql);
   const { instance, release } = await openInstance(path, { readOnly: true });
   try {
     const connection = await instance.connect();
     try {
-      await connection.run("SET TimeZone = 'UTC'");
+      await connection.run(SANDBOX_SETTINGS);
       // Several statements would print only one result, silently: refused, with what to do instead.
-      const statements = (await connection.extractStatements(sql)).count;
-      if (statements > 1)
+      const extracted = await connection.extractStatements(sql);
+      if (extracted.count > 1)
         throw new StoreSyncError(
           ERROR_CODES.QUERY,
-          `store-sync query runs one SQL statement at a time, and this holds ${statements}: run them one by one, or open the warehouse with the DuckDB CLI`,
+          `store-sync query runs one SQL statement at a time, and this holds ${extracted.count}: run them one by one, or open the warehouse with the DuckDB CLI`,
         );
-      const reader = await connection.runAndReadAll(sql);
-      const types = reader.columnTypes();
-      // An alias names what the type is for (JSON is a VARCHAR with the alias JSON).
-      const columns = reader
-        .columnNames()
-        .map((name, i) => ({ name, type: types[i]!.alias ?? types[i]!.toString() }));
-      const rows = reader.getRowsJson().map((row) => row.map((v, i) => exactNumber(v, columns[i]!.type)));
-      return { columns, rows };
+      // Prepared once: its type is checked before anything runs, and the same preparation then runs.
+      const prepared = await extracted.prepare(0);
+      try {
+        await checkStatement(connection, sql, prepared.statementType);
+        const reader = await prepared.runAndReadAll();
+        const types = reader.columnTypes();
+        // An alias names what the type is for (JSON is a VARCHAR with the alias JSON).
+        const columns = reader
+          .columnNames()
+          .map((name, i) => ({ name, type: types[i]!.alias ?? types[i]!.toString() }));
+        const rows = reader.getRowsJson().map((row) => row.map((v, i) => exactNumber(v, columns[i]!.type)));
+        return { columns, rows };
+      } finally {
+        prepared.destroySync();
+      }
     } catch (error) {
       if (isStoreSyncError(error)) throw error;
       const message = (error instanceof Error ? error.message : String(error)).replace(
         /^Failed to extract statements: /,
         '',
       );
+      const refused = settingsRefusal(message, error);
+      if (refused) throw refused;
       if (/read-only|read only/i.test(message))
         throw new StoreSyncError(ERROR_CODES.QUERY, `store-sync query is read-only: ${message}`, {
           cause: error,

@@ -12,7 +12,7 @@ interface QueryArgs extends JobArgs {
 export const queryCommand: CommandModule<object, QueryArgs> = {
   command: 'query <sql>',
   describe:
-    'Run a read-only SQL query against the warehouse (refused, exit 1, while another process is writing to it)',
+    'Run one read-only SQL statement against the warehouse and your own files (refused, exit 1, while another process is writing to it)',
   builder: (yargs) =>
     withJobOptions(yargs)
       .positional('sql', { type: 'string', demandOption: true, description: 'The SQL to run, in quotes' })
@@ -22,7 +22,11 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
         description: 'Output: aligned table, CSV or JSON rows',
       })
       .example('$0 query "select count(*) from orders"', 'Count the orders')
-      .example('$0 query "from subscriptions limit 5" --format json', 'Rows as JSON') as never,
+      .example('$0 query "from subscriptions limit 5" --format json', 'Rows as JSON')
+      .example('$0 query "select * from read_csv(\'refunds.csv\')"', 'Read a file of your own')
+      .epilog(
+        'query reads: the tables and views, and your own files through read_csv, read_parquet and read_json. It cannot write any file (COPY … TO, EXPORT DATABASE), attach databases, install or load extensions, or change settings: those are refused with exit 1. store-sync export writes the warehouse as Parquet; --format csv or json with a redirect saves a result.',
+      ) as never,
   handler: async (args) => {
     if (args.sql.replace(/[\s;]/g, '') === '')
       throw new StoreSyncError(
