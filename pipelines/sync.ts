@@ -29,10 +29,14 @@ export interface StreamResult {
   status: 'ok' | 'failed' | 'skipped' | 'interrupted';
   resumed: boolean;
   pages: number;
+  /** Records stored: those read, less those rejected (at validation or while normalizing). */
   records: number;
+  /** Records rejected, at validation or while normalizing (in `_rejected_records`); never counted in `records`. */
   rejections: number;
   requests: number;
   retries: number;
+  /** Slices whose saved cursor the API refused as expired (or that could not be used), read again from their start. */
+  cursorsDropped?: number;
   message?: string;
 }
 
@@ -167,13 +171,23 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
       });
     }
     // Records can also be rejected while normalizing (a value that does not fit its column exactly):
-    // the warehouse reports those per commit, and they count like the extraction's own rejections.
+    // the warehouse reports those per commit, and they count like the extraction's own rejections. The
+    // extraction counts them among the records it read; the run reports records stored, so they move from
+    // `records` to `rejections` (the summary said "records 9" where 5 were stored and 4 rejected).
     const loadRejections = new Map<string, number>();
     const latest = new Map<StreamName, StreamProgress>();
     const commit = async (page: PageCommit) => {
       const result = await warehouse.commitPage(page);
       const extra = result.rejections - page.rejections.length;
       if (extra > 0) loadRejections.set(page.stream, (loadRejections.get(page.stream) ?? 0) + extra);
+    };
+    const stored = <T extends { stream: string; records: number; rejections: number }>(counts: T): T => {
+      const rejectedAtLoad = loadRejections.get(counts.stream) ?? 0;
+      return {
+        ...counts,
+        records: Math.max(0, counts.records - rejectedAtLoad),
+        rejections: counts.rejections + rejectedAtLoad,
+      };
     };
     await Promise.all(
       access.readable.map(async (stream) => {
@@ -190,26 +204,35 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
             logger,
             store: job.store.name,
             runId,
-            onProgress: (progress) => {
+            onProgress: (extracted) => {
+              const progress = stored(extracted);
               latest.set(stream.name, progress);
               job.onProgress?.(progress);
             },
             ...(job.signal ? { signal: job.signal } : {}),
           });
-          const rejections = summary.rejections + (loadRejections.get(stream.name) ?? 0);
+          const { records, rejections } = stored(summary);
+          const { state: _state, passId: _passId, mode: _mode, ...counts } = summary;
           results.push({
             ...emptyResult(stream.name, 'ok'),
-            ...summary,
+            ...counts,
+            records,
             rejections,
             stream: stream.name,
             status: 'ok',
+            ...(summary.cursorsDropped > 0
+              ? {
+                  message: `${summary.cursorsDropped === 1 ? 'a saved cursor' : `${summary.cursorsDropped} saved cursors`} expired; restarted from the first page`,
+                }
+              : {}),
           });
           logger.info('stream.done', {
             stream: stream.name,
             pages: summary.pages,
-            records: summary.records,
-            rejections: summary.rejections,
+            records,
+            rejections,
             requests: summary.requests,
+            ...(summary.cursorsDropped > 0 ? { cursorsDropped: summary.cursorsDropped } : {}),
           });
         } catch (error) {
           const failure = asStoreSyncError(error);

@@ -1,7 +1,7 @@
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import type { ApiClient, RawPage } from './client.js';
 import type { ListOperationId, RequestMeter } from './operations.js';
-import { checkSameOrigin, printablePath } from './url-safety.js';
+import { checkSameOrigin, MAX_CURSOR_BYTES, printableLink } from './url-safety.js';
 
 /**
  * Follows one cursor chain. The next page is requested while the caller still validates and commits
@@ -23,6 +23,25 @@ function cursorKey(url: URL): string {
   return url.searchParams.get('cursor') ?? url.href;
 }
 
+/** The size of a link as saved in `_sync_state`. */
+export function cursorBytes(link: string): number {
+  return Buffer.byteLength(link, 'utf8');
+}
+
+/**
+ * Refuses a `next` link too long to save as a cursor (an 8 MB one was saved, requested, and quoted whole in
+ * every error line after it). The message gives its length and where it came from, never the link.
+ */
+export function checkCursorLength(link: string, from: string): void {
+  const bytes = cursorBytes(link);
+  if (bytes <= MAX_CURSOR_BYTES) return;
+  throw new StoreSyncError(
+    ERROR_CODES.BAD_RESPONSE,
+    `${from} answered a next link of ${bytes} bytes, longer than the ${MAX_CURSOR_BYTES} bytes store-sync saves as a cursor; the link was neither requested nor saved, and the stream stops here`,
+    { details: { path: from, cursorBytes: bytes } },
+  );
+}
+
 export async function* followCursor(options: ChainOptions): AsyncGenerator<RawPage> {
   const { client, operation, meter, signal } = options;
   const fetchPage = (link: string) => {
@@ -39,14 +58,17 @@ export async function* followCursor(options: ChainOptions): AsyncGenerator<RawPa
       const page: RawPage = await pending;
       pending = null;
       if (page.next !== null) {
-        // Checked before the request is made: a foreign link never receives the token.
+        // Checked before the request is made and before the page is handed out (with the `next` its commit
+        // would save): a link too long to save, or outside the base URL, is never requested.
+        checkCursorLength(page.next, printableLink(new URL(page.url)));
+        // A foreign link never receives the token.
         const next = checkSameOrigin(page.next, client.baseUrl);
         const key = cursorKey(next);
         if (seen.has(key)) {
           throw new StoreSyncError(
             ERROR_CODES.CURSOR_LOOP,
-            `${printablePath(new URL(page.url))} links to a page already read in this chain (${printablePath(next)}); stopping instead of looping`,
-            { details: { path: printablePath(next) } },
+            `${printableLink(new URL(page.url))} links to a page already read in this chain (${printableLink(next)}); stopping instead of looping`,
+            { details: { path: printableLink(next) } },
           );
         }
         seen.add(key);

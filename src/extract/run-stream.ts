@@ -5,6 +5,7 @@ import { type Logger, silentLogger } from '../log.js';
 import type { ApiClient } from './client.js';
 import { checkWindow, type DateWindow, dayOf, maxDay } from './dates.js';
 import type { RequestMeter } from './operations.js';
+import { checkCursorLength } from './pagination.js';
 import type { ExtractedPage, PassKind, StreamContext, StreamDefinition } from './streams/types.js';
 
 /**
@@ -55,6 +56,11 @@ export interface StreamSummary {
   rejections: number;
   requests: number;
   retries: number;
+  /**
+   * Slices whose saved cursor was dropped (refused by the API as expired, or unusable) and that were read
+   * again from their first page in this run.
+   */
+  cursorsDropped: number;
   /** The state after the final commit. */
   state: StreamState;
 }
@@ -106,6 +112,7 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
 
   const meter: RequestMeter = { requests: 0, retries: 0 };
   const counts = { pages: 0, records: 0, rejections: 0 };
+  let cursorsDropped = 0;
   const controller = new AbortController();
   const stopOuter = () => controller.abort(args.signal?.reason);
   args.signal?.addEventListener('abort', stopOuter, { once: true });
@@ -119,6 +126,9 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
     logger,
     meter,
     signal: controller.signal,
+    cursorDropped: () => {
+      cursorsDropped++;
+    },
   };
   const store = args.store ?? 'default';
   const runId = args.runId ?? `run-${now.toISOString()}`;
@@ -136,6 +146,9 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
   const commitPage = (page: ExtractedPage, sliceId?: string) =>
     inTurn(async () => {
       if (sliceId !== undefined) {
+        // Never saved (nor its page committed): a cursor this long is refused by the chain before it gets here,
+        // this is the guard for any other reader.
+        if (page.next !== null) checkCursorLength(page.next, `slice ${sliceId}`);
         const slice = pass.slices[sliceId]!;
         slice.nextUrl = page.next;
         slice.done = page.next === null;
@@ -168,7 +181,7 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
           limit(async () => {
             if (failure !== null || controller.signal.aborted) return;
             try {
-              for await (const page of stream.readSlice(ctx, slice)) await commitPage(page, id);
+              for await (const page of stream.readSlice(ctx, slice, id)) await commitPage(page, id);
             } catch (error) {
               // The first failure stops the other chains; what they committed stays for a resume.
               failure ??= error;
@@ -220,5 +233,5 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
     args.signal?.removeEventListener('abort', stopOuter);
   }
   logger.debug('stream.done', { ...counts, requests: meter.requests, retries: meter.retries });
-  return { stream: stream.name, mode, passId: pass.id, resumed, ...counts, ...meter, state };
+  return { stream: stream.name, mode, passId: pass.id, resumed, ...counts, ...meter, cursorsDropped, state };
 }

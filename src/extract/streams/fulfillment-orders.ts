@@ -117,7 +117,7 @@ export const fulfillmentOrdersStream: StreamDefinition = {
   cursor: 'watermark day: date_created_from from watermark − lookback, then refresh of open ones by id',
   softDeletes: false,
   plan,
-  readSlice: (ctx, slice) => readListSlice(ctx, fulfillmentOrdersStream, slice),
+  readSlice: (ctx, slice, sliceId) => readListSlice(ctx, fulfillmentOrdersStream, slice, sliceId),
   afterPage: trackOpen,
   finish: refreshOpen,
 };

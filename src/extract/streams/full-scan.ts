@@ -22,7 +22,7 @@ export function fullScanStream(spec: {
     cursor: 'none: full scan each run, resumable from the saved next-page URL',
     softDeletes: true,
     plan: () => ({ kind: 'full', slices: [FULL_SCAN_SLICE] }),
-    readSlice: (ctx, slice) => readListSlice(ctx, stream, slice),
+    readSlice: (ctx, slice, sliceId) => readListSlice(ctx, stream, slice, sliceId),
   };
   return stream;
 }

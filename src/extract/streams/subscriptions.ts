@@ -58,5 +58,5 @@ export const subscriptionsStream: StreamDefinition = {
   cursor: 'watermark day: date_from, cancel_date_from and recoveries_date_from from watermark − lookback',
   softDeletes: true,
   plan,
-  readSlice: (ctx, slice) => readListSlice(ctx, subscriptionsStream, slice),
+  readSlice: (ctx, slice, sliceId) => readListSlice(ctx, subscriptionsStream, slice, sliceId),
 };

@@ -61,6 +61,11 @@ export interface StreamContext {
   logger: Logger;
   meter: RequestMeter;
   signal: AbortSignal;
+  /**
+   * Told when a slice's saved cursor was dropped and the slice restarted from its first page (the API refused
+   * the cursor as expired, or it can no longer be used): the driver counts it for the run's summary.
+   */
+  cursorDropped?(sliceId: string): void;
 }
 
 export interface ExtractedPage {
@@ -89,6 +94,7 @@ export interface StreamDefinition {
   readSlice(
     ctx: StreamContext,
     slice: SliceState & { params: SlicePlan['params'] },
+    sliceId: string,
   ): AsyncGenerator<ExtractedPage>;
   /** Bookkeeping after each page of records, inside the commit section. */
   afterPage?(records: readonly Record<string, unknown>[], state: StreamState, ctx: StreamContext): void;
