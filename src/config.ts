@@ -55,6 +55,92 @@ const StreamsInput = z
   )
   .describe('Per-stream options; store-level entries override these.');
 
+/** HTTP header names (RFC 9110 tokens). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+export const DEFAULT_SIGNATURE_HEADER = 'X-Platform-Signature';
+
+/** A store's webhook endpoint for `store-sync receive` (docs/receiver.md). */
+export const StoreReceiverInput = z
+  .strictObject({
+    secretEnv: z
+      .string()
+      .regex(ENV_NAME, { message: 'expected the NAME of an environment variable, such as WEBHOOK_SECRET' })
+      .describe(
+        "Environment variable that holds the webhook's signing secret. The secret itself never goes in this file.",
+      ),
+    previousSecretEnv: z
+      .string()
+      .regex(ENV_NAME, {
+        message: 'expected the NAME of an environment variable, such as WEBHOOK_SECRET_OLD',
+      })
+      .optional()
+      .describe(
+        'While the signing secret is being rotated: the variable holding the previous one, also accepted.',
+      ),
+    signatureHeader: z
+      .string()
+      .regex(HEADER_NAME, { message: 'expected an HTTP header name, such as X-Platform-Signature' })
+      .optional()
+      .describe(
+        `Request header carrying the HMAC-SHA256 signature (hex); default ${DEFAULT_SIGNATURE_HEADER}.`,
+      ),
+    spoolDir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Folder of the store's spool of received events (default: spool/<store> beside the warehouse).",
+      ),
+    path: z
+      .string()
+      .regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/, { message: 'expected a URL path such as /webhooks/main' })
+      .optional()
+      .describe("URL path the platform posts this store's events to (default /webhooks/<store>)."),
+  })
+  .describe(
+    "This store's webhook endpoint, served by store-sync receive and drained by ingest --spool and sync.",
+  );
+
+/** Settings of the `store-sync receive` process, shared by every store's endpoint. */
+export const ReceiverSettingsInput = z.strictObject({
+  host: z.string().min(1).default('127.0.0.1').describe('Address the receiver listens on.'),
+  port: z.int().min(0).max(65535).default(8789).describe('Port the receiver listens on (0: any free port).'),
+  maxBodyBytes: z
+    .int()
+    .positive()
+    .default(5 * 1024 * 1024)
+    .describe('Largest request body accepted; a larger one is answered 413 and not spooled.'),
+  dedupEvents: z
+    .int()
+    .min(0)
+    .default(100_000)
+    .describe(
+      'How many of the latest event_ids a redelivery is recognised against (also after a restart, from the spool); 0 turns deduplication off.',
+    ),
+  rotateBytes: z
+    .int()
+    .min(4096)
+    .default(16 * 1024 * 1024)
+    .describe('A spool file is closed (and becomes drainable) once it holds this many bytes.'),
+  rotateSeconds: z
+    .number()
+    .positive()
+    .default(60)
+    .describe('A spool file is closed (and becomes drainable) once it is this many seconds old.'),
+  requestTimeoutSeconds: z
+    .number()
+    .positive()
+    .default(30)
+    .describe('A client that has not sent its whole request by then is disconnected.'),
+  afterDrain: z
+    .enum(['delete', 'archive'])
+    .default('delete')
+    .describe(
+      'What a drain does with a spool file once its events are committed to the warehouse: delete it, or move it to archive/ in the spool folder.',
+    ),
+});
+
 export const StoreInput = z.strictObject({
   name: z
     .string()
@@ -77,6 +163,7 @@ export const StoreInput = z.strictObject({
     .optional()
     .describe('Requests per second for this store (default: top-level rateLimit).'),
   streams: StreamsInput.optional(),
+  receiver: StoreReceiverInput.optional(),
 });
 
 export const SyncConfigInput = z.strictObject({
@@ -139,6 +226,9 @@ export const SyncConfigInput = z.strictObject({
     .default(36)
     .describe('status flags a stream whose last success is older than this.'),
   streams: StreamsInput.optional(),
+  receiver: ReceiverSettingsInput.optional().describe(
+    "Settings of store-sync receive (each store's endpoint is its own receiver block).",
+  ),
   stores: z.array(StoreInput).min(1, { message: 'expected at least one store' }),
 });
 
@@ -150,7 +240,20 @@ export interface StoreConfig {
   tokenEnv: string;
   rateLimit: number;
   streams: Record<StreamName, StreamOptions>;
+  /** The store's webhook endpoint, when it has one. */
+  receiver?: StoreReceiverConfig | null;
 }
+
+export interface StoreReceiverConfig {
+  secretEnv: string;
+  previousSecretEnv: string | null;
+  signatureHeader: string;
+  /** Absolute. */
+  spoolDir: string;
+  path: string;
+}
+
+export type ReceiverSettings = z.output<typeof ReceiverSettingsInput>;
 
 export interface SyncConfig {
   warehouse: string;
@@ -164,6 +267,8 @@ export interface SyncConfig {
   maxDocumentBytes: number;
   maxRunMinutes: number | null;
   freshnessHours: number;
+  /** Settings of store-sync receive (defaults when the config has none). */
+  receiver?: ReceiverSettings;
   stores: StoreConfig[];
 }
 
@@ -233,8 +338,11 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
   for (const [index, store] of input.stores.entries()) {
     checkBaseUrl(store.baseUrl, `stores[${index}].baseUrl`, source);
   }
+  const warehouse = path.resolve(baseDir, input.warehouse);
+  const receivers = input.stores.map((store) => storeReceiver(store, warehouse, baseDir));
+  refuseSharedEndpoints(receivers, source);
   return {
-    warehouse: path.resolve(baseDir, input.warehouse),
+    warehouse,
     parquetDir: input.parquetDir ? path.resolve(baseDir, input.parquetDir) : null,
     exportAfterSync: input.exportAfterSync,
     maxRetries: input.maxRetries,
@@ -245,7 +353,8 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
     maxDocumentBytes: input.maxDocumentBytes,
     maxRunMinutes: input.maxRunMinutes,
     freshnessHours: input.freshnessHours,
-    stores: input.stores.map((store) => ({
+    receiver: ReceiverSettingsInput.parse(input.receiver ?? {}),
+    stores: input.stores.map((store, index) => ({
       name: store.name,
       baseUrl: store.baseUrl.endsWith('/') ? store.baseUrl : `${store.baseUrl}/`,
       tokenEnv: store.tokenEnv,
@@ -260,8 +369,46 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
           },
         ]),
       ) as Record<StreamName, StreamOptions>,
+      receiver: receivers[index]!,
     })),
   };
+}
+
+/** A store's receiver block with its defaults: the spool beside the warehouse, the path named after the store. */
+export function storeReceiver(
+  store: { name: string; receiver?: z.output<typeof StoreReceiverInput> | undefined },
+  warehouse: string,
+  baseDir: string,
+): StoreReceiverConfig | null {
+  const block = store.receiver;
+  if (!block) return null;
+  return {
+    secretEnv: block.secretEnv,
+    previousSecretEnv: block.previousSecretEnv ?? null,
+    signatureHeader: block.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
+    spoolDir: block.spoolDir
+      ? path.resolve(baseDir, block.spoolDir)
+      : path.join(path.dirname(warehouse), 'spool', store.name),
+    path: block.path ?? `/webhooks/${store.name}`,
+  };
+}
+
+/** Two stores on one path or one spool would file one store's events under the other. */
+function refuseSharedEndpoints(receivers: (StoreReceiverConfig | null)[], source: string): void {
+  for (const key of ['path', 'spoolDir'] as const) {
+    const seen = new Map<string, number>();
+    for (const [index, receiver] of receivers.entries()) {
+      if (!receiver) continue;
+      const other = seen.get(receiver[key]);
+      if (other !== undefined)
+        throw new StoreSyncError(
+          ERROR_CODES.CONFIG_INVALID,
+          `${source}: stores[${other}].receiver and stores[${index}].receiver have the same ${key} (${receiver[key]}); each store needs its own.`,
+          { details: { field: `stores[${index}].receiver.${key}` } },
+        );
+      seen.set(receiver[key], index);
+    }
+  }
 }
 
 export async function loadConfig(file: string): Promise<SyncConfig> {

@@ -3,6 +3,7 @@ import { demoCommand } from './demo.js';
 import { doctorCommand } from './doctor.js';
 import { ingestCommand } from './ingest.js';
 import { queryCommand } from './query.js';
+import { receiveCommand } from './receive.js';
 import { sandboxCommand } from './sandbox.js';
 import { scheduleCommand } from './schedule.js';
 import { backfillCommand, syncCommand } from './sync.js';
@@ -15,6 +16,7 @@ export const commands: CommandModule<any, any>[] = [
   syncCommand,
   backfillCommand,
   ingestCommand,
+  receiveCommand,
   statusCommand,
   queryCommand,
   exportCommand,

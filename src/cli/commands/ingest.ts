@@ -12,13 +12,15 @@ import {
 } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
 import { runOutcome, StopOnSignal } from '../stop.js';
+import { ingestSpool, SPOOL_OPTION } from './ingest-spool.js';
 
 interface IngestArgs extends JobArgs, WorkersArgs {
   inputs: string[];
+  spool?: string;
 }
 
 export const ingestCommand: CommandModule<object, IngestArgs> = {
-  command: 'ingest <inputs..>',
+  command: 'ingest [inputs..]',
   describe:
     'Load captured API documents (orders, fulfillments, carts, tickets …) from files, folders or - for stdin',
   builder: (yargs) =>
@@ -26,15 +28,19 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       .positional('inputs', {
         type: 'string',
         array: true,
-        demandOption: true,
         description: 'JSON, JSON array, NDJSON or .gz files, folders (read recursively), or - for stdin',
       })
       .example(
         '$0 ingest captured/ --warehouse w.duckdb',
         'Ingest every document under captured/ (again: only new files)',
       )
-      .example('zcat orders.ndjson.gz | $0 ingest - --warehouse w.duckdb', 'Ingest from stdin') as never,
+      .option('spool', SPOOL_OPTION)
+      .example('zcat orders.ndjson.gz | $0 ingest - --warehouse w.duckdb', 'Ingest from stdin')
+      .example('$0 ingest --spool', "Drain the webhook receivers' spools (docs/receiver.md)") as never,
   handler: async (args) => {
+    if (args.spool !== undefined) return ingestSpool({ ...args, spool: args.spool });
+    if (!args.inputs?.length)
+      throw new StoreSyncError(ERROR_CODES.USAGE, 'ingest needs a file, folder or - (stdin), or --spool');
     const config = await resolveJob(args, { needsApi: false });
     const workers = workersFrom(args);
     const [store] = selectStores(config, args.store);

@@ -82,9 +82,13 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
           row.stream !== DOCUMENTS_STREAM &&
           (row.lastSuccessAt === null || now - Date.parse(row.lastSuccessAt) > bound),
       }));
+    // A receiver's spool: events received and not yet drained into the warehouse (docs/receiver.md).
+    const { receiverSpools, spoolRows } = await import('../../receive/status.js');
+    const spools = jobFromFlags(args) ? [] : await receiverSpools(config, args.store, now);
     if (args.json) {
+      const receivers = spools.length ? { receivers: spools } : {};
       process.stdout.write(
-        `${JSON.stringify({ freshnessHours: bound / 3600_000, streams: report }, null, 2)}\n`,
+        `${JSON.stringify({ freshnessHours: bound / 3600_000, streams: report, ...receivers }, null, 2)}\n`,
       );
     } else if (report.length === 0) {
       process.stdout.write('nothing synced yet: run store-sync sync (or ingest)\n');
@@ -112,6 +116,10 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
         r.stream === DOCUMENTS_STREAM ? '-' : r.stale ? 'STALE' : 'ok',
       ]);
       process.stdout.write(`${renderTable(columns, table)}\n`);
+    }
+    if (!args.json && spools.length) {
+      const { columns, rows } = spoolRows(spools);
+      process.stdout.write(`\n${renderTable(columns, rows)}\n`);
     }
     process.exitCode = report.some((r) => r.stale) ? EXIT.PARTIAL : EXIT.OK;
   },

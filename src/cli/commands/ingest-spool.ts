@@ -1,0 +1,119 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { SyncConfig } from '../../config.js';
+import { ERROR_CODES, StoreSyncError } from '../../errors.js';
+import type { SpoolDrain } from '../../receive/drain.js';
+import { receiversFromConfig } from '../../receive/setup.js';
+import {
+  cliLogger,
+  type JobArgs,
+  jobFromFlags,
+  resolveJob,
+  selectStores,
+  type WorkersArgs,
+  workersFrom,
+} from '../context.js';
+import { exitCodeForOutcome } from '../exit-codes.js';
+import { StopOnSignal } from '../stop.js';
+
+/**
+ * `store-sync ingest --spool [DIR]`: drains the closed files of the receivers' spools (every store with a
+ * receiver block, or --store NAME; or the folder DIR) into the warehouse, one transaction per file, then
+ * deletes or archives them (docs/receiver.md, "Draining into the warehouse").
+ */
+
+export const SPOOL_OPTION = {
+  type: 'string',
+  description:
+    "Drain the closed files of the receivers' spools (each store with a receiver block, or --store), or of the spool folder given, instead of reading inputs",
+} as const;
+
+export interface IngestSpoolArgs extends JobArgs, WorkersArgs {
+  spool: string;
+  inputs?: string[];
+}
+
+interface Spool {
+  store: string;
+  spoolDir: string;
+}
+
+const usage = (message: string) => new StoreSyncError(ERROR_CODES.USAGE, message);
+
+async function spoolsOf(config: SyncConfig, args: IngestSpoolArgs): Promise<Spool[]> {
+  if (args.spool === '') {
+    if (jobFromFlags(args))
+      throw usage('--spool needs a folder when there is no config file: --spool DIR --warehouse PATH.');
+    return receiversFromConfig(config, args.store === undefined ? {} : { store: args.store }).map((s) => ({
+      store: s.name,
+      spoolDir: s.receiver.spoolDir,
+    }));
+  }
+  const [store] = selectStores(config, args.store);
+  if (args.store === undefined && config.stores.length > 1)
+    throw usage(
+      `the config has ${config.stores.length} stores: pass --store NAME to say whose spool ${args.spool} is.`,
+    );
+  const spoolDir = path.resolve(args.spool);
+  if (!(await stat(spoolDir).catch(() => null))?.isDirectory())
+    throw new StoreSyncError(ERROR_CODES.USAGE, `the spool folder ${spoolDir} does not exist`, {
+      details: { field: 'spool' },
+    });
+  return [{ store: store!.name, spoolDir }];
+}
+
+export async function ingestSpool(args: IngestSpoolArgs): Promise<void> {
+  if (args.inputs?.length)
+    throw usage(
+      '--spool drains the receiver spool and reads no other input: ingest the files in another run.',
+    );
+  const workers = workersFrom(args);
+  const logger = cliLogger(args);
+  const config = await resolveJob(args, { needsApi: false });
+  const spools = await spoolsOf(config, args);
+  const { drainStoreRun, emptyDrain, hasWaitingFiles } = await import('../../receive/drain.js');
+  const drains = new Map<Spool, SpoolDrain>();
+  const waiting: Spool[] = [];
+  for (const spool of spools) {
+    if (await hasWaitingFiles(spool.spoolDir)) waiting.push(spool);
+    else drains.set(spool, emptyDrain(spool.store, spool.spoolDir));
+  }
+  let stopped: NodeJS.Signals | null = null;
+  // Nothing to drain (a drain every minute, say): the warehouse is not even opened.
+  if (waiting.length > 0) {
+    const { openWarehouse } = await import('../../load/index.js');
+    const warehouse = await openWarehouse(config.warehouse, { logger });
+    // Ctrl-C or SIGTERM stops after the file being loaded, which commits and is removed.
+    const stop = new StopOnSignal(logger, 'ingest.stopping', 'stopping after the spool file being loaded');
+    try {
+      const { failure } = await stop.run(async (signal) => {
+        for (const spool of waiting) {
+          const drain = signal.aborted
+            ? { ...emptyDrain(spool.store, spool.spoolDir), interrupted: true }
+            : await drainStoreRun(warehouse, config, spool, {
+                logger,
+                signal,
+                ...(workers === undefined ? {} : { workers }),
+              });
+          drains.set(spool, drain);
+        }
+      });
+      if (failure) throw failure;
+      if ([...drains.values()].some((d) => d.interrupted)) stopped = stop.received ?? 'SIGTERM';
+    } finally {
+      stop.release();
+      await warehouse.close();
+    }
+  }
+  const report = spools.map((s) => drains.get(s)!);
+  process.stdout.write(`${JSON.stringify({ spools: report })}\n`);
+  if (stopped)
+    throw new StoreSyncError(
+      ERROR_CODES.INTERNAL,
+      `interrupted by ${stopped}: every spool file loaded is committed and removed; run the same command again to drain the rest.`,
+    );
+  process.exitCode = exitCodeForOutcome({
+    failedStreams: 0,
+    rejections: report.reduce((n, d) => n + d.rejections, 0),
+  });
+}

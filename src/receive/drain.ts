@@ -1,0 +1,201 @@
+import { mkdir, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { type IngestFileResult, ingestPaths } from '../../pipelines/ingest.js';
+import type { ReceiverSettings, StoreConfig, SyncConfig } from '../config.js';
+import { asStoreSyncError } from '../errors.js';
+import type { Warehouse } from '../load/index.js';
+import type { Logger } from '../log.js';
+import { ARCHIVE_DIR, closedFiles, exists, syncDir } from './spool-files.js';
+
+/**
+ * Draining a spool: its closed files go through the ordinary ingest, one file per transaction, so a file is
+ * in the warehouse whole or not at all; the ingest ledger then knows it, and only after that commit is the
+ * file deleted or archived. A drain killed at any moment resumes exactly: a file not committed is read
+ * again, one committed but still there is skipped by the ledger (unchanged) and then removed.
+ */
+
+export interface DrainedFile extends IngestFileResult {
+  /** What became of the file once committed. */
+  then: 'deleted' | 'archived';
+}
+
+export interface SpoolDrain {
+  store: string;
+  spoolDir: string;
+  files: DrainedFile[];
+  documents: number;
+  records: number;
+  rows: number;
+  rejections: number;
+  /** Stopped by the signal between two files; the files left wait for the next drain. */
+  interrupted: boolean;
+}
+
+export interface DrainOptions {
+  store: string;
+  spoolDir: string;
+  afterDrain: ReceiverSettings['afterDrain'];
+  runId: string;
+  logger: Logger;
+  /** Checked between files: a file is never left half-loaded by a stop. */
+  signal?: AbortSignal;
+  workers?: number;
+}
+
+/** Drains the closed files of one store's spool into the warehouse, oldest first (newest wins). */
+export async function drainSpool(warehouse: Warehouse, options: DrainOptions): Promise<SpoolDrain> {
+  const { store, spoolDir, logger } = options;
+  const summary = emptyDrain(store, spoolDir);
+  for (const file of await closedFiles(spoolDir)) {
+    if (options.signal?.aborted) {
+      summary.interrupted = true;
+      break;
+    }
+    // A drain beside this one (into another warehouse) may have taken it.
+    if (!(await exists(file))) continue;
+    const result = await ingestPaths(warehouse, [file], {
+      store,
+      runId: options.runId,
+      logger,
+      // One transaction per file, however many events it holds.
+      commitDocuments: Number.MAX_SAFE_INTEGER,
+      ...(options.workers === undefined ? {} : { workers: options.workers }),
+    });
+    const then = await dispose(file, options.afterDrain);
+    for (const f of result.files) summary.files.push({ ...f, then });
+    summary.documents += result.documents;
+    summary.records += result.records;
+    summary.rows += result.rows;
+    summary.rejections += result.rejections;
+    logger.debug('receive.drained_file', { file, then, documents: result.documents });
+  }
+  if (summary.files.length > 0 || summary.interrupted)
+    logger.info('receive.drained', {
+      store,
+      files: summary.files.length,
+      documents: summary.documents,
+      rejections: summary.rejections,
+      ...(summary.interrupted ? { interrupted: true } : {}),
+    });
+  return summary;
+}
+
+async function dispose(
+  file: string,
+  afterDrain: ReceiverSettings['afterDrain'],
+): Promise<DrainedFile['then']> {
+  if (afterDrain === 'archive') {
+    const archive = path.join(path.dirname(file), ARCHIVE_DIR);
+    await mkdir(archive, { recursive: true });
+    await rename(file, path.join(archive, path.basename(file)));
+    await syncDir(path.dirname(file));
+    return 'archived';
+  }
+  await unlink(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
+  return 'deleted';
+}
+
+type DrainConfig = Pick<SyncConfig, 'receiver'>;
+
+/** Whether a spool holds closed files, i.e. whether a drain has anything to do. */
+export async function hasWaitingFiles(spoolDir: string): Promise<boolean> {
+  return (await closedFiles(spoolDir)).length > 0;
+}
+
+export const emptyDrain = (store: string, spoolDir: string): SpoolDrain => ({
+  store,
+  spoolDir,
+  files: [],
+  documents: 0,
+  records: 0,
+  rows: 0,
+  rejections: 0,
+  interrupted: false,
+});
+
+/**
+ * One store's drain recorded as its own run in `_sync_runs` (command `ingest`, stream `documents`), as
+ * `store-sync ingest --spool` and a sync both record it; nothing is recorded when no file waits. Returns the
+ * drain, or throws its failure once the run is recorded as failed.
+ */
+export async function drainStoreRun(
+  warehouse: Warehouse,
+  config: DrainConfig,
+  spool: { store: string; spoolDir: string },
+  options: { logger: Logger; signal?: AbortSignal; workers?: number },
+): Promise<SpoolDrain> {
+  if (!(await hasWaitingFiles(spool.spoolDir))) return emptyDrain(spool.store, spool.spoolDir);
+  const runId = await warehouse.startRun({
+    store: spool.store,
+    command: 'ingest',
+    mode: 'incremental',
+    streams: ['documents'],
+  });
+  let drain: SpoolDrain | null = null;
+  let failure: unknown = null;
+  try {
+    drain = await drainSpool(warehouse, {
+      store: spool.store,
+      spoolDir: spool.spoolDir,
+      afterDrain: config.receiver?.afterDrain ?? 'delete',
+      runId,
+      logger: options.logger.child({ runId, store: spool.store }),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.workers === undefined ? {} : { workers: options.workers }),
+    });
+  } catch (error) {
+    failure = error;
+  }
+  await warehouse.finishRun(runId, {
+    outcome: failure
+      ? 'failed'
+      : drain!.interrupted
+        ? 'interrupted'
+        : drain!.rejections > 0
+          ? 'completed_with_rejections'
+          : 'succeeded',
+    counts: drain ? { documents: drain } : {},
+    requests: 0,
+    retries: 0,
+    ...(failure ? { error: asStoreSyncError(failure).message } : {}),
+  });
+  if (failure) throw failure;
+  return drain!;
+}
+
+/**
+ * The hook of `sync` and `schedule`: drains the store's spool into the open warehouse when the store has a
+ * receiver, and does nothing otherwise. A failed drain does not fail the sync: it is logged
+ * (`receive.drain_failed`) and returned, and its files wait for the next run.
+ */
+export async function drainAfterSync(
+  warehouse: Warehouse,
+  config: DrainConfig,
+  store: Pick<StoreConfig, 'name' | 'receiver'>,
+  options: { logger: Logger; signal?: AbortSignal },
+): Promise<{ drain: SpoolDrain } | { error: Error } | null> {
+  const receiver = store.receiver;
+  if (!receiver) return null;
+  if (options.signal?.aborted) return null;
+  try {
+    return {
+      drain: await drainStoreRun(
+        warehouse,
+        config,
+        { store: store.name, spoolDir: receiver.spoolDir },
+        options,
+      ),
+    };
+  } catch (error) {
+    const failure = asStoreSyncError(error);
+    options.logger.error('receive.drain_failed', {
+      store: store.name,
+      spoolDir: receiver.spoolDir,
+      code: failure.code,
+      message: failure.message,
+    });
+    return { error: failure };
+  }
+}
