@@ -16,6 +16,7 @@ const BENCHMARKS = [
   'ingest',
   'rebuild',
   'export',
+  'receive',
 ] as const;
 
 async function duckdbVersion(): Promise<string> {
