@@ -180,7 +180,7 @@ describe('store-sync receive under SIGKILL', () => {
     assert.equal(Number(ledger!.documents), ids.length);
     assert.equal(Number(ledger!.rejected), 0);
     assert.equal(loaded.size, ids.length);
-    assert.ok(acked.size > ROUNDS * 5, `only ${acked.size} events were acknowledged over ${ROUNDS} rounds`);
+    assert.ok(acked.size > ROUNDS, `only ${acked.size} events were acknowledged over ${ROUNDS} rounds`);
     assert.ok(refused.size > 0, 'no refused event was tried');
     process.stderr.write(
       `# receive crash test (seed ${SEED}): ${kills} kills, ${acked.size} acknowledged, ${refused.size} refused, ${unknown.size} unanswered, ${tornTails} torn tails dropped\n`,

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openWarehouse } from '../../src/load/index.js';
 import { silentLogger } from '../../src/log.js';
-import { drainAfterSync } from '../../src/receive/drain.js';
+import { drainAfterSync, drainStoreRun } from '../../src/receive/drain.js';
+import { deliverThroughReceiver } from '../../src/receive/loopback.js';
 import { spoolFileName } from '../../src/receive/spool-files.js';
 import { assertExit, killChildren, readWarehouse, runCli, startCli, waitForStderr } from '../cli/helpers.js';
 import { orderEvent, tempDir } from './helpers.js';
@@ -100,6 +101,29 @@ describe('draining the spool', () => {
         ['ingest', 'failed'],
       ],
     );
+  });
+
+  it('the demo path: documents delivered as signed webhooks through a loopback receiver, then drained', async () => {
+    const { dir, cleanup } = await tempDir();
+    cleanups.push(cleanup);
+    const spoolDir = path.join(dir, 'spool');
+    const events = [40, 41, 42, 43, 44].map((n) => orderEvent(n));
+    const { delivered } = await deliverThroughReceiver({
+      store: 'demo',
+      spoolDir,
+      documents: events.map((e) => ({ data: e.data, apiVersion: String(e.api_version) })),
+    });
+    assert.equal(delivered, 5);
+    const file = path.join(dir, 'w.duckdb');
+    const warehouse = await openWarehouse(file, { logger: silentLogger });
+    try {
+      const drain = await drainStoreRun(warehouse, {}, { store: 'demo', spoolDir }, { logger: silentLogger });
+      assert.equal(drain.documents, 5);
+      assert.equal(drain.rejections, 0);
+    } finally {
+      await warehouse.close();
+    }
+    assert.deepEqual(await orderNumbers(file), [40, 41, 42, 43, 44]);
   });
 
   it('a drain killed at a random moment resumes exactly: every event loaded once', async () => {
