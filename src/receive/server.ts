@@ -189,6 +189,9 @@ export class Receiver {
   }
 
   private dispatch(req: IncomingMessage, res: ServerResponse): void {
+    // A client gone before its answer: writing to it fails, and that is no error of the receiver's.
+    res.on('error', () => undefined);
+    req.on('error', () => undefined);
     const handled = this.handle(req, res)
       .catch((error: unknown) => {
         // A bug, not the input: logged, and answered 500 so the platform retries.
@@ -274,26 +277,32 @@ export class Receiver {
       await this.spool(route, line);
       return { id, duplicate: false };
     }
+    let awaited: Promise<boolean> | undefined;
     for (;;) {
       if (route.window.has(id)) return { id, duplicate: true };
       const earlier = route.inFlight.get(id);
-      if (!earlier) break;
+      if (!earlier || earlier === awaited) break;
       // The same event, still being spooled: its outcome decides (if it failed, this one tries).
+      awaited = earlier;
       if (await earlier) return { id, duplicate: true };
     }
+    let failure: unknown;
     const spooled = this.spool(route, line).then(
       () => {
         route.window.add(id);
         return true;
       },
-      () => false,
+      (error: unknown) => {
+        failure = error;
+        return false;
+      },
     );
     route.inFlight.set(id, spooled);
     try {
-      if (!(await spooled)) await this.spool(route, line);
+      if (!(await spooled)) throw failure;
       return { id, duplicate: false };
     } finally {
-      route.inFlight.delete(id);
+      if (route.inFlight.get(id) === spooled) route.inFlight.delete(id);
     }
   }
 

@@ -228,6 +228,48 @@ describe('store-sync receive: slow clients, rotation, restarts', () => {
     }
   });
 
+  it('survives clients that break off, send garbage or lie about their length, and keeps serving', async () => {
+    const spoolDir = path.join(dir, 'hostile');
+    const { receiver, url, origin } = await startReceiver(spoolDir, { requestTimeoutMs: 2_000 });
+    try {
+      const { port } = new URL(origin);
+      const body = JSON.stringify(orderEvent(7));
+      const signature = signBody(SECRET, body);
+      const head = (length: number) =>
+        `POST /webhooks/main HTTP/1.1\r\nHost: x\r\nX-Platform-Signature: ${signature}\r\nContent-Length: ${length}\r\n\r\n`;
+      const raw = (bytes: string, { end = true, wait = 100 } = {}) =>
+        new Promise<string>((resolve) => {
+          let answer = '';
+          const socket = connect(Number(port), '127.0.0.1', () => {
+            socket.write(bytes);
+            setTimeout(() => (end ? socket.destroy() : socket.end()), wait);
+          });
+          socket.on('data', (chunk) => {
+            answer += chunk.toString();
+          });
+          socket.on('close', () => resolve(answer));
+          socket.on('error', () => undefined);
+        });
+      await raw(`${head(body.length)}${body.slice(0, 50)}`);
+      await raw(`${head(body.length)}${body}`, { wait: 0 });
+      assert.match(await raw('GARBAGE\r\n\r\n', { end: false }), /^HTTP\/1\.1 400/);
+      assert.match(
+        await raw(`GET /healthz HTTP/1.1\r\nX-Big: ${'y'.repeat(70_000)}\r\n\r\n`, { end: false }),
+        /^HTTP\/1\.1 431/,
+      );
+      await raw(`${head(10_000)}${body.slice(0, 10)}`, { end: false });
+      await raw(`POST /webhooks/main HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`, {
+        end: false,
+      });
+      // Still serving, and the event sent whole but cut before its answer may be there, once at most.
+      assert.equal((await request(`${origin}/healthz`)).statusCode, 200);
+      assert.equal(await deliver(url, SECRET, body), 200);
+      assert.deepEqual(eventIds(await spooled(spoolDir)), ['evt-7']);
+    } finally {
+      await receiver.stop();
+    }
+  });
+
   it('rotates by size and by age: closed files get their final name, every event once', async () => {
     const spoolDir = path.join(dir, 'rotate');
     const { receiver, url } = await startReceiver(spoolDir, { rotateBytes: 8 * 1024, rotateMs: 300 });
