@@ -77,6 +77,7 @@ export interface DemoResult {
 const DEMO_ENTRIES = new Set([
   'inbox',
   'parquet',
+  'parquet.versions',
   'warehouse.duckdb',
   'warehouse.duckdb.wal',
   'warehouse.duckdb.tmp',

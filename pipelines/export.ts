@@ -1,4 +1,17 @@
-import { lstat, mkdir, readdir, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import {
+  copyFile,
+  link,
+  lstat,
+  mkdir,
+  readdir,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  stat,
+  symlink,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
@@ -12,17 +25,24 @@ import { type TableDef, tableDefinitions } from '../src/normalize/index.js';
  * tables that carry an order number are Hive-partitioned by month of the order's `date_placed`
  * (`month=2024-05/`, `month=__HIVE_DEFAULT_PARTITION__` when unknown).
  *
- * Atomic replacement: `<dir>/<table>` is a symbolic link to a complete version directory under
- * `<dir>/.versions/`. A new export is written beside the current one, then a new link is renamed over
- * the old (rename(2) is atomic), so a reader resolving `<dir>/<table>` sees the old table or the new
- * one, never a half-written one. The previous version stays until the next export (a reader that
- * listed it can still read it); older ones are removed. A partitioned table's files carry the export's
- * stamp in their names: a reader that listed them through the old link and opens them after the swap
+ * Atomic replacement: `<dir>` is a symbolic link to one complete export, a folder in `<dir>.versions/` beside
+ * it, and everything under `<dir>` is a plain folder or file. A new export is written to a new folder there
+ * (the tables it exports by COPY, the others hard-linked from the current export), then a new link is renamed
+ * over `<dir>` (rename(2) is atomic), so a reader resolving `<dir>` sees the old export or the new one, never a
+ * half-written one, and all its tables from the same export. The previous export stays until the next export
+ * begins (a reader that listed it can still read it); older ones are removed. A partitioned table's files carry the
+ * export's stamp in their names: a reader that listed them through the old link and opens them after the swap
  * gets "no such file" rather than the new version's file of the same name, so it never mixes two.
  *
- * Export never removes what it did not write: a `<dir>/<table>` that is not its link is refused before
- * anything is written, and one export at a time writes a folder (`.versions/export-lock.duckdb`), since each prunes
- * the versions it does not know.
+ * The versions are outside `<dir>` because a glob reads what is under it: DuckDB's `**` goes into hidden
+ * folders (the earlier layout kept them in `<dir>/.versions/`, and `<dir>/**` read the current export twice
+ * over, then the previous one) but not into linked folders, so only the root may be a link.
+ *
+ * Export never removes what it did not write: a `<dir>` that is a folder holds either an earlier export's layout
+ * (a link per table into `<dir>/.versions/`), which the next export moves into `<dir>.versions/`, keeping what
+ * else is there, or it is refused where something of the user's has a table's name, before anything is written.
+ * One export at a time writes a folder (`<dir>.versions/export-lock.duckdb`), since each prunes the versions it
+ * does not know.
  */
 
 export interface ExportOptions {
@@ -44,7 +64,27 @@ export interface ExportSummary {
 }
 
 const NOT_EXPORTED = new Set(['_raw_landing', '_raw_landing_parts', '_schema']);
+/** `<dir>.versions/`: the exports `<dir>` has pointed at, and the export lock. */
 const VERSIONS = '.versions';
+/** One export's folder in `<dir>.versions/`: `<ms>-<pid>`. */
+const VERSION = /^\d+-\d+$/;
+/** What an export may remove from `<dir>.versions/`: versions, earlier layouts moved there, links of killed exports. */
+const PRUNABLE = /^(?:(?:layout-)?\d+-\d+|link-\d+)$/;
+/** The earlier layout's folder of versions inside `<dir>` (a table was a link into it). */
+const INNER_VERSIONS = '.versions';
+
+/** Where the exports to `outDir` are kept: beside it, so that no glob under `<dir>` reaches them. */
+export function versionsFolder(outDir: string): string {
+  return `${path.resolve(outDir)}${VERSIONS}`;
+}
+
+/** The export lock of `outDir` (see lockFolder). */
+export function exportLockFile(outDir: string): string {
+  return path.join(versionsFolder(outDir), LOCK_FILE);
+}
+
+const usage = (message: string, cause?: unknown) =>
+  new StoreSyncError(ERROR_CODES.USAGE, message, cause === undefined ? undefined : { cause });
 
 export function exportableTables(): TableDef[] {
   return tableDefinitions.filter((t) => !NOT_EXPORTED.has(t.name));
@@ -68,40 +108,205 @@ function selectSql(def: TableDef): string {
   );
 }
 
-/** The version `<dir>/<table>` links to; null when nothing is there. Refuses anything export did not write. */
-async function currentVersion(outDir: string, table: string): Promise<string | null> {
-  const link = path.join(outDir, table);
-  const found = await lstat(link).catch(() => null);
-  if (!found) return null;
-  const target = found.isSymbolicLink() ? await readlink(link) : null;
-  if (target && path.dirname(target) === VERSIONS && path.basename(target).startsWith(`${table}-`))
-    return path.basename(target);
-  throw new StoreSyncError(
-    ERROR_CODES.USAGE,
-    `cannot export ${table}: ${link} exists and was not written by store-sync export ` +
-      `(${target ? `a link to ${target}` : found.isDirectory() ? 'a folder' : 'a file'}, not a link into ${VERSIONS}/); ` +
-      'move it away or choose another --out or parquetDir. Nothing was exported',
-  );
+/** Whether a link's text is one export writes at `<dir>`: `<name>.versions/<version>`. */
+function isExportLink(dir: string, text: string): boolean {
+  return path.dirname(text) === `${path.basename(dir)}${VERSIONS}` && VERSION.test(path.basename(text));
 }
 
-/** Points `<dir>/<table>` at the new version and prunes versions older than the previous one. */
-async function swap(outDir: string, table: string, version: string, previous: string | null): Promise<void> {
-  const link = path.join(outDir, table);
-  const temporary = `${link}.link-${process.pid}`;
-  await rm(temporary, { force: true });
-  await symlink(path.join(VERSIONS, version), temporary, 'dir');
-  await rename(temporary, link);
-  const keep = new Set([version, previous]);
-  for (const entry of await readdir(path.join(outDir, VERSIONS))) {
-    if (entry.startsWith(`${table}-`) && !keep.has(entry) && /^\d+-\d+$/.test(entry.slice(table.length + 1)))
-      await rm(path.join(outDir, VERSIONS, entry), { recursive: true, force: true });
+/**
+ * The folder export works on: `outDir` itself, unless it is a link of the user's (a folder kept on a bigger
+ * disk, say), which is followed to where it points, since export replaces `<dir>` with its own link.
+ */
+async function resolveOutDir(outDir: string): Promise<string> {
+  let current = path.resolve(outDir);
+  for (let hops = 0; hops < 40; hops++) {
+    const found = await lstat(current).catch(() => null);
+    if (!found?.isSymbolicLink()) return current;
+    const text = await readlink(current);
+    if (isExportLink(current, text)) return current;
+    current = path.resolve(await realpath(path.dirname(current)), text);
   }
+  throw usage(`cannot export to ${outDir}: too many symbolic links; choose another --out or parquetDir`);
+}
+
+/** What `<dir>` is before an export. */
+type Current =
+  /** Nothing: the first export. */
+  | { kind: 'none' }
+  /** An export's version in `<dir>.versions/` (`<dir>` links to it, but for a move that was interrupted). */
+  | { kind: 'version'; name: string }
+  /**
+   * A folder: an earlier layout's (`tables`, links into `<dir>/.versions/`, and what else was put there,
+   * `others`), or one made by hand. It is moved into `<dir>.versions/` when the new export takes its place.
+   */
+  | { kind: 'folder'; tables: Map<string, string>; others: string[] };
+
+const whatIs = (entry: Dirent, text: string | null) =>
+  text !== null ? `a link to ${text}` : entry.isDirectory() ? 'a folder' : 'a file';
+
+/** What `<dir>` holds, refusing (before anything is written) what export cannot replace without loss. */
+async function inspect(absolute: string, wanted: Set<string>): Promise<Current> {
+  const found = await lstat(absolute).catch(() => null);
+  if (!found) {
+    // A move interrupted between its two renames (see swap) left `<dir>` missing: the version it was to link
+    // to was complete, so it is the current one.
+    const entries = await readdir(versionsFolder(absolute));
+    const moved = entries
+      .filter((e) => /^layout-\d+-\d+$/.test(e) && entries.includes(e.slice('layout-'.length)))
+      .sort(byStamp)
+      .at(-1);
+    return moved ? { kind: 'version', name: moved.slice('layout-'.length) } : { kind: 'none' };
+  }
+  // resolveOutDir followed any link but export's own.
+  if (found.isSymbolicLink()) {
+    const name = path.basename(await readlink(absolute));
+    // Files put into a table's folder by hand would go with the folder's replacement.
+    for (const table of wanted) {
+      const what = await foreignIn(path.join(absolute, table));
+      if (what) throw refusal(table, path.join(absolute, table), what);
+    }
+    return { kind: 'version', name };
+  }
+  if (!found.isDirectory())
+    throw usage(
+      `cannot export to ${absolute}: it is a file, not a folder; move it away or choose another --out or parquetDir. Nothing was exported`,
+    );
+  if (found.dev !== (await stat(path.dirname(absolute))).dev)
+    throw usage(
+      `cannot export to ${absolute}: it is a mount point, and export replaces ${absolute} with a link to the ` +
+        `current export in ${versionsFolder(absolute)} beside it; export to a folder inside it ` +
+        `(--out ${path.join(absolute, 'parquet')}). Nothing was exported`,
+    );
+  const all = new Set(exportableTables().map((t) => t.name));
+  const tables = new Map<string, string>();
+  const others: string[] = [];
+  const inTheWay: { name: string; what: string }[] = [];
+  for (const entry of await readdir(absolute, { withFileTypes: true })) {
+    if (entry.name === INNER_VERSIONS && entry.isDirectory()) continue;
+    const text = entry.isSymbolicLink() ? await readlink(path.join(absolute, entry.name)) : null;
+    const intoVersions = text !== null && path.dirname(text) === INNER_VERSIONS;
+    // A link being put in place when an export of that layout was killed.
+    if (intoVersions && /\.link-\d+$/.test(entry.name)) continue;
+    if (intoVersions && path.basename(text).startsWith(`${entry.name}-`))
+      tables.set(entry.name, path.join(absolute, text));
+    else if (all.has(entry.name)) inTheWay.push({ name: entry.name, what: whatIs(entry, text) });
+    else others.push(entry.name);
+  }
+  // A table's name taken by something of the user's: the tables being exported first, then the others,
+  // which would become export's to replace once inside a version.
+  const refused = inTheWay.find((e) => wanted.has(e.name)) ?? inTheWay[0];
+  if (refused) {
+    const place = path.join(absolute, refused.name);
+    if (wanted.has(refused.name)) throw refusal(refused.name, place, refused.what);
+    throw usage(
+      `cannot export to ${absolute}: ${place} has the name of the table ${refused.name} but was not written by ` +
+        `store-sync export (${refused.what}); move it away or choose another --out or parquetDir. Nothing was exported`,
+    );
+  }
+  return { kind: 'folder', tables, others };
+}
+
+const refusal = (table: string, place: string, what: string) =>
+  usage(
+    `cannot export ${table}: ${place} exists and was not written by store-sync export (${what}); ` +
+      'move it away or choose another --out or parquetDir. Nothing was exported',
+  );
+
+/** Export's file names in a table's folder: `data.parquet`, or `data-<stamp>-<i>.parquet`. */
+const TABLE_FILE = /^data(?:-\d+-\d+-\d+)?\.parquet$/;
+
+/**
+ * What in a table's folder of the current export export did not write (null when nothing): export writes a
+ * folder of its own files there, directly or in `month=…/` folders.
+ */
+async function foreignIn(folder: string): Promise<string | null> {
+  const found = await lstat(folder).catch(() => null);
+  if (!found) return null;
+  if (found.isSymbolicLink()) return `a link to ${await readlink(folder)}`;
+  if (!found.isDirectory()) return 'a file';
+  for (const entry of await readdir(folder, { withFileTypes: true })) {
+    if (entry.isFile() && TABLE_FILE.test(entry.name)) continue;
+    if (entry.isDirectory() && entry.name.startsWith('month=')) {
+      const inner = await readdir(path.join(folder, entry.name), { withFileTypes: true });
+      const other = inner.find((e) => !(e.isFile() && TABLE_FILE.test(e.name)));
+      if (!other) continue;
+      return `a folder holding ${path.join(entry.name, other.name)}`;
+    }
+    return `a folder holding ${entry.name}`;
+  }
+  return null;
+}
+
+const stampOf = (name: string) =>
+  name
+    .replace(/^layout-/, '')
+    .split('-')
+    .map(Number) as [number, number];
+const byStamp = (a: string, b: string) => {
+  const [ma, pa] = stampOf(a);
+  const [mb, pb] = stampOf(b);
+  return ma - mb || pa - pb;
+};
+
+/**
+ * Puts `from` (a file, folder or link) at `to` without copying data: files are hard-linked (copied where the
+ * file system has no hard links). Versions never change a file once written, so two may share one.
+ */
+async function carry(from: string, to: string): Promise<void> {
+  // An earlier layout's link to a version that is gone: nothing to carry.
+  const found = await lstat(from).catch(() => null);
+  if (!found) return;
+  if (found.isDirectory()) {
+    await mkdir(to);
+    for (const name of await readdir(from)) await carry(path.join(from, name), path.join(to, name));
+  } else if (found.isSymbolicLink()) {
+    await symlink(await readlink(from), to);
+  } else if (found.isFile()) {
+    await link(from, to).catch(() => copyFile(from, to));
+  }
+}
+
+/** Points `<dir>` at the new version, moving a folder in its place (an earlier layout's) into `<dir>.versions/`. */
+async function swap(absolute: string, current: Current, version: string): Promise<void> {
+  const versions = versionsFolder(absolute);
+  const temporary = path.join(versions, `link-${process.pid}`);
+  await rm(temporary, { force: true });
+  await symlink(path.join(path.basename(versions), version), temporary, 'dir');
+  if (current.kind === 'folder') {
+    // A folder cannot be renamed over: it is moved out of the way first, and `<dir>` is missing until the
+    // next rename (a reader then gets "no such file", as for a listing made before a swap; inspect finishes
+    // a move interrupted there). Only the first export over an earlier layout does this.
+    try {
+      await rename(absolute, path.join(versions, `layout-${version}`));
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw usage(
+        `cannot export to ${absolute}: moving the folder there into ${versions} failed ` +
+          `(${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); export to another --out or parquetDir. ` +
+          'Nothing was exported',
+        error,
+      );
+    }
+  }
+  await rename(temporary, absolute);
+}
+
+/**
+ * Removes every version but the current one, before a new one is written: the one before it has been
+ * replaced since the last export (a reader that listed it then has had until now), a half-written one was
+ * killed, an earlier layout moved here is an export that is not current. At most two exports take space.
+ */
+async function prune(absolute: string, current: Current): Promise<void> {
+  const versions = versionsFolder(absolute);
+  for (const entry of await readdir(versions))
+    if (PRUNABLE.test(entry) && !(current.kind === 'version' && entry === current.name))
+      await rm(path.join(versions, entry), { recursive: true, force: true });
 }
 
 /** The folders this process is exporting to. */
 const exportingHere = new Set<string>();
 
-/** The export lock: a small DuckDB database file under `.versions/`, held open (and so locked) while an export runs. */
+/** The export lock: a small DuckDB database file in `<dir>.versions/`, held open (and so locked) while an export runs. */
 export const LOCK_FILE = 'export-lock.duckdb';
 
 const locked = (outDir: string, holder: string) =>
@@ -114,7 +319,7 @@ const locked = (outDir: string, holder: string) =>
 /**
  * Takes the folder's export lock for this export, or fails at once naming the export that holds it.
  *
- * The lock is the kernel's, not a file's presence: opening `.versions/export-lock.duckdb` as a DuckDB database
+ * The lock is the kernel's, not a file's presence: opening `<dir>.versions/export-lock.duckdb` as a DuckDB database
  * takes DuckDB's fcntl write lock on it, exactly as the warehouse's one-writer rule does. The kernel drops the
  * lock when the holder exits, however it exits, so a killed export leaves nothing to take over: the pid files
  * this replaced needed a stale-lock takeover, which could let two exports write when three met at the same
@@ -127,7 +332,7 @@ const locked = (outDir: string, holder: string) =>
 async function lockFolder(outDir: string): Promise<() => Promise<void>> {
   if (exportingHere.has(outDir)) throw locked(outDir, `${process.pid}, this process`);
   exportingHere.add(outDir);
-  const file = path.join(outDir, VERSIONS, LOCK_FILE);
+  const file = exportLockFile(outDir);
   try {
     const holder = await DuckDBInstance.create(file, { access_mode: 'READ_WRITE', threads: '1' });
     return async () => {
@@ -148,11 +353,29 @@ async function lockFolder(outDir: string): Promise<() => Promise<void>> {
 }
 
 /**
- * `mkdir -p` of the export folder, one level at a time. Node 20's recursive mkdir loops forever, at full CPU,
+ * The earlier layout's lock (`<dir>/.versions/export-lock.duckdb`), taken too while an export moves that
+ * layout away: an older store-sync exporting there meanwhile would write into the folder being moved.
+ */
+async function lockEarlierLayout(outDir: string): Promise<() => void> {
+  const file = path.join(outDir, INNER_VERSIONS, LOCK_FILE);
+  if (!(await stat(file).catch(() => null))) return () => {};
+  try {
+    const holder = await DuckDBInstance.create(file, { access_mode: 'READ_WRITE', threads: '1' });
+    return () => holder.closeSync();
+  } catch (cause) {
+    const pid = lockHolder(cause);
+    if (pid !== null) throw locked(outDir, pid);
+    // Not a lock any more (a file of another kind): nothing can be holding it.
+    return () => {};
+  }
+}
+
+/**
+ * `mkdir -p` of a folder export needs, one level at a time. Node 20's recursive mkdir loops forever, at full CPU,
  * where a folder exists but refuses children with ENOENT (`/proc`, some network and FUSE mounts); done this
  * way it fails, and the error names the folder and why.
  */
-async function makeFolder(folder: string): Promise<void> {
+async function makeFolder(folder: string, outDir: string): Promise<void> {
   const missing: string[] = [];
   for (let current = folder; !(await stat(current).catch(() => null)); current = path.dirname(current)) {
     missing.unshift(current);
@@ -166,7 +389,7 @@ async function makeFolder(folder: string): Promise<void> {
       if (code === 'EEXIST') continue;
       throw new StoreSyncError(
         ERROR_CODES.USAGE,
-        `cannot create the Parquet folder ${folder}: creating ${level} failed (${code ?? (error as Error).message}); choose another --out or parquetDir`,
+        `cannot create the Parquet folder ${outDir}: creating ${level} failed (${code ?? (error as Error).message}); choose another --out or parquetDir`,
         { cause: error },
       );
     }
@@ -174,13 +397,17 @@ async function makeFolder(folder: string): Promise<void> {
 }
 
 /**
- * Creates the export folder (and its `.versions/`), or fails naming it: `sync` with `exportAfterSync` calls it
- * before it changes anything, so a folder that cannot be made is a usage error with nothing synced.
+ * Creates the folders the export to `outDir` needs (the one it is in, and `<dir>.versions/` beside it; `<dir>`
+ * itself is export's link, made by the first export), or fails naming it: `sync` with `exportAfterSync` calls
+ * it before it changes anything, so a folder that cannot be made is a usage error with nothing synced.
  */
-export async function prepareExportFolder(outDir: string): Promise<void> {
-  const absolute = path.resolve(outDir);
-  await makeFolder(absolute);
-  await makeFolder(path.join(absolute, VERSIONS));
+export async function prepareExportFolder(outDir: string): Promise<string> {
+  const absolute = await resolveOutDir(outDir);
+  if (path.dirname(absolute) === absolute)
+    throw usage(`cannot export to ${absolute}: choose a folder under it (--out or parquetDir)`);
+  await makeFolder(path.dirname(absolute), absolute);
+  await makeFolder(versionsFolder(absolute), absolute);
+  return absolute;
 }
 
 export async function exportParquet(
@@ -189,7 +416,6 @@ export async function exportParquet(
   options: ExportOptions = {},
 ): Promise<ExportSummary> {
   const started = performance.now();
-  const absolute = path.resolve(outDir);
   const all = exportableTables();
   const wanted = options.tables ?? all.map((t) => t.name);
   const unknown = wanted.filter((name) => !all.some((t) => t.name === name));
@@ -198,14 +424,19 @@ export async function exportParquet(
       ERROR_CODES.USAGE,
       `cannot export unknown table(s) ${unknown.join(', ')}; see docs/warehouse.md for the tables`,
     );
-  await prepareExportFolder(absolute);
+  const absolute = await prepareExportFolder(outDir);
   const release = await lockFolder(absolute);
   try {
-    // Before writing anything: every table's place must be empty or export's own link (the lock keeps it so).
-    const chosen = new Map<TableDef, string | null>();
-    for (const def of all.filter((t) => wanted.includes(t.name)))
-      chosen.set(def, await currentVersion(absolute, def.name));
-    return await exportTables(warehouse, absolute, chosen, started);
+    // Before writing anything: what is at `<dir>` must be export's, or nothing of the user's in a table's place
+    // (the lock keeps it so).
+    const current = await inspect(absolute, new Set(wanted));
+    const releaseEarlier = current.kind === 'folder' ? await lockEarlierLayout(absolute) : () => {};
+    try {
+      const chosen = all.filter((t) => wanted.includes(t.name));
+      return await exportTables(warehouse, absolute, current, chosen, started);
+    } finally {
+      releaseEarlier();
+    }
   } finally {
     await release();
   }
@@ -214,18 +445,21 @@ export async function exportParquet(
 async function exportTables(
   warehouse: Warehouse,
   absolute: string,
-  chosen: Map<TableDef, string | null>,
+  current: Current,
+  chosen: TableDef[],
   started: number,
 ): Promise<ExportSummary> {
-  const stamp = `${Date.now()}-${process.pid}`;
+  await prune(absolute, current);
+  const version = `${Date.now()}-${process.pid}`;
+  const folder = path.join(versionsFolder(absolute), version);
+  await mkdir(folder);
   // A partitioned table's file names carry the stamp (see the top of this file).
-  const files = `data-${stamp}`;
+  const files = `data-${version}`;
   const tables: ExportedTable[] = [];
-  for (const [def, previous] of chosen) {
-    const version = `${def.name}-${stamp}`;
-    const target = path.join(absolute, VERSIONS, version);
+  for (const def of chosen) {
+    const target = path.join(folder, def.name);
     const partitioned = isPartitioned(def);
-    await mkdir(target, { recursive: true });
+    await mkdir(target);
     const destination = partitioned ? target : path.join(target, 'data.parquet');
     const options = partitioned ? `, PARTITION_BY (month), FILENAME_PATTERN '${files}-{i}'` : '';
     // A writer's memory limit is sized for loading, not for a COPY with a Parquet row group in progress per
@@ -245,7 +479,6 @@ async function exportTables(
         return copied;
       }),
     );
-    await swap(absolute, def.name, version, previous);
     tables.push({
       table: def.name,
       rows: Number(result.rowsChanged),
@@ -253,5 +486,17 @@ async function exportTables(
       path: path.join(absolute, def.name),
     });
   }
+  // The tables not exported this time (and anything else in the export), as they are now.
+  const exported = new Set(chosen.map((t) => t.name));
+  if (current.kind === 'version') {
+    const from = path.join(versionsFolder(absolute), current.name);
+    for (const name of await readdir(from).catch(() => []))
+      if (!exported.has(name)) await carry(path.join(from, name), path.join(folder, name));
+  } else if (current.kind === 'folder') {
+    for (const [table, from] of current.tables)
+      if (!exported.has(table)) await carry(from, path.join(folder, table));
+    for (const name of current.others) await carry(path.join(absolute, name), path.join(folder, name));
+  }
+  await swap(absolute, current, version);
   return { outDir: absolute, tables, seconds: (performance.now() - started) / 1000 };
 }

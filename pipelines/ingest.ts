@@ -5,15 +5,18 @@ import {
   hashFile,
   type LedgerEntry,
   partialPrefixHash,
-  readLedger,
+  readLedgers,
   readPrefix,
   sameTime,
+  touchLedgerSql,
   writeLedgerSql,
+  writeLedgersSql,
 } from '../src/load/input/ledger.js';
 import { prepareInWorkers, workersFor } from '../src/load/input/parallel.js';
 import {
   type FilePlan,
   IngestStopped,
+  isStream,
   type PreparedEvent,
   type PrepareJob,
   prepareFiles,
@@ -42,6 +45,10 @@ export interface IngestOptions {
    * 16 MB or more; none below); 0 does it on this thread, as for stdin.
    */
   workers?: number;
+  /** Largest document read (default 64 MB, `maxDocumentBytes`): a larger one is rejected with its size. */
+  maxDocumentBytes?: number;
+  /** The inputs already expanded (by the command, which checks them before opening the warehouse). */
+  files?: InputFile[];
   /**
    * Stops the run at the next batch boundary (Ctrl-C, SIGTERM): what was read up to there commits with its
    * ledger positions, so the next run resumes after it, and the summary says `interrupted`.
@@ -113,14 +120,24 @@ class IngestRun {
   async plan(files: InputFile[]): Promise<FilePlan[]> {
     const { store, logger } = this.options;
     const plans: FilePlan[] = [];
+    // Every file's entry first, in a few queries: a file whose path, size and time match a complete entry is
+    // then skipped without being opened.
+    let queries = 0;
+    const paths = files.filter((f) => !isStream(f)).map((f) => f.path);
+    const ledgers = await this.tx.read((c) => readLedgers(c, store, paths, () => queries++));
+    let unchanged = 0;
+    const touched: [string, number][] = [];
     for (const [index, input] of files.entries()) {
-      const stdin = input.path === '-';
-      const ledger = stdin ? null : await this.tx.read((c) => readLedger(c, store, input.path));
+      const stream = isStream(input);
+      const ledger = stream ? null : (ledgers.get(input.path) ?? null);
       const result: IngestFileResult = { path: input.path, status: 'loaded', documents: 0, rejections: 0 };
       this.summary.files.push(result);
-      if (ledger && ledger.size === input.size && (await this.unchanged(input, ledger))) {
+      const same = ledger && ledger.size === input.size ? await this.unchanged(input, ledger) : null;
+      if (same) {
         result.status = 'unchanged';
-        logger.debug('ingest_file_unchanged', { path: input.path });
+        unchanged++;
+        logger.debug('ingest_file_unchanged', { path: input.path, by: same });
+        if (same === 'content') touched.push([input.path, input.mtimeMs]);
         continue;
       }
       const resume =
@@ -133,6 +150,7 @@ class IngestRun {
       plans.push({
         index,
         path: input.path,
+        stream,
         status: resume ? 'resumed' : 'loaded',
         entry: {
           size: input.size,
@@ -146,7 +164,14 @@ class IngestRun {
         },
       });
     }
+    if (touched.length) await this.tx.run(touchLedgerSql(store, touched));
     for (const plan of plans) this.ledger.set(plan.index, { ...plan.entry });
+    logger.debug('ingest_planned', {
+      files: files.length,
+      unchanged,
+      to_read: plans.length,
+      ledger_queries: queries,
+    });
     return plans;
   }
 
@@ -158,6 +183,9 @@ class IngestRun {
       files,
       batchDocuments: this.options.batchDocuments ?? 5000,
       batchBytes: this.options.batchBytes ?? 32 << 20,
+      ...(this.options.maxDocumentBytes === undefined
+        ? {}
+        : { maxDocumentBytes: this.options.maxDocumentBytes }),
     };
   }
 
@@ -167,13 +195,15 @@ class IngestRun {
    */
   readonly accept = async (event: PreparedEvent): Promise<void> => {
     if (this.aborted) throw new Error('the ingest was stopped');
-    // After a stop, batches of files are left for the next run to resume; one holding stdin is kept, as
-    // stdin cannot be read again.
-    if (this.options.signal?.aborted && !event.files.some((f) => f.path === '-')) throw new IngestStopped();
+    // After a stop, batches of files are left for the next run to resume; one holding stdin (or a pipe) is
+    // kept, as it cannot be read again.
+    if (this.options.signal?.aborted && !event.files.some((f) => f.stream)) throw new IngestStopped();
     await this.txReady;
     const batch = this.warehouse.adopt(event.prepared, event.giveBack);
     const { store, runId, logger } = this.options;
     const at = event.prepared.meta.syncedAtMs;
+    // The ledger rows of every file the batch touched, written with it in two statements.
+    const rows: [string, LedgerEntry][] = [];
     for (const progress of event.files) {
       const entry = this.ledger.get(progress.index)!;
       const result = this.summary.files[progress.index]!;
@@ -185,21 +215,22 @@ class IngestRun {
         entry.byteOffset = progress.byteOffset;
         entry.line = progress.line;
       }
-      const stdin = progress.path === '-';
+      const stream = progress.stream;
       if (!progress.done) {
-        // stdin has no path to resume by: its ledger row is written once, when it has been read whole.
-        if (!stdin) batch.after.push(writeLedgerSql(store, progress.path, entry, runId, at));
+        // stdin and pipes have no path to resume by: their ledger row is written once, when read whole.
+        if (!stream) rows.push([progress.path, { ...entry }]);
         continue;
       }
       this.finished.add(progress.index);
       const { sha256, bytes, format, gzip } = progress.done;
       const done: LedgerEntry = { ...entry, status: 'complete', sha256 };
-      if (stdin) done.size = bytes;
-      batch.after.push(writeLedgerSql(store, stdin ? `stdin:${sha256}` : progress.path, done, runId, at));
+      if (stream) done.size = bytes;
+      rows.push([stream ? streamKey(progress.path, sha256) : progress.path, done]);
       this.summary.documents += result.documents;
       this.summary.bytes += bytes;
       this.fileLine(progress.path, result, { format, gzip });
     }
+    batch.after.push(writeLedgersSql(store, rows, runId, at));
     logger.debug('ingest_batch', { batch: event.batchIndex, documents: event.documents });
     this.txDocs += event.documents;
     await this.rotate(batch, this.txDocs >= (this.options.commitDocuments ?? 200_000));
@@ -292,7 +323,7 @@ class IngestRun {
       this.summary.documents += result.documents;
       this.summary.bytes += entry.byteOffset - plan.entry.byteOffset;
       this.fileLine(plan.path, result, { line: entry.line });
-      if (plan.path !== '-') await this.rememberPrefix(plan.path, entry);
+      if (!isStream(plan)) await this.rememberPrefix(plan.path, entry);
     }
     if (notStarted) this.uncommitted.push(['ingest_files_not_started', { files: notStarted }]);
   }
@@ -363,20 +394,30 @@ class IngestRun {
     }
   }
 
-  /** Same size: unchanged when the time matches too, or when the content hash does (a touched file). */
-  private async unchanged(input: InputFile, ledger: LedgerEntry): Promise<boolean> {
-    if (ledger.status !== 'complete') return false;
-    if (sameTime(ledger.mtimeMs, input.mtimeMs)) return true;
-    return ledger.sha256 !== null && (await hashFile(input.path)) === ledger.sha256;
+  /**
+   * Same size: unchanged when the time matches too, without reading the file (`time`), or when the content
+   * hash does (`content`: a touched file); null when it changed.
+   */
+  private async unchanged(input: InputFile, ledger: LedgerEntry): Promise<'time' | 'content' | null> {
+    if (ledger.status !== 'complete') return null;
+    if (sameTime(ledger.mtimeMs, input.mtimeMs)) return 'time';
+    return ledger.sha256 !== null && (await hashFile(input.path)) === ledger.sha256 ? 'content' : null;
   }
 }
+
+/**
+ * The ledger's name for an input read in one pass: stdin is `stdin:<sha256>`, as it always was; a pipe or a
+ * device `stream:<sha256>:<path>` (`/dev/fd/63` means nothing in the next run, the content hash does).
+ */
+const streamKey = (path: string, sha256: string | null): string =>
+  path === '-' ? `stdin:${sha256}` : `stream:${sha256}:${path}`;
 
 export async function ingestPaths(
   warehouse: Warehouse,
   inputs: string[],
   options: IngestOptions,
 ): Promise<IngestSummary> {
-  const files = await expandInputs(inputs);
+  const files = options.files ?? (await expandInputs(inputs));
   const run = new IngestRun(warehouse, options);
   await run.start();
   let restoreThreads: () => Promise<void> = async () => {};
@@ -387,9 +428,9 @@ export async function ingestPaths(
     if (plans.length && options.signal?.aborted) await run.interrupted(plans);
     else if (plans.length) {
       const job = run.job(plans);
-      // stdin belongs to this thread; a worker cannot read it.
+      // stdin belongs to this thread, and a pipe can be read only once: every worker reads all the input.
       const bytes = plans.reduce((n, p) => n + p.entry.size - p.entry.byteOffset, 0);
-      const workers = plans.some((p) => p.path === '-') ? 0 : (options.workers ?? workersFor(bytes));
+      const workers = plans.some(isStream) ? 0 : (options.workers ?? workersFor(bytes));
       run.summary.workers = workers;
       restoreThreads = await warehouse.shareCores(workers, options.logger);
       if (workers > 0) restoreMemory = await warehouse.limitMemoryForStreaming(options.logger);

@@ -132,12 +132,14 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
     baseUrl: job.store.baseUrl,
     token,
     rateLimit: job.store.rateLimit,
-    retry: { maxRetries: job.config.maxRetries },
+    retry: { maxRetries: job.config.maxRetries, maxWaitMs: job.config.maxWaitMinutes * 60_000 },
     timeouts: {
       connectMs: job.config.timeoutSeconds * 1000,
       headersMs: job.config.timeoutSeconds * 1000,
       bodyMs: job.config.timeoutSeconds * 1000,
+      requestMs: job.config.requestDeadlineSeconds * 1000,
     },
+    maxResponseBytes: job.config.maxResponseBytes,
     logger,
   });
   const results: StreamResult[] = [];

@@ -1,5 +1,5 @@
 import pLimit, { type LimitFunction } from 'p-limit';
-import { type FormData, Pool } from 'undici';
+import { type Dispatcher, type FormData, Pool } from 'undici';
 import type { z } from 'zod';
 import {
   OPERATIONS,
@@ -9,11 +9,17 @@ import {
   Page,
 } from '../../schemas/index.js';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
-import { type Logger, redact, registerSecret, silentLogger } from '../log.js';
+import { type Logger, redact, redactValue, registerSecret, silentLogger } from '../log.js';
 import { bodyExcerpt, errorForStatus, type RequestContext } from './http-errors.js';
 import type { CallInput, CallResult, ListOperationId, QueryParams, RequestMeter } from './operations.js';
 import { RequestPacer } from './pacing.js';
-import { DEFAULT_RETRY_POLICY, parseRetryAfter, type RetryPolicy, withRetries } from './retry.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  parseRetryAfter,
+  type RetryPolicy,
+  type WaitMeter,
+  withRetries,
+} from './retry.js';
 import { checkSameOrigin, parseBaseUrl, printablePath } from './url-safety.js';
 import { issuesText } from './validate.js';
 
@@ -30,9 +36,26 @@ export interface Timeouts {
   headersMs: number;
   /** Longest silence while the body streams in. */
   bodyMs: number;
+  /**
+   * Total time of one attempt, from sending the request to the end of its body, however steadily the server
+   * trickles it (the others measure silences only); then it counts as a timeout (the config's
+   * requestDeadlineSeconds).
+   */
+  requestMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 };
+export const DEFAULT_TIMEOUTS: Timeouts = {
+  connectMs: 10_000,
+  headersMs: 30_000,
+  bodyMs: 30_000,
+  requestMs: 120_000,
+};
+
+/** Default largest response body read (the config's maxResponseBytes). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/** Of an error response only this much is read: its excerpt is all that is kept. */
+const ERROR_BODY_BYTES = 64 * 1024;
 
 export interface ClientOptions {
   baseUrl: string;
@@ -43,6 +66,8 @@ export interface ClientOptions {
   maxInFlight?: number;
   retry?: Partial<RetryPolicy>;
   timeouts?: Partial<Timeouts>;
+  /** Largest response body read; a larger one fails its request (not retried). */
+  maxResponseBytes?: number;
   logger?: Logger;
 }
 
@@ -77,11 +102,23 @@ function isFormData(value: unknown): value is FormData {
 /** Methods that may be sent twice with the same effect; others are resent only when provably not applied. */
 const IDEMPOTENT = new Set(['GET', 'PUT']);
 
+/** The abort reason of an attempt that ran past its deadline (told apart from the caller's own abort). */
+class DeadlineReached extends Error {}
+
+/** One logical request's retry state, shared by its attempts: how many were made, and the time spent waiting. */
+interface SendState {
+  attempts: number;
+  waited: WaitMeter;
+}
+
+const utf8 = new TextDecoder('utf-8');
+
 export class ApiClient {
   readonly baseUrl: URL;
   readonly pacer: RequestPacer;
   readonly retryPolicy: RetryPolicy;
   readonly timeouts: Timeouts;
+  readonly maxResponseBytes: number;
   readonly stats: ClientStats = { requests: 0, retries: 0, rateLimited: 0 };
   readonly #token: string;
   readonly #pool: Pool;
@@ -101,6 +138,7 @@ export class ApiClient {
     this.pacer = new RequestPacer({ rps: options.rateLimit ?? 4 });
     this.retryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const connections = options.maxInFlight ?? 8;
     this.#inFlight = pLimit(connections);
     this.#logger = options.logger ?? silentLogger;
@@ -201,11 +239,13 @@ export class ApiClient {
       scopes: spec.scopes,
     };
     const payload = body === undefined ? undefined : isFormData(body) ? body : JSON.stringify(body);
-    return withRetries(() => this.#attempt(spec, payload, ctx, options, pageExpected), {
+    const state: SendState = { attempts: 0, waited: { ms: 0 } };
+    return withRetries(() => this.#attempt(spec, payload, ctx, options, pageExpected, state), {
       policy: this.retryPolicy,
       ctx,
       idempotent: IDEMPOTENT.has(spec.method),
       signal: options.signal,
+      waited: state.waited,
       onRetry: (error, attempt, delayMs) => {
         this.stats.retries++;
         if (options.meter) options.meter.retries++;
@@ -227,10 +267,15 @@ export class ApiClient {
     ctx: RequestContext,
     options: SendOptions,
     pageExpected: boolean,
+    state: SendState,
   ): Promise<unknown> {
+    const retry = state.attempts++ > 0;
+    const queued = Date.now();
     return this.#inFlight(async () => {
       // Pacing inside the in-flight slot: the send happens exactly at the paced instant.
       await this.pacer.acquire(options.signal);
+      // A retry's time in the queue (behind a Retry-After pause, at the reduced rate) is waiting on it.
+      if (retry) state.waited.ms += Date.now() - queued;
       this.stats.requests++;
       if (options.meter) options.meter.requests++;
       const headers: Record<string, string> = {
@@ -240,41 +285,150 @@ export class ApiClient {
       };
       if (typeof payload === 'string') headers['content-type'] = 'application/json';
       const started = Date.now();
-      const response = await this.#pool.request({
-        method: spec.method,
-        path: ctx.path,
-        headers,
-        body: payload ?? null,
-        signal: options.signal,
-      });
-      // A server that echoes the token back (a debug field, a name set to it) must not get it into the
-      // warehouse, the raw landing or a log: it is masked before anything reads the body.
-      const text = redact(await response.body.text());
-      const status = response.statusCode;
-      this.#logger.debug('http.request', {
-        method: ctx.method,
-        path: ctx.path,
-        status,
-        ms: Date.now() - started,
-      });
-      if (status === 429) {
-        this.stats.rateLimited++;
-        const wait = parseRetryAfter(response.headers['retry-after']) ?? this.retryPolicy.defaultRetryAfterMs;
-        this.pacer.onRateLimited(Math.min(wait, this.retryPolicy.maxRetryAfterMs));
-      }
-      if (status < 200 || status >= 300) {
-        const error = errorForStatus(status, text, ctx);
-        // A 503 may say when to come back; the backoff then waits at least that long.
-        const retryAfter = status >= 500 ? parseRetryAfter(response.headers['retry-after']) : null;
-        if (retryAfter !== null)
-          error.details.retryAfterMs = Math.min(retryAfter, this.retryPolicy.maxRetryAfterMs);
+      // The attempt's own signal: the caller's abort, or the deadline, whichever comes first. (Not
+      // AbortSignal.any: on Node 20 the signals it combines with a long-lived one are kept until that one goes.)
+      const attempt = new AbortController();
+      const deadline = setTimeout(() => attempt.abort(new DeadlineReached()), this.timeouts.requestMs);
+      deadline.unref();
+      const forward = () => attempt.abort(options.signal?.reason);
+      if (options.signal?.aborted) forward();
+      else options.signal?.addEventListener('abort', forward, { once: true });
+      let status: number;
+      let raw: string;
+      let text: string;
+      let contentType: string;
+      try {
+        const response = await this.#pool.request({
+          method: spec.method,
+          path: ctx.path,
+          headers,
+          body: payload ?? null,
+          signal: attempt.signal,
+        });
+        status = response.statusCode;
+        contentType = String(response.headers['content-type'] ?? '');
+        const ok = status >= 200 && status < 300;
+        // Of an error only the excerpt is kept, so only its start is read. A server that echoes the token
+        // back (a debug field, a name set to it) must not get it into an error or a log: it is masked in every
+        // spelling before anything reads the text (and a 2xx body is masked again once parsed, below).
+        raw = await this.#readBody(
+          response,
+          ctx,
+          ok ? this.maxResponseBytes : Math.min(ERROR_BODY_BYTES, this.maxResponseBytes),
+          ok,
+        );
+        text = redact(raw);
+        this.#logger.debug('http.request', {
+          method: ctx.method,
+          path: ctx.path,
+          status,
+          ms: Date.now() - started,
+        });
+        if (status === 429) {
+          this.stats.rateLimited++;
+          // Retry-After 0 (or a missing one) still pauses everyone for the policy's first backoff delay. The
+          // request gives up at once when what the server asks is more than it may still wait (withRetries), and
+          // the pause of the others is no longer than one request may wait in all.
+          const asked =
+            parseRetryAfter(response.headers['retry-after']) ?? this.retryPolicy.defaultRetryAfterMs;
+          const wait = Math.min(
+            Math.max(asked, this.retryPolicy.baseDelayMs),
+            this.retryPolicy.maxRetryAfterMs,
+          );
+          this.pacer.onRateLimited(Math.min(wait, this.retryPolicy.maxWaitMs));
+          const error = errorForStatus(status, text, ctx);
+          error.details.retryAfterMs = wait;
+          throw error;
+        }
+        if (!ok) {
+          const error = errorForStatus(status, text, ctx);
+          // A 503 may say when to come back; the backoff then waits at least that long.
+          const retryAfter = status >= 500 ? parseRetryAfter(response.headers['retry-after']) : null;
+          if (retryAfter !== null)
+            error.details.retryAfterMs = Math.min(retryAfter, this.retryPolicy.maxRetryAfterMs);
+          throw error;
+        }
+      } catch (error) {
+        if (attempt.signal.reason instanceof DeadlineReached && !options.signal?.aborted)
+          throw this.#deadlineError(ctx, error);
         throw error;
+      } finally {
+        clearTimeout(deadline);
+        options.signal?.removeEventListener('abort', forward);
       }
-      return this.#json(text, String(response.headers['content-type'] ?? ''), ctx, pageExpected);
+      return this.#json(raw, text, contentType, ctx, pageExpected);
     });
   }
 
-  #json(text: string, contentType: string, ctx: RequestContext, pageExpected: boolean): unknown {
+  /**
+   * The body as text, read as it streams in: past `limit` bytes the request is aborted. A success body over
+   * the limit fails the request for good (the same page would be as large again); of an error body the
+   * first `limit` bytes are enough.
+   */
+  async #readBody(
+    response: Dispatcher.ResponseData,
+    ctx: RequestContext,
+    limit: number,
+    enforce: boolean,
+  ): Promise<string> {
+    const declared = Number(response.headers['content-length']);
+    if (enforce && Number.isFinite(declared) && declared > limit) {
+      response.body.destroy();
+      throw this.#tooLarge(ctx, response.statusCode, `announces ${declared} bytes`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      if (size + chunk.length > limit) {
+        response.body.destroy();
+        if (enforce) throw this.#tooLarge(ctx, response.statusCode, `went past it`);
+        chunks.push(chunk.subarray(0, limit - size));
+        size = limit;
+        break;
+      }
+      chunks.push(chunk);
+      size += chunk.length;
+    }
+    return utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+  }
+
+  #tooLarge(ctx: RequestContext, status: number, how: string): StoreSyncError {
+    return new StoreSyncError(
+      ERROR_CODES.BAD_RESPONSE,
+      `${ctx.method} ${ctx.path} answered a body larger than maxResponseBytes allows (${this.maxResponseBytes} bytes): it ${how}, and it was not read further; nothing of it is written. Raise maxResponseBytes in the config if the store's pages are really this large`,
+      {
+        details: {
+          method: ctx.method,
+          path: ctx.path,
+          status,
+          limit: this.maxResponseBytes,
+          setting: 'maxResponseBytes',
+        },
+      },
+    );
+  }
+
+  #deadlineError(ctx: RequestContext, cause: unknown): StoreSyncError {
+    const seconds = Number((this.timeouts.requestMs / 1000).toPrecision(3));
+    return new StoreSyncError(
+      ERROR_CODES.TIMEOUT,
+      `${ctx.method} ${ctx.path} timed out: it took longer than requestDeadlineSeconds allows (${seconds} s from sending it to the end of its body; the server sends too slowly)`,
+      {
+        cause,
+        transient: true,
+        details: {
+          method: ctx.method,
+          path: ctx.path,
+          operation: ctx.operation,
+          cause: 'REQUEST_DEADLINE',
+          setting: 'requestDeadlineSeconds',
+        },
+      },
+    );
+  }
+
+  /** The parsed body, with every secret masked: `text` is `raw` masked (see redact). */
+  #json(raw: string, text: string, contentType: string, ctx: RequestContext, pageExpected: boolean): unknown {
     const bad = (why: string) =>
       new StoreSyncError(ERROR_CODES.BAD_RESPONSE, `${ctx.method} ${ctx.path} answered ${why}`, {
         transient: true,
@@ -285,10 +439,22 @@ export class ApiClient {
         `content type "${contentType || 'none'}" instead of JSON${pageExpected ? ' for a page' : ''}`,
       );
     }
+    const malformed = 'a body that is not complete JSON (truncated or malformed)';
+    let value: unknown;
     try {
-      return JSON.parse(text);
+      value = JSON.parse(text);
     } catch {
-      throw bad('a body that is not complete JSON (truncated or malformed)');
+      // A mask that cut through an escape (a secret that begins where a `\n` ends) can leave the masked text
+      // unparseable: then the body as received is parsed, and masked once parsed.
+      if (text === raw) throw bad(malformed);
+      try {
+        value = JSON.parse(raw);
+      } catch {
+        throw bad(malformed);
+      }
     }
+    // The text's mask finds a secret in every spelling; when it found one, every parsed string (keys too) is
+    // masked as well, which is what gets stored. When it found none, no parsed string can hold one.
+    return text === raw ? value : redactValue(value);
   }
 }

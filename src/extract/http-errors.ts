@@ -18,7 +18,8 @@ const EXCERPT_LENGTH = 200;
 
 /** A short, single-line, secret-free piece of a response body for error messages. */
 export function bodyExcerpt(body: string): string {
-  const flat = redact(body).replace(/\s+/g, ' ').trim();
+  // Masked before and after the whitespace is flattened: a secret with a line break in it is one either way.
+  const flat = redact(redact(body).replace(/\s+/g, ' ').trim());
   return flat.length > EXCERPT_LENGTH ? `${flat.slice(0, EXCERPT_LENGTH)}…` : flat;
 }
 

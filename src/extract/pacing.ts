@@ -5,9 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
  *
  * Requests are spread evenly (one every 1/rps seconds) rather than released in bursts: a server that
  * counts requests per second then never sees more than the limit, so a full sync gets no 429 at all.
- * A 429 pauses every caller until its Retry-After has passed, halves the rate, and the rate climbs
- * back to the target linearly over `recoveryMs`, so a server that is busier than it advertises is
- * not hammered again straight away.
+ * A 429 pauses every caller until its Retry-After has passed (and at least one interval at the halved
+ * rate), halves the rate, and the rate climbs back to the target linearly over `recoveryMs`, so a server
+ * that is busier than it advertises is not hammered again straight away.
  */
 
 export interface PacerOptions {
@@ -81,7 +81,10 @@ export class RequestPacer {
       this.penaltyRps = Math.max(this.minRps, rateBefore / 2);
       this.penaltyAt = now;
     }
-    this.nextSlot = this.pausedUntil;
+    // The schedule starts again behind the pause, and never sooner than one interval at the reduced rate: a
+    // 429 with Retry-After 0 let every waiting caller send at once, over and over (21 requests in 40 ms).
+    const interval = this.targetRps > 0 ? 1000 / this.penaltyRps : 0;
+    this.nextSlot = Math.max(this.pausedUntil, now + interval);
     this.generation++;
   }
 }

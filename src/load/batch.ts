@@ -47,6 +47,30 @@ export interface BatchCounts {
   rejections: number;
 }
 
+/**
+ * Most of a rejected payload kept in `_rejected_records.payload`: 64 KiB of its UTF-8. The raw landing keeps
+ * what was landed whole; a table row of hundreds of megabytes (a JSON array missing one bracket, read as one
+ * value) made DuckDB fail to allocate its block and the whole run with it.
+ */
+export const REJECTED_PAYLOAD_BYTES = 64 << 10;
+
+/**
+ * A payload over REJECTED_PAYLOAD_BYTES cut to its first bytes (at a character's start), with the note the
+ * reason gets; null when it fits.
+ */
+export function payloadExcerpt(payload: string): { text: string; note: string } | null {
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most payloads are known to fit without counting.
+  if (payload.length <= REJECTED_PAYLOAD_BYTES / 3) return null;
+  const bytes = Buffer.byteLength(payload, 'utf8');
+  if (bytes <= REJECTED_PAYLOAD_BYTES) return null;
+  // The first REJECTED_PAYLOAD_BYTES units hold at least as many bytes.
+  const head = Buffer.from(payload.slice(0, REJECTED_PAYLOAD_BYTES), 'utf8');
+  let end = REJECTED_PAYLOAD_BYTES;
+  while (end > 0 && (head[end]! & 0xc0) === 0x80) end--;
+  const text = head.toString('utf8', 0, end);
+  return { text, note: `(payload: its first ${end} of ${bytes} bytes)` };
+}
+
 /** A `_raw_landing` row: the batch's records, encoded (see landing.ts). */
 export interface LandingBlock {
   payload: Uint8Array;
@@ -210,13 +234,14 @@ export class Batch {
   reject(r: RejectionRow): void {
     const t = this.rejected;
     const row = t.addRow();
+    const excerpt = r.payload === null ? null : payloadExcerpt(r.payload);
     t.setText(0, row, this.meta.store);
     t.setText(1, row, r.stream);
     t.setText(2, row, r.stage);
     if (r.key !== null) t.setText(3, row, r.key);
-    t.setText(4, row, r.reason);
+    t.setText(4, row, excerpt ? `${r.reason} ${excerpt.note}` : r.reason);
     if (r.source !== null) t.setText(5, row, r.source);
-    if (r.payload !== null) t.setText(6, row, r.payload);
+    if (r.payload !== null) t.setText(6, row, excerpt ? excerpt.text : r.payload);
     if (r.seq !== null) t.setInt64(7, row, r.seq);
     t.setInt64(8, row, this.syncedMicros);
     t.setText(9, row, this.meta.runId);

@@ -94,7 +94,8 @@ lines and orders) can get \`_deleted_at\`; older rows keep theirs as it was.
 
 \`_rejected_records\` keeps every record that failed, with \`stage\` (\`extract\`: the API response failed validation;
 \`parse\`: a document line was not JSON; \`normalize\`: a value could not be stored exactly or a document was not
-recognised), the reason, the payload as received, and the file and line for documents.
+recognised), the reason, the payload as received (its first 64 KiB: the raw landing keeps it whole), and the file
+and line for documents.
 
 \`_raw_landing\` keeps everything received, in arrival order: each batch is one row, and its block, a
 brotli-compressed text, is stored in \`_raw_landing_parts\` as rows of at most 1 KB (\`part\` 0, 1, …) to be
@@ -142,20 +143,33 @@ limit (80 % of the machine's or container's memory), also when \`sync\` exports 
 whose own 256 MB limit is for loading: a partitioned COPY keeps a Parquet row group in progress for every month,
 and the orders of two million documents did not fit in 256 MB.
 
-Re-exporting replaces a table atomically: \`<dir>/<table>\` is a symbolic link to a complete version directory in
-\`<dir>/.versions/\`. The new version is written beside the current one, then a new link is renamed over the old one
-(\`rename(2)\` is atomic), so a reader that resolves \`<dir>/<table>\` sees either the old table or the new one, never
-a half-written one. The previous version is kept until the next export, so a reader that listed it can finish.
-A reader that lists a partitioned table's files through the link and opens them after a swap gets "no such file"
-(the new version's files have other names) and can retry; it never reads a mix of two versions. A table that is one
-\`data.parquet\` is opened in one step, so it is always one version.
+Re-exporting replaces the whole export atomically: \`<dir>\` is a symbolic link to a complete export in
+\`<dir>.versions/\`, beside it, and everything under \`<dir>\` is plain folders and files. A new export is written
+there (the tables it exports by COPY, the others hard-linked from the current export), then a new link is renamed
+over \`<dir>\` (\`rename(2)\` is atomic), so a reader that resolves \`<dir>\` sees either the old export or the new
+one, never a half-written one. The previous export is kept until the next one begins, so a reader that listed it
+can finish; older ones are removed, so at most two take space. A reader that lists a partitioned table's files
+through the link and opens them after a swap gets "no such file" (the new version's files have other names) and
+can retry; it never reads a mix of two versions of a table. A table that is one \`data.parquet\` is opened in one
+step, so it is always one version (a query over several tables that runs across a swap can read them from two
+consecutive exports).
 
-Export writes only what it owns: a \`<dir>/<table>\` that is not its link (a folder or file of your own) is refused,
-naming it, before anything is written, and one export at a time writes a folder. A second export stops at once with
-exit 2, naming the pid of the one writing. The lock is the operating system's lock on
-\`<dir>/.versions/export-lock.duckdb\` (a small DuckDB file, locked the way DuckDB locks a warehouse), so it ends
-with the export however the export ends: the next export after a killed one just runs, and there is nothing to
-clean up. Leave the file in place; it is not data.
+The versions are kept outside \`<dir>\` so that a glob reads the current export once: \`<dir>/**/*.parquet\` and
+\`<dir>/<table>/**/*.parquet\` read every row once. DuckDB's \`**\` goes into hidden folders (not into linked
+ones), and the earlier layout (\`<dir>/<table>\` a link into \`<dir>/.versions/\`, which held the versions) read
+the current export and the previous one through \`<dir>/**\`. The first export over that layout moves it into
+\`<dir>.versions/\` (it is removed at the next export), keeping any other file you had put in \`<dir>\`; \`<dir>\`
+is missing for the instant between the two renames, and a reader then gets "no such file". A \`<dir>\` that is
+your own link (to a folder on another disk, say) is followed: the export's link and versions go where it points.
+A \`<dir>\` that is a mount point is refused: the versions beside it would be on another file system.
+
+Export writes only what it owns: in a \`<dir>\` that is a folder, anything of yours with a table's name (a folder,
+file or link) is refused, naming it, before anything is written. What else you keep in \`<dir>\` is carried to
+each new export; the tables' folders are export's. One export at a time writes a folder. A second
+export stops at once with exit 2, naming the pid of the one writing. The lock is the operating system's lock on
+\`<dir>.versions/export-lock.duckdb\` (a small DuckDB file, locked the way DuckDB locks a warehouse), so it ends
+with the export however the export ends: the next export after a killed one just runs, and removes what the
+killed one left. Leave the file in place; it is not data.
 
 ## Reading the table reference
 

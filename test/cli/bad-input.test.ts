@@ -286,7 +286,7 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
     await writeFile(path.join(mine, 'locations', 'notes.txt'), 'mine');
     await refused(
       ['export', '--config', config, '--out', mine],
-      /cannot export locations: \S+mine\/locations exists and was not written by store-sync export \(a folder, not a link into \.versions\/\); move it away or choose another --out or parquetDir\. Nothing was exported/,
+      /cannot export locations: \S+mine\/locations exists and was not written by store-sync export \(a folder\); move it away or choose another --out or parquetDir\. Nothing was exported/,
     );
     assert.equal(await readFile(path.join(mine, 'locations', 'notes.txt'), 'utf8'), 'mine');
   });

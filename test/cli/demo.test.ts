@@ -79,6 +79,7 @@ describe('store-sync demo', () => {
     assert.deepEqual((await readdir(path.join(dir, 'data', 'demo'))).sort(), [
       'inbox',
       'parquet',
+      'parquet.versions',
       'warehouse.duckdb',
     ]);
   });

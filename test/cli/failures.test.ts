@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { LOCK_FILE } from '../../pipelines/export.js';
+import { exportLockFile, versionsFolder } from '../../pipelines/export.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import {
   assertCleanError,
@@ -336,8 +336,8 @@ describe('store-sync under failure', () => {
 
       // The export after each store's sync fails (another export holds the folder): every store still syncs.
       const busy = path.join(dir, 'stores-parquet');
-      await mkdir(path.join(busy, '.versions'), { recursive: true });
-      const exportLock = await DuckDBInstance.create(path.join(busy, '.versions', LOCK_FILE));
+      await mkdir(versionsFolder(busy), { recursive: true });
+      const exportLock = await DuckDBInstance.create(exportLockFile(busy));
       const exporting = await writeConfig(
         dir,
         {
@@ -415,8 +415,8 @@ describe('store-sync under failure', () => {
     // Another export holds the folder (this test's process holds its lock, as an export does): the sync has
     // committed by then.
     const busy = path.join(dir, 'busy-parquet');
-    await mkdir(path.join(busy, '.versions'), { recursive: true });
-    const exportLock = await DuckDBInstance.create(path.join(busy, '.versions', LOCK_FILE));
+    await mkdir(versionsFolder(busy), { recursive: true });
+    const exportLock = await DuckDBInstance.create(exportLockFile(busy));
     const locked = await exportingConfig('busy-parquet', 'export-locked.json');
     const synced = await runCli(['sync', '--config', locked, '--streams', 'locations']).finally(() =>
       exportLock.closeSync(),

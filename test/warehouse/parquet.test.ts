@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
 import { writeOrderFiles } from '../../bench/warehouse-data.js';
-import { exportParquet, LOCK_FILE } from '../../pipelines/export.js';
+import { exportLockFile, exportParquet, LOCK_FILE, versionsFolder } from '../../pipelines/export.js';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { ERROR_CODES } from '../../src/errors.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
@@ -140,19 +140,27 @@ describe('parquet export', () => {
     ]);
   });
 
-  it('replaces a table atomically: the name points at a complete version, the previous one is kept once', async () => {
-    const link = path.join(out, 'orders');
-    const first = await readlink(link);
+  it('replaces the export atomically: the folder points at a complete version, the previous one is kept once', async () => {
+    const parent = path.dirname(out);
+    const first = await readlink(out);
+    assert.match(first, /^parquet\.versions\/\d+-\d+$/);
     await exportParquet(warehouse, out, { tables: ['orders'] });
-    const second = await readlink(link);
+    const second = await readlink(out);
     assert.notEqual(second, first);
     assert.ok(
-      (await stat(path.join(out, first))).isDirectory(),
+      (await stat(path.join(parent, first))).isDirectory(),
       'the previous version stays for readers that listed it',
     );
+    // The tables not exported again come along unchanged: the same files, linked, not copied.
+    const customers = (version: string) => stat(path.join(parent, version, 'customers', 'data.parquet'));
+    assert.equal((await customers(second)).ino, (await customers(first)).ino);
     await exportParquet(warehouse, out, { tables: ['orders'] });
-    await assert.rejects(stat(path.join(out, first)), 'older versions are removed');
-    assert.equal((await readTable(link)).length, 2);
+    await assert.rejects(stat(path.join(parent, first)), 'older versions are removed');
+    assert.equal((await readTable(path.join(out, 'orders'))).length, 2);
+    assert.equal(
+      (await readTable(path.join(out, 'customers'))).length,
+      await count(warehouse.connection, 'customers'),
+    );
   });
 
   it('refuses unknown tables by name', async () => {
@@ -183,7 +191,7 @@ describe('parquet export', () => {
     assert.equal(await readlink(path.join(mine, 'carts')), path.join(mine, 'customers'));
     // Refused before anything was written: orders, listed first, was not exported either.
     await assert.rejects(stat(path.join(mine, 'orders')));
-    assert.deepEqual(await readdir(path.join(mine, '.versions')), [LOCK_FILE], 'nothing but the export lock');
+    assert.deepEqual(await readdir(versionsFolder(mine)), [LOCK_FILE], 'nothing but the export lock');
   });
 
   it('one export writes a folder at a time; the lock is free again once it ends, however it ended', async () => {
@@ -205,7 +213,7 @@ describe('parquet export', () => {
     );
     for (const table of ['orders', 'order_lines', 'customers'])
       assert.ok((await stat(path.join(shared, table))).isDirectory(), `${table} resolves to its version`);
-    assert.deepEqual(await locksOn(path.join(shared, '.versions', LOCK_FILE)), [], 'released');
+    assert.deepEqual(await locksOn(exportLockFile(shared)), [], 'released');
 
     // A failed export releases it too: a table in the way stops the next export before it writes.
     await writeFile(path.join(shared, 'carts'), 'in the way');
@@ -223,13 +231,13 @@ describe('parquet export', () => {
 
     // A file that is not a DuckDB database where the lock belongs is named, and nothing is written.
     const other = path.join(dir, 'not-a-lock');
-    await mkdir(path.join(other, '.versions'), { recursive: true });
-    await writeFile(path.join(other, '.versions', LOCK_FILE), 'some notes');
+    await mkdir(versionsFolder(other), { recursive: true });
+    await writeFile(exportLockFile(other), 'some notes');
     await assert.rejects(
       exportParquet(warehouse, other, { tables: ['orders'] }),
       (error: Error & { code?: string }) =>
         error.code === ERROR_CODES.USAGE &&
-        error.message.includes(`cannot take the export lock ${path.join(other, '.versions', LOCK_FILE)}`) &&
+        error.message.includes(`cannot take the export lock ${exportLockFile(other)}`) &&
         /Nothing was exported/.test(error.message),
     );
     await assert.rejects(stat(path.join(other, 'orders')));
@@ -252,7 +260,7 @@ describe('parquet export', () => {
       );
       await fresh.warehouse.close();
       const out = path.join(fresh.dir, 'race');
-      const lockFile = path.join(out, '.versions', LOCK_FILE);
+      const lockFile = exportLockFile(out);
       const exporter = (go: string, tables: 'orders' | 'all' = 'orders') => {
         const child = spawn(process.execPath, ['--import', 'tsx', EXPORT_CHILD, fresh.file, out, go, tables]);
         children.push(child);

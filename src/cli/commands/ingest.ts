@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import {
   cliLogger,
+  integerOption,
   type JobArgs,
   resolveJob,
   selectStores,
@@ -16,6 +17,7 @@ import { ingestSpool, SPOOL_OPTION } from './ingest-spool.js';
 
 interface IngestArgs extends JobArgs, WorkersArgs {
   inputs: string[];
+  'max-document-bytes'?: number;
   spool?: string;
 }
 
@@ -28,7 +30,13 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       .positional('inputs', {
         type: 'string',
         array: true,
-        description: 'JSON, JSON array, NDJSON or .gz files, folders (read recursively), or - for stdin',
+        description:
+          'JSON, JSON array, NDJSON or .gz files, folders (read recursively), named pipes or <(…), or - for stdin',
+      })
+      .option('max-document-bytes', {
+        type: 'number',
+        description:
+          'Largest document read; a larger one is rejected with its size and the rest of its file loads (default: maxDocumentBytes in the config, 64 MB)',
       })
       .example(
         '$0 ingest captured/ --warehouse w.duckdb',
@@ -43,6 +51,11 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       throw new StoreSyncError(ERROR_CODES.USAGE, 'ingest needs a file, folder or - (stdin), or --spool');
     const config = await resolveJob(args, { needsApi: false });
     const workers = workersFrom(args);
+    const limit = args['max-document-bytes'];
+    const maxDocumentBytes =
+      limit === undefined
+        ? config.maxDocumentBytes
+        : integerOption('max-document-bytes', limit, 1, Number.MAX_SAFE_INTEGER);
     const [store] = selectStores(config, args.store);
     // Documents carry no store of their own: with several stores, guessing the first would misfile them.
     if (args.store === undefined && config.stores.length > 1) {
@@ -90,6 +103,8 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
             runId,
             logger,
             signal,
+            maxDocumentBytes,
+            files,
             ...(workers === undefined ? {} : { workers }),
           }),
         );
@@ -106,12 +121,18 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         if (failure) throw failure;
         process.stdout.write(`${JSON.stringify(summary)}\n`);
         if (stopped) {
-          const stdin = 'stdin is not remembered: piping it again reads it from the start.';
-          const again = !inputs.includes('-')
-            ? 'Run the same command again: it resumes where this one stopped.'
-            : inputs.length === 1
-              ? stdin
-              : `Files resume where this run stopped; ${stdin}`;
+          // stdin and pipes are read in one pass: nothing of them is remembered to resume by.
+          const streams = files.filter((f) => f.path === '-' || f.stream);
+          const stdin =
+            streams.length === 1 && streams[0]!.path === '-'
+              ? 'stdin is not remembered: piping it again reads it from the start.'
+              : 'stdin and pipes are not remembered: piping them again reads them from the start.';
+          const again =
+            streams.length === 0
+              ? 'Run the same command again: it resumes where this one stopped.'
+              : streams.length === files.length
+                ? stdin
+                : `Files resume where this run stopped; ${stdin}`;
           throw new StoreSyncError(
             ERROR_CODES.INTERNAL,
             `interrupted by ${interrupted ?? 'a signal'} after ${summary!.documents} documents, which are committed. ${again}`,

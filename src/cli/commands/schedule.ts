@@ -2,6 +2,7 @@ import { Cron } from 'croner';
 import type { CommandModule } from 'yargs';
 import { readToken, type StoreConfig, type SyncConfig } from '../../config.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import {
   cliLogger,
   type JobArgs,
@@ -36,9 +37,45 @@ function parseTimezone(value: string | undefined): string {
 }
 
 /**
+ * The signal one store's run stops on: the schedule's own (SIGTERM, SIGINT), or `maxRunMinutes` after it
+ * started. Either way the run stops as an interrupt does, at a page boundary, is recorded as interrupted, and
+ * the next run resumes it; a run stopped by its bound does not stop the schedule, and the next store runs.
+ */
+function runBound(
+  stop: AbortSignal,
+  maxRunMinutes: number | null,
+  store: string,
+  logger: Logger,
+): { signal: AbortSignal; expired: () => boolean; release: () => void } {
+  // Past setTimeout's range (about 24.8 days) a bound could never be reached before the next run anyway.
+  if (maxRunMinutes === null || maxRunMinutes * 60_000 > 2 ** 31 - 1)
+    return { signal: stop, expired: () => false, release: () => {} };
+  const controller = new AbortController();
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    const message = `the run of store "${store}" went on past maxRunMinutes (${maxRunMinutes} min): stopped after the current page commits; the next run resumes it`;
+    logger.warn('schedule.run_stopping', { store, maxRunMinutes, message });
+    controller.abort(new StoreSyncError(ERROR_CODES.INTERNAL, message));
+  }, maxRunMinutes * 60_000);
+  const forward = () => controller.abort(stop.reason);
+  if (stop.aborted) forward();
+  else stop.addEventListener('abort', forward, { once: true });
+  return {
+    signal: controller.signal,
+    expired: () => expired,
+    release: () => {
+      clearTimeout(timer);
+      stop.removeEventListener('abort', forward);
+    },
+  };
+}
+
+/**
  * `store-sync schedule --cron "15 2 * * *"`: a long-running process that runs `sync` at each tick, for
  * containers that prefer one process to an external scheduler. Ticks never overlap (croner's protect),
- * the config is re-read every run so an edit takes effect without a restart, and SIGTERM stops cleanly.
+ * the config is re-read every run so an edit takes effect without a restart, SIGTERM stops cleanly, and
+ * a run still going after the config's maxRunMinutes is stopped the same way (see runBound).
  */
 export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
   command: 'schedule',
@@ -104,6 +141,7 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
     const runStores = async (config: SyncConfig, stores: StoreConfig[]) => {
       for (const store of stores) {
         if (stop.signal.aborted) break;
+        const bound = runBound(stop.signal, config.maxRunMinutes, store.name, logger);
         try {
           const result = await runSync({
             config,
@@ -111,7 +149,7 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
             streams,
             mode: 'incremental',
             logger,
-            signal: stop.signal,
+            signal: bound.signal,
           });
           if (result.exportFailure) runFailed(store.name, result.exportFailure);
           else
@@ -121,9 +159,12 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
               outcome: result.outcome,
               requests: result.requests,
               seconds: Number(result.seconds.toFixed(1)),
+              ...(bound.expired() ? { stoppedBy: 'maxRunMinutes' } : {}),
             });
         } catch (error) {
           runFailed(store.name, asStoreSyncError(error));
+        } finally {
+          bound.release();
         }
       }
     };

@@ -9,6 +9,11 @@ export interface InputFile {
   path: string;
   size: number;
   mtimeMs: number;
+  /**
+   * Named on the command line and not a regular file: a named pipe, `<(…)`'s /dev/fd/N, a character device.
+   * Its size is 0 whatever it holds and it can be read only once, so it is streamed like stdin.
+   */
+  stream?: boolean;
 }
 
 /** Files a folder contributes (explicitly named files are read whatever their name). */
@@ -35,10 +40,11 @@ async function walkFolder(folder: string, out: InputFile[]): Promise<void> {
   }
 }
 
-async function addFile(file: string, out: InputFile[], visited: Set<string>): Promise<void> {
-  const real = `file:${await realpath(file)}`;
-  if (visited.has(real)) return;
-  visited.add(real);
+/** `real` is the file's real path when known (a file, not a link, in a folder whose real path is known). */
+async function addFile(file: string, out: InputFile[], visited: Set<string>, real?: string): Promise<void> {
+  const key = `file:${real ?? (await realpath(file))}`;
+  if (visited.has(key)) return;
+  visited.add(key);
   const info = await stat(file);
   out.push({ path: file, size: info.size, mtimeMs: info.mtimeMs });
 }
@@ -51,13 +57,34 @@ async function walk(folder: string, out: InputFile[], visited: Set<string>, link
   const entries = (await readdir(folder, { withFileTypes: true })).sort((a, b) =>
     a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
   );
+  // A folder's own files are looked at together (a stat each, no realpath: theirs is the folder's and their
+  // name), in their order: one after another, a folder of 50,000 files took 5 s, twice per run.
+  let files: Promise<void>[] = [];
+  const found: InputFile[][] = [];
+  const flush = async () => {
+    await Promise.all(files);
+    for (const some of found) out.push(...some);
+    files = [];
+    found.length = 0;
+  };
   for (const entry of entries) {
     const full = path.join(folder, entry.name);
     if (entry.isSymbolicLink()) links.push(full);
-    else if (entry.isDirectory()) await walk(full, out, visited, links);
-    else if (entry.isFile() && DOCUMENT_FILE.test(entry.name)) await addFile(full, out, visited);
+    else if (entry.isDirectory()) {
+      await flush();
+      await walk(full, out, visited, links);
+    } else if (entry.isFile() && DOCUMENT_FILE.test(entry.name)) {
+      const one: InputFile[] = [];
+      found.push(one);
+      files.push(addFile(full, one, visited, path.join(real, entry.name)));
+      if (files.length >= STATS_AT_ONCE) await flush();
+    }
   }
+  await flush();
 }
+
+/** Files of a folder looked at together. */
+const STATS_AT_ONCE = 256;
 
 /** In a stable order (sorted paths per argument) so that arrival order, and thus newest-wins ties, repeat. */
 export async function expandInputs(inputs: string[]): Promise<InputFile[]> {
@@ -80,7 +107,8 @@ export async function expandInputs(inputs: string[]): Promise<InputFile[]> {
       await walkFolder(absolute, found);
       found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
       out.push(...found);
-    } else out.push({ path: absolute, size: info.size, mtimeMs: info.mtimeMs });
+    } else if (info.isFile()) out.push({ path: absolute, size: info.size, mtimeMs: info.mtimeMs });
+    else out.push({ path: absolute, size: 0, mtimeMs: info.mtimeMs, stream: true });
   }
   // A file named twice (or reached through two folders) is read once; so is stdin, which cannot be read twice.
   const seen = new Set<string>();

@@ -27,17 +27,9 @@ export interface LedgerEntry {
   rejected: number;
 }
 
-export async function readLedger(
-  connection: DuckDBConnection,
-  store: string,
-  path: string,
-): Promise<LedgerEntry | null> {
-  const reader = await connection.runAndReadAll(
-    `SELECT size, epoch_ms(mtime), sha256, status, byte_offset, line, documents, rejected FROM _ingested_files
-     WHERE _store = ${literal(store)} AND path = ${literal(path)}`,
-  );
-  const row = reader.getRows()[0];
-  if (!row) return null;
+const LEDGER_COLUMNS = 'size, epoch_ms(mtime), sha256, status, byte_offset, line, documents, rejected';
+
+function ledgerEntry(row: unknown[]): LedgerEntry {
   const n = (v: unknown) => Number(v ?? 0);
   return {
     size: n(row[0]),
@@ -51,6 +43,44 @@ export async function readLedger(
   };
 }
 
+export async function readLedger(
+  connection: DuckDBConnection,
+  store: string,
+  path: string,
+): Promise<LedgerEntry | null> {
+  const reader = await connection.runAndReadAll(
+    `SELECT ${LEDGER_COLUMNS} FROM _ingested_files WHERE _store = ${literal(store)} AND path = ${literal(path)}`,
+  );
+  const row = reader.getRows()[0];
+  return row ? ledgerEntry(row) : null;
+}
+
+/** Paths looked up per query by readLedgers. */
+export const LEDGER_PATHS_PER_QUERY = 5000;
+
+/**
+ * The entries of many paths, by path, in one query per LEDGER_PATHS_PER_QUERY paths. A query per file scanned
+ * the ledger once per file: re-reading a folder of 50,000 unchanged files took 122 s, before any was read.
+ */
+export async function readLedgers(
+  connection: DuckDBConnection,
+  store: string,
+  paths: readonly string[],
+  onQuery: () => void = () => undefined,
+): Promise<Map<string, LedgerEntry>> {
+  const entries = new Map<string, LedgerEntry>();
+  for (let from = 0; from < paths.length; from += LEDGER_PATHS_PER_QUERY) {
+    const some = paths.slice(from, from + LEDGER_PATHS_PER_QUERY);
+    onQuery();
+    const reader = await connection.runAndReadAll(
+      `SELECT path, ${LEDGER_COLUMNS} FROM _ingested_files
+       WHERE _store = ${literal(store)} AND path IN (${some.map(literal).join(', ')})`,
+    );
+    for (const row of reader.getRows()) entries.set(String(row[0]), ledgerEntry(row.slice(1)));
+  }
+  return entries;
+}
+
 export function writeLedgerSql(
   store: string,
   path: string,
@@ -58,12 +88,30 @@ export function writeLedgerSql(
   runId: string,
   atMs: number,
 ): string {
-  const where = `_store = ${literal(store)} AND path = ${literal(path)}`;
+  return writeLedgersSql(store, [[path, entry]], runId, atMs);
+}
+
+/**
+ * The entries of several files in two statements, as a batch that ends many small files writes them: two
+ * statements per file, each scanning the ledger, took most of the time of a first ingest of 10,000 files.
+ */
+export function writeLedgersSql(
+  store: string,
+  entries: readonly (readonly [string, LedgerEntry])[],
+  runId: string,
+  atMs: number,
+): string {
+  if (entries.length === 0) return '';
+  const paths = entries.map(([path]) => literal(path)).join(', ');
+  const rows = entries.map(
+    ([path, entry]) =>
+      `(${literal(store)}, ${literal(path)}, ${entry.size}, ` +
+      `${timestampLiteral(Math.floor(entry.mtimeMs))}, ${literal(entry.sha256)}, ${literal(entry.status)}, ` +
+      `${entry.byteOffset}, ${entry.line}, ${entry.documents}, ${entry.rejected}, ${timestampLiteral(atMs)}, ${literal(runId)})`,
+  );
   return (
-    `DELETE FROM _ingested_files WHERE ${where};\n` +
-    `INSERT INTO _ingested_files VALUES (${literal(store)}, ${literal(path)}, ${entry.size}, ` +
-    `${timestampLiteral(Math.floor(entry.mtimeMs))}, ${literal(entry.sha256)}, ${literal(entry.status)}, ` +
-    `${entry.byteOffset}, ${entry.line}, ${entry.documents}, ${entry.rejected}, ${timestampLiteral(atMs)}, ${literal(runId)})`
+    `DELETE FROM _ingested_files WHERE _store = ${literal(store)} AND path IN (${paths});\n` +
+    `INSERT INTO _ingested_files VALUES ${rows.join(',\n')}`
   );
 }
 
@@ -165,3 +213,22 @@ export async function readPrefix(path: string, bytes: number): Promise<Prefix> {
 
 /** Modification times are compared at millisecond precision (what the ledger stores). */
 export const sameTime = (a: number, b: number): boolean => Math.floor(a) === Math.floor(b);
+
+/**
+ * Records new modification times of files found unchanged by their content (touched, or copied anew), so
+ * the next run skips them by their time, unread; the rest of their entries stays as the run that read them
+ * left it.
+ */
+export function touchLedgerSql(store: string, touched: readonly (readonly [string, number])[]): string {
+  const statements: string[] = [];
+  for (let from = 0; from < touched.length; from += LEDGER_PATHS_PER_QUERY) {
+    const values = touched
+      .slice(from, from + LEDGER_PATHS_PER_QUERY)
+      .map(([path, mtimeMs]) => `(${literal(path)}, ${timestampLiteral(Math.floor(mtimeMs))})`);
+    statements.push(
+      `UPDATE _ingested_files AS f SET mtime = t.mtime FROM (VALUES ${values.join(', ')}) AS t(path, mtime)
+       WHERE f._store = ${literal(store)} AND f.path = t.path`,
+    );
+  }
+  return statements.join(';\n');
+}

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { Normalizer } from '../../normalize/index.js';
 import { Batch, type PreparedBatch } from '../batch.js';
 import { DOCUMENTS_STREAM, KIND, loadDocument } from '../documents.js';
@@ -25,6 +26,11 @@ export interface FilePlan {
   index: number;
   /** Absolute path, or '-' for stdin. */
   path: string;
+  /**
+   * Read in one pass, with no size and no position to resume from: stdin, and any input that is not a regular
+   * file (a named pipe, `<(…)`, a device). Such inputs are read on the main thread. '-' is always one.
+   */
+  stream?: boolean;
   status: 'loaded' | 'resumed';
   /** Where reading starts: the ledger entry of a resumed file, or a fresh one. */
   entry: LedgerEntry;
@@ -39,6 +45,8 @@ export interface PrepareJob {
   batchDocuments: number;
   /** Raw bytes per batch. */
   batchBytes: number;
+  /** Largest document read; a larger one is rejected with its size (docs/ingest.md). */
+  maxDocumentBytes?: number;
   /** This reader's share: batches whose index modulo `of` is `index`. */
   share: { index: number; of: number };
 }
@@ -47,6 +55,8 @@ export interface PrepareJob {
 export interface FileProgress {
   index: number;
   path: string;
+  /** See FilePlan.stream. */
+  stream: boolean;
   documents: number;
   rejections: number;
   /** Stream offset and line just past the batch's last piece of the file (meaningless when it has none). */
@@ -123,7 +133,15 @@ export async function prepareFiles(
   const touch = (file: FilePlan): FileProgress => {
     let progress = files.at(-1);
     if (progress?.index !== file.index) {
-      progress = { index: file.index, path: file.path, documents: 0, rejections: 0, byteOffset: 0, line: 0 };
+      progress = {
+        index: file.index,
+        path: file.path,
+        stream: isStream(file),
+        documents: 0,
+        rejections: 0,
+        byteOffset: 0,
+        line: 0,
+      };
       files.push(progress);
     }
     return progress;
@@ -155,13 +173,17 @@ export async function prepareFiles(
     await (untilEmitted ? inFlight : previous);
   };
 
-  const take = (file: FilePlan, piece: Piece) => {
+  const take = (file: FilePlan, piece: Piece, skipped: number) => {
     const progress = touch(file);
     const own = batch as Batch | null;
     if (own) {
       const source = `${file.path === '-' ? 'stdin' : file.path}:${piece.line}`;
-      const kind = piece.error ? KIND.unreadable : KIND.document;
-      const landed = own.land(DOCUMENTS_STREAM, piece.error ?? null, kind, source, piece.bytes);
+      // Bytes that are not UTF-8 make the document unreadable here, before either way of reading it (the fast
+      // path or JSON.parse, which would store U+FFFD in their place), and its reason is landed with it, so
+      // that a rebuild rejects it again the same way.
+      const error = piece.error ?? (isUtf8(piece.bytes) ? undefined : invalidUtf8Message(piece, skipped));
+      const kind = error ? KIND.unreadable : KIND.document;
+      const landed = own.land(DOCUMENTS_STREAM, error ?? null, kind, source, piece.bytes);
       progress.rejections += loadDocument(own, landed, piece.bytes);
     }
     seq++;
@@ -186,9 +208,11 @@ export async function prepareFiles(
   async function readAll(): Promise<void> {
     for (const file of job.files) {
       const skipUntil = file.status === 'resumed' ? file.entry.byteOffset : 0;
-      const reader = new DocumentReader(file.path, file.path === '-' ? undefined : file.entry.size, {
+      const reader = new DocumentReader(file.path, isStream(file) ? undefined : file.entry.size, {
         hash: hashes,
         signal,
+        stream: isStream(file),
+        ...(job.maxDocumentBytes === undefined ? {} : { maxDocumentBytes: job.maxDocumentBytes }),
       });
       try {
         for await (const piece of named(file.path, reader.pieces(), signal)) {
@@ -196,12 +220,13 @@ export async function prepareFiles(
           // run resumed where it stopped; and, for a file that grew from a last line without its newline, that
           // line too, which now ends one newline later (see ingest.ts, appendedTo).
           if (piece.start < skipUntil) continue;
-          take(file, piece);
+          take(file, piece, reader.skipped);
           if (documents >= job.batchDocuments || bytes >= job.batchBytes) await send();
         }
       } catch (error) {
-        // Stopped while reading stdin: its documents read so far are sent, to be committed with the rest.
-        if (error instanceof IngestStopped && file.path === '-' && documents > 0) await send();
+        // Stopped while reading stdin (or a pipe): its documents read so far are sent, to be committed with the
+        // rest.
+        if (error instanceof IngestStopped && isStream(file) && documents > 0) await send();
         throw error;
       }
       const sha256 = reader.digest();
@@ -215,6 +240,52 @@ export async function prepareFiles(
     }
   }
 }
+
+/**
+ * Where the first byte that is not UTF-8 lies in `bytes` (the start of the first ill-formed sequence:
+ * a stray continuation byte, a sequence cut short, an overlong encoding, an encoded surrogate or a code
+ * point beyond U+10FFFF), or -1 when they are all UTF-8. Used only once isUtf8 has said no.
+ */
+export function invalidUtf8At(bytes: Uint8Array): number {
+  const n = bytes.length;
+  let i = 0;
+  while (i < n) {
+    const c = bytes[i]!;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    let follow: number;
+    let low = 0x80;
+    let high = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) follow = 1;
+    else if (c >= 0xe0 && c <= 0xef) {
+      follow = 2;
+      if (c === 0xe0) low = 0xa0;
+      else if (c === 0xed) high = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      follow = 3;
+      if (c === 0xf0) low = 0x90;
+      else if (c === 0xf4) high = 0x8f;
+    } else return i;
+    if (i + follow >= n) return i;
+    const second = bytes[i + 1]!;
+    if (second < low || second > high) return i;
+    for (let k = 2; k <= follow; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) return i;
+    i += follow + 1;
+  }
+  return -1;
+}
+
+/** The reason a document holding bytes that are not UTF-8 is rejected: where they are, in the input and in it. */
+function invalidUtf8Message(piece: Piece, skipped: number): string {
+  const at = Math.max(0, invalidUtf8At(piece.bytes));
+  return `invalid UTF-8 at byte ${piece.start + skipped + at} of the input (byte ${at} of the document)`;
+}
+
+/** Whether an input is read in one pass, like stdin (see FilePlan.stream). */
+export const isStream = (file: { path: string; stream?: boolean }): boolean =>
+  file.stream === true || file.path === '-';
 
 /**
  * The pieces of one input; a failure to read it (a broken .gz, a file gone) names the input, and a read

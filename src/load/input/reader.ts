@@ -1,8 +1,16 @@
 import { createHash } from 'node:crypto';
+import { closeSync, constants, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { addAbortSignal, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { LineSplitter, type Piece, type Splitter, skipBlanks, ValueSplitter } from './splitters.js';
+import {
+  DEFAULT_MAX_DOCUMENT_BYTES,
+  LineSplitter,
+  type Piece,
+  type Splitter,
+  skipBlanks,
+  ValueSplitter,
+} from './splitters.js';
 
 /**
  * Streams one input (a file or stdin) as document texts, in bounded memory: bytes are hashed as they
@@ -11,6 +19,8 @@ import { LineSplitter, type Piece, type Splitter, skipBlanks, ValueSplitter } fr
  *   - `.ndjson` / `.jsonl` names, or a first line that holds one complete value: one document per line;
  *   - a first non-blank character `[`: the elements of a JSON array;
  *   - otherwise: JSON values one after another (a pretty-printed document, or several).
+ * A file that is not a regular file (a named pipe, `<(…)`'s /dev/fd/N, a character device) is streamed as
+ * stdin is: its size says nothing, and it can be read only once.
  */
 
 export type Format = 'ndjson' | 'array' | 'values';
@@ -40,10 +50,13 @@ async function* tapAndHash(
 async function* readChunks(path: string, limit: number | undefined): AsyncGenerator<Buffer> {
   const handle = await open(path, 'r');
   const end = limit ?? Number.POSITIVE_INFINITY;
-  const buffers = [Buffer.allocUnsafeSlow(CHUNK), Buffer.allocUnsafeSlow(CHUNK)];
+  // No larger than the file: two megabytes per file of a folder of 10,000 small ones kept V8's collector
+  // busy for half the run.
+  const size = Math.max(1, Math.min(CHUNK, end));
+  const buffers = [Buffer.allocUnsafeSlow(size), Buffer.allocUnsafeSlow(size)];
   let position = 0;
   const readInto = async (buffer: Buffer): Promise<Buffer> => {
-    const length = Math.min(CHUNK, end - position);
+    const length = Math.min(size, end - position);
     if (length <= 0) return buffer.subarray(0, 0);
     const { bytesRead } = await handle.read(buffer, 0, length, position);
     position += bytesRead;
@@ -72,6 +85,41 @@ async function* readChunks(path: string, limit: number | undefined): AsyncGenera
   }
 }
 
+/**
+ * A pipe or a device, read in one pass (stdin aside). Opening a named pipe waits, on libuv's pool, until a
+ * writer opens it, which may be never: a stopped run would wait with it, and so would its exit, which joins
+ * the pool's threads (a second Ctrl-C did not end it). So a stop opens the pipe for writing and closes it at
+ * once, which ends the wait with an empty pipe.
+ */
+async function* readStream(path: string, signal: AbortSignal | undefined): AsyncGenerator<Buffer> {
+  const stopped = () => new Error('the ingest was stopped');
+  if (signal?.aborted) throw stopped();
+  let opened = false;
+  const release = () => {
+    if (opened) return;
+    try {
+      closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {
+      // Not a pipe, or no longer waiting.
+    }
+  };
+  signal?.addEventListener('abort', release, { once: true });
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, 'r');
+  } finally {
+    opened = true;
+    signal?.removeEventListener('abort', release);
+  }
+  try {
+    if (signal?.aborted) throw stopped();
+    const stream = handle.createReadStream({ highWaterMark: CHUNK, autoClose: false });
+    yield* signal ? addAbortSignal(signal, stream) : stream;
+  } finally {
+    await handle.close();
+  }
+}
+
 function firstLineIsOneValue(head: Buffer): boolean {
   const nl = head.indexOf(10);
   const line = head.subarray(0, nl === -1 ? head.length : nl);
@@ -91,8 +139,12 @@ export class DocumentReader {
   private readonly hash: ReturnType<typeof createHash> | null;
   private readonly signal: AbortSignal | undefined;
   private readonly counter = { bytes: 0 };
+  private readonly stream: boolean;
+  private readonly maxDocumentBytes: number;
   format: Format | null = null;
   gzip = false;
+  /** Bytes dropped before the content's offset 0: a UTF-8 byte order mark (3), or none. */
+  skipped = 0;
 
   constructor(
     /** A path, or '-' for stdin. */
@@ -113,10 +165,16 @@ export class DocumentReader {
        * producer that keeps stdin open and writes nothing. Files end by themselves.
        */
       signal?: AbortSignal | undefined;
+      /** Not a regular file (a pipe, a device): streamed in one pass, like stdin (see above). */
+      stream?: boolean;
+      /** Largest document; a larger one is passed on as an error piece with its size (see splitters.ts). */
+      maxDocumentBytes?: number;
     } = {},
   ) {
     this.hash = options.hash === false ? null : createHash('sha256');
     this.signal = options.signal;
+    this.stream = options.stream === true || path === '-';
+    this.maxDocumentBytes = options.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
   }
 
   /** Bytes of the input as stored, read so far. */
@@ -136,9 +194,11 @@ export class DocumentReader {
         ? this.signal
           ? addAbortSignal(this.signal, process.stdin)
           : process.stdin
-        : this.limit === 0
-          ? Readable.from([])
-          : readChunks(this.path, this.limit);
+        : this.stream
+          ? readStream(this.path, this.signal)
+          : this.limit === 0
+            ? Readable.from([])
+            : readChunks(this.path, this.limit);
     const tapped = tapAndHash(raw, this.hash, this.counter);
     const first = await tapped.next();
     if (first.done) return;
@@ -174,11 +234,16 @@ export class DocumentReader {
     };
     const start = (bytes: Buffer): Splitter => {
       this.format = chooseFormat(this.path, bytes);
-      return this.format === 'ndjson' ? new LineSplitter() : new ValueSplitter(this.format === 'array');
+      const options = { maxDocumentBytes: this.maxDocumentBytes, skipped: this.skipped };
+      return this.format === 'ndjson'
+        ? new LineSplitter(options)
+        : new ValueSplitter(this.format === 'array', options);
     };
     for await (let chunk of content) {
-      if (headBytes === 0 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf)
+      if (headBytes === 0 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) {
         chunk = chunk.subarray(3);
+        this.skipped = 3;
+      }
       if (!splitter) {
         head.push(Buffer.from(chunk));
         headBytes += chunk.length;

@@ -77,7 +77,11 @@ const rejectedRecords: TableDef = {
     meta('key', 'VARCHAR', 'Key of the record when one could be read.'),
     meta('reason', 'VARCHAR', 'What was wrong: field path, value, and what was expected.'),
     meta('source', 'VARCHAR', 'Where it came from: URL path, or file:line for ingested documents.'),
-    meta('payload', 'VARCHAR', 'The record or line as received.'),
+    meta(
+      'payload',
+      'VARCHAR',
+      'The record or line as received: its first 64 KiB, the reason saying so when it was longer (the raw landing keeps it whole).',
+    ),
     meta('raw_seq', 'BIGINT', 'Sequence number of the record in _raw_landing, when it was landed.'),
     syncedAt('rejected'),
     runId(),

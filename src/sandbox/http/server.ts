@@ -35,7 +35,7 @@ export interface ServerParts {
 
 export interface SandboxServer {
   server: Server;
-  /** Ends stalled responses and open connections so `close` does not wait on them. */
+  /** Closes idle connections, ends the waits (latency, stalls) and every open connection, so `close` waits on nothing. */
   dropConnections(): void;
 }
 
@@ -46,7 +46,8 @@ const INJECTED_HEADERS: Record<string, Record<string, string>> = {
 
 export function createSandboxServer(parts: ServerParts): SandboxServer {
   const tokens = new Map(parts.tokens.map((t) => [t.token, t]));
-  const stalls = new Set<AbortController>();
+  /** The waits in progress (latency, stalls), ended at once when the server stops. */
+  const waits = new Set<AbortController>();
 
   async function handleApi(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const method = req.method ?? 'GET';
@@ -66,13 +67,13 @@ export function createSandboxServer(parts: ServerParts): SandboxServer {
     res.on('close', () => count(res.headersSent ? res.statusCode : 'aborted'));
 
     const fault = parts.faults.roll();
-    if (parts.latencyMs > 0) await sleep(parts.latencyMs);
+    if (parts.latencyMs > 0 && !(await wait(res, parts.latencyMs))) return;
     if (fault === 'reset') {
       count('reset');
       req.socket.resetAndDestroy();
       return;
     }
-    if (fault === 'stall' && !(await stall(res))) return;
+    if (fault === 'stall' && !(await wait(res, parts.faults.stallMs))) return;
     if (fault && /^\d+$/.test(fault)) {
       const status = Number(fault);
       const error = new HttpError(
@@ -112,19 +113,23 @@ export function createSandboxServer(parts: ServerParts): SandboxServer {
     }
   }
 
-  /** Holds the answer for the configured time; false when the client gave up (or the server closed) first. */
-  async function stall(res: ServerResponse): Promise<boolean> {
+  /**
+   * Holds the answer for `ms` (the added latency, a stall); false when the client gave up (or the server closed)
+   * first. The wait ends with its connection: a timer left running after it would keep a stopping sandbox alive
+   * until it fired (with `--latency-ms 600000`, ten minutes after a SIGTERM).
+   */
+  async function wait(res: ServerResponse, ms: number): Promise<boolean> {
     const controller = new AbortController();
-    stalls.add(controller);
+    waits.add(controller);
     const onClose = () => controller.abort();
     res.once('close', onClose);
     try {
-      await sleep(parts.faults.stallMs, undefined, { signal: controller.signal });
+      await sleep(ms, undefined, { signal: controller.signal });
       return true;
     } catch {
       return false;
     } finally {
-      stalls.delete(controller);
+      waits.delete(controller);
       res.off('close', onClose);
     }
   }
@@ -154,7 +159,10 @@ export function createSandboxServer(parts: ServerParts): SandboxServer {
   return {
     server,
     dropConnections() {
-      for (const controller of stalls) controller.abort();
+      // Idle keep-alive connections first (a client that was killed, or just pooling, leaves them open), then
+      // the waits, then every connection still answering: nothing is left for `close` to wait on.
+      server.closeIdleConnections();
+      for (const controller of waits) controller.abort();
       server.closeAllConnections();
     },
   };
