@@ -13,6 +13,7 @@ import {
 } from '../src/extract/index.js';
 import { openWarehouse, type Warehouse } from '../src/load/index.js';
 import type { Logger } from '../src/log.js';
+import { drainAfterSync } from '../src/receive/drain.js';
 import { exportParquet, prepareExportFolder } from './export.js';
 
 /**
@@ -273,6 +274,11 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
       if (!results.some((r) => r.stream === name)) results.push(emptyResult(name, 'interrupted', reason));
   }
   const outcome = interrupted ? 'interrupted' : runError ? 'failed' : outcomeOf(results);
+  // Webhook events spooled by `store-sync receive` load after the streams (nothing without a receiver block).
+  await drainAfterSync(warehouse, job.config, job.store, {
+    logger,
+    ...(job.signal ? { signal: job.signal } : {}),
+  });
   // The export follows what was committed; its failure is its own, and leaves the sync's outcome as it was.
   let exportError: StoreSyncError | null = null;
   if (exportDir && outcome !== 'failed' && outcome !== 'interrupted') {

@@ -201,7 +201,9 @@ export const SyncConfigInput = z.strictObject({
     .int()
     .positive()
     .default(64 * 1024 * 1024)
-    .describe('Largest response body read from the API; a larger one fails its stream, nothing half-written.'),
+    .describe(
+      'Largest response body read from the API; a larger one fails its stream, nothing half-written.',
+    ),
   maxWaitMinutes: z
     .number()
     .positive()
@@ -213,13 +215,17 @@ export const SyncConfigInput = z.strictObject({
     .int()
     .positive()
     .default(64 * 1024 * 1024)
-    .describe('Largest single document ingest reads; a larger one is rejected with its size and the rest of its file loads.'),
+    .describe(
+      'Largest single document ingest reads; a larger one is rejected with its size and the rest of its file loads.',
+    ),
   maxRunMinutes: z
     .number()
     .positive()
     .nullable()
     .default(null)
-    .describe('Under schedule: a run still going after this many minutes is stopped cleanly and resumes next time; null never.'),
+    .describe(
+      'Under schedule: a run still going after this many minutes is stopped cleanly and resumes next time; null never.',
+    ),
   freshnessHours: z
     .number()
     .positive()

@@ -20,7 +20,7 @@ import {
   type WaitMeter,
   withRetries,
 } from './retry.js';
-import { checkSameOrigin, parseBaseUrl, printablePath } from './url-safety.js';
+import { checkSameOrigin, parseBaseUrl, pathWithoutCursor, printablePath } from './url-safety.js';
 import { issuesText } from './validate.js';
 
 /**
@@ -251,7 +251,7 @@ export class ApiClient {
         if (options.meter) options.meter.retries++;
         this.#logger.warn('http.retry', {
           method: ctx.method,
-          path: ctx.path,
+          path: pathWithoutCursor(ctx.path),
           code: error.code,
           status: error.details.status,
           attempt,
@@ -320,7 +320,7 @@ export class ApiClient {
         text = redact(raw);
         this.#logger.debug('http.request', {
           method: ctx.method,
-          path: ctx.path,
+          path: pathWithoutCursor(ctx.path),
           status,
           ms: Date.now() - started,
         });

@@ -114,3 +114,11 @@ export function checkSameOrigin(link: string, base: URL): URL {
 export function printablePath(url: URL): string {
   return url.pathname + url.search;
 }
+
+/**
+ * A request path for log lines, its `cursor` value left out: a cursor is an opaque position the server may
+ * stop accepting, and lines that repeat it for every page grow with it (issue 23 saw one of 8 MB).
+ */
+export function pathWithoutCursor(path: string): string {
+  return path.replace(/([?&]cursor=)[^&]*/g, '$1…');
+}
