@@ -13,12 +13,14 @@ import {
 import type { ApiClient } from '../src/extract/index.js';
 import type { ListOperationId } from '../src/extract/operations.js';
 import type { Logger } from '../src/log.js';
+import type { LoopbackDocument } from '../src/receive/loopback.js';
 
 /**
  * The demo's "other systems": they call the write operations of the API (both order versions, PATCH,
  * mark-as-paid, fulfillments, fulfillment-order move/close/fulfill, carts, a ticket upload) and capture
  * every response as a document, the way a checkout or an ERP integration would, in the formats
- * `store-sync ingest` reads: NDJSON envelopes, a bare JSON array, a gzipped file and a single document.
+ * `store-sync ingest` reads: NDJSON envelopes, a gzipped file and a single document. The created orders
+ * themselves reach the warehouse the way a store sends them: as signed webhooks to `store-sync receive`.
  */
 
 interface Envelope {
@@ -54,8 +56,11 @@ async function allPages<T>(client: ApiClient, id: ListOperationId, parse: (x: un
 
 export interface CapturedDocuments {
   files: string[];
+  /** Documents written to the inbox. */
   documents: number;
   orders: number;
+  /** The created orders of both versions, which the demo delivers as signed webhooks instead of files. */
+  webhooks: LoopbackDocument[];
 }
 
 /** Tracking event ids of a fulfillment, which only the sandbox can tell (see docs/sandbox.md). */
@@ -198,8 +203,6 @@ export async function captureDemoDocuments(
 
   const ndjson = (items: unknown[]) => `${items.map((x) => JSON.stringify(x)).join('\n')}\n`;
   const files: [string, string | Buffer][] = [
-    ['orders-2024-04-01.ndjson', ndjson(orders2024)],
-    ['orders-2023-02-10.json', JSON.stringify(orders2023, null, 1)],
     ['order-updates.ndjson.gz', await promisify(gzip)(ndjson(followUps))],
     ['fulfillment-orders.ndjson', ndjson(fulfillmentOrders)],
     ['fulfillment-events.ndjson', ndjson(events)],
@@ -207,14 +210,11 @@ export async function captureDemoDocuments(
     ['ticket.json', JSON.stringify({ api_version: API_VERSION_2024, data: ticket })],
   ];
   for (const [name, content] of files) await writeFile(path.join(inbox, name), content);
-  const documents =
-    orders2024.length +
-    orders2023.length +
-    followUps.length +
-    fulfillmentOrders.length +
-    events.length +
-    carts.length +
-    1;
+  const documents = followUps.length + fulfillmentOrders.length + events.length + carts.length + 1;
   logger.info('demo.documents', { inbox, documents, files: files.length });
-  return { files: files.map(([name]) => path.join(inbox, name)), documents, orders: orderCount };
+  const webhooks: LoopbackDocument[] = [
+    ...orders2024.map((order) => ({ apiVersion: order.api_version, data: order.data })),
+    ...orders2023.map((order) => ({ apiVersion: API_VERSION_2023, data: order })),
+  ];
+  return { files: files.map(([name]) => path.join(inbox, name)), documents, orders: orderCount, webhooks };
 }

@@ -5,8 +5,10 @@ import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import { ApiClient } from '../src/extract/index.js';
 import { openWarehouse, tableDefinitions, type Warehouse } from '../src/load/index.js';
 import type { Logger } from '../src/log.js';
+import { drainStoreRun } from '../src/receive/drain.js';
+import { deliverThroughReceiver } from '../src/receive/loopback.js';
 import { DEFAULT_TOKEN, startSandbox } from '../src/sandbox/index.js';
-import { captureDemoDocuments } from './demo-documents.js';
+import { type CapturedDocuments, captureDemoDocuments } from './demo-documents.js';
 import { exportParquet } from './export.js';
 import { ingestPaths } from './ingest.js';
 import { runSync, type SyncResult } from './sync.js';
@@ -67,6 +69,8 @@ async function rows(warehouse: Warehouse, sql: string): Promise<{ columns: strin
 export interface DemoResult {
   sync: SyncResult;
   documents: number;
+  /** Orders delivered as signed webhooks to a loopback receiver, then drained from its spool. */
+  webhooks: { delivered: number; loaded: number; rejections: number; spoolDir: string };
   warehouse: string;
   parquetDir: string;
   tables: { table: string; rows: number }[];
@@ -76,6 +80,7 @@ export interface DemoResult {
 /** What a demo run writes into its folder; anything else there belongs to someone else. */
 const DEMO_ENTRIES = new Set([
   'inbox',
+  'spool',
   'parquet',
   'parquet.versions',
   'warehouse.duckdb',
@@ -116,6 +121,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const inbox = path.join(dir, 'inbox');
   const warehousePath = path.join(dir, 'warehouse.duckdb');
   const parquetDir = path.join(dir, 'parquet');
+  const spoolDir = path.join(dir, 'spool');
 
   const sandbox = await startSandbox({ seed: DEMO_SEED, scale: 'small', rateLimit: DEMO_RATE });
   logger.info('demo.sandbox', { baseUrl: sandbox.baseUrl, seed: DEMO_SEED });
@@ -126,11 +132,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       rateLimit: DEMO_RATE,
       logger,
     });
-    let documents: number;
+    let captured: CapturedDocuments;
     try {
       const eventIds = (order: string, fulfillment: number) =>
         sandbox.store.fulfillmentEventIds(order, fulfillment);
-      documents = (await captureDemoDocuments(client, inbox, new Date(), eventIds, logger)).documents;
+      captured = await captureDemoDocuments(client, inbox, new Date(), eventIds, logger);
     } finally {
       await client.close();
     }
@@ -155,6 +161,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         token: DEFAULT_TOKEN,
         warehouse,
       });
+      // The orders arrive as a store sends them: signed webhooks, acknowledged once spooled, then drained.
+      const delivered = await deliverThroughReceiver({
+        store: 'demo',
+        spoolDir,
+        documents: captured.webhooks,
+        logger,
+      });
+      const drain = await drainStoreRun(warehouse, config, { store: 'demo', spoolDir }, { logger });
       const runId = await warehouse.startRun({
         store: 'demo',
         command: 'ingest',
@@ -178,7 +192,21 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       const answers = [];
       for (const query of DEMO_QUERIES)
         answers.push({ title: query.title, ...(await rows(warehouse, query.sql)) });
-      return { sync, documents, warehouse: warehousePath, parquetDir, tables, answers };
+      const webhooks = {
+        delivered: delivered.delivered,
+        loaded: drain.documents,
+        rejections: drain.rejections,
+        spoolDir,
+      };
+      return {
+        sync,
+        documents: captured.documents,
+        webhooks,
+        warehouse: warehousePath,
+        parquetDir,
+        tables,
+        answers,
+      };
     } finally {
       await warehouse.close();
     }

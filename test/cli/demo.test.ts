@@ -63,6 +63,11 @@ describe('store-sync demo', () => {
       /store-sync demo: a seeded sandbox store synced into data\/demo\/warehouse\.duckdb/,
     );
     assert.match(result.stdout, /ingest: \d+ captured API documents/);
+    // The orders come through the receiver: delivered, spooled, drained, every one loaded.
+    const receive = /receive: (\d+) orders .* drained: (\d+) loaded, 0 rejected/.exec(result.stdout);
+    assert.ok(receive, result.stdout);
+    assert.ok(Number(receive[1]) > 0);
+    assert.equal(receive[2], receive[1]);
     for (const title of [
       'Revenue by month and currency',
       'Subscriptions by status',
@@ -80,6 +85,7 @@ describe('store-sync demo', () => {
       'inbox',
       'parquet',
       'parquet.versions',
+      'spool',
       'warehouse.duckdb',
     ]);
   });
@@ -91,7 +97,11 @@ describe('store-sync demo', () => {
     assertExit(result, 0);
     assert.deepEqual(tableSummary(result.stdout), tableSummary(runs[0]!.stdout));
     assert.deepEqual(await allCounts(), firstCounts);
-    assert.equal(firstCounts._sync_runs, 2, 'one sync and one ingest: the first run left nothing behind');
+    assert.equal(
+      firstCounts._sync_runs,
+      3,
+      'one sync, one drain of the webhook spool and one ingest: the first run left nothing behind',
+    );
     assert.deepEqual((await readdir(path.join(dir, 'data', 'demo', 'inbox'))).sort(), firstInbox);
   });
 

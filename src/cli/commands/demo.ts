@@ -33,7 +33,10 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
       `  sync: ${result.sync.outcome.replace(/_/g, ' ')}, ${result.sync.requests} requests, ${result.sync.retries} retries`,
     );
     out(
-      `  ingest: ${result.documents} captured API documents (orders in both versions, fulfillments, carts, a ticket) from ${relative(path.join(dir, 'inbox'))}/`,
+      `  receive: ${result.webhooks.delivered} orders (both versions) delivered as signed webhooks, spooled in ${relative(result.webhooks.spoolDir)}/ and drained: ${result.webhooks.loaded} loaded, ${result.webhooks.rejections} rejected`,
+    );
+    out(
+      `  ingest: ${result.documents} captured API documents (order updates, fulfillments, carts, a ticket) from ${relative(path.join(dir, 'inbox'))}/`,
     );
     out(`  parquet: ${relative(result.parquetDir)}/<table>/\n`);
     out(
