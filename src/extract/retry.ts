@@ -131,6 +131,18 @@ export async function withRetries<T>(attempt: () => Promise<T>, options: RetryOp
 const minutes = (ms: number) => String(Number((ms / 60_000).toPrecision(3)));
 const seconds = (ms: number) => String(Number((ms / 1000).toPrecision(3)));
 
+/** What a request that gave up carries for its caller: where, and the last failure it met. */
+function giveUpDetails(last: StoreSyncError, ctx: RequestContext, attempts: number) {
+  return {
+    method: ctx.method,
+    path: ctx.path,
+    status: last.details.status,
+    bodyExcerpt: last.details.bodyExcerpt,
+    lastCode: last.code,
+    attempts,
+  };
+}
+
 function waitedTooLong(
   last: StoreSyncError,
   ctx: RequestContext,
@@ -146,12 +158,7 @@ function waitedTooLong(
     {
       cause: last,
       details: {
-        method: ctx.method,
-        path: ctx.path,
-        status: last.details.status,
-        bodyExcerpt: last.details.bodyExcerpt,
-        lastCode: last.code,
-        attempts,
+        ...giveUpDetails(last, ctx, attempts),
         waitedMs: Math.round(waitedMs),
         setting: 'maxWaitMinutes',
       },
@@ -165,14 +172,7 @@ function exhausted(last: StoreSyncError, ctx: RequestContext, attempts: number):
     `${ctx.method} ${ctx.path} failed after ${attempts} attempts; last error (${last.code}): ${last.message}`,
     {
       cause: last,
-      details: {
-        method: ctx.method,
-        path: ctx.path,
-        status: last.details.status,
-        bodyExcerpt: last.details.bodyExcerpt,
-        lastCode: last.code,
-        attempts,
-      },
+      details: giveUpDetails(last, ctx, attempts),
     },
   );
 }
