@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { writeOrderFiles } from './warehouse-data.js';
 
 /**
- * Shared by bench/ingest, bench/rebuild and bench/export: the generated documents and the ingested
+ * Shared by bench/ingest.ts, bench/rebuild.ts and bench/export.ts: the generated documents and the ingested
  * warehouse, built once per process and size (bench/run.ts runs the three in one process), and the
  * child-process runner for each measured step.
  */
@@ -20,8 +20,9 @@ const fromRepo = (file: string): URL =>
   new URL(`${import.meta.url.endsWith('.js') ? '../../' : '../'}${file}`, import.meta.url);
 
 /**
- * The measured steps run compiled (dist/, `npm run build`, which `npm run bench` runs first), as the store-sync
- * command does: through the TypeScript loader, an ingest held some 40 MB more, in the loader's threads.
+ * The measured steps run compiled (dist/, `npm run build`, which `npm run bench` runs first), as the
+ * store-sync command does: through the TypeScript loader, an ingest holds some 40 MB more, in the loader's
+ * threads.
  */
 const CHILD = fileURLToPath(fromRepo('dist/bench/warehouse-child.js'));
 const run = promisify(execFile);

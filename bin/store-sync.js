@@ -1,13 +1,12 @@
 #!/usr/bin/env -S node --max-semi-space-size=2
 // Node's flags for every run are on the line above (bench/warehouse-lib.ts reads them from there, so the
 // benchmarks run as the command does): a 2 MB young generation semi-space instead of up to 16 MB. The main
-// thread of a load holds about 15 MB of live objects, and V8 grew its young generation to 32 MB around them; a
-// million-document ingest peaked 25 to 35 MB lower in the same time (docs/performance.md, fourteenth session).
+// thread of a load holds only some 15 MB of live objects, and a larger young generation grown around them is
+// memory held for no time saved (docs/performance.md, "Settings and the measurements behind them").
 // V8 reads the flag only at start, so it cannot be set from here. `node bin/store-sync.js` runs without it.
 // The CLI is written in TypeScript and runs compiled to JavaScript in dist/ (`npm run build`, which
-// `npm install`, `npm start` and `npm test` run first). Running the sources through a TypeScript loader
-// instead cost every run a loader thread per JavaScript thread: about 40 MB more memory in an ingest, and
-// 0.3 s more to start.
+// `npm install`, `npm start` and `npm test` run first): a TypeScript loader would add a loader thread per
+// JavaScript thread to every run, in memory and in start-up time.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 
 const main = new URL('../dist/src/cli/main.js', import.meta.url);

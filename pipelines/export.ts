@@ -28,21 +28,22 @@ import { type TableDef, tableDefinitions } from '../src/normalize/index.js';
  * Atomic replacement: `<dir>` is a symbolic link to one complete export, a folder in `<dir>.versions/` beside
  * it, and everything under `<dir>` is a plain folder or file. A new export is written to a new folder there
  * (the tables it exports by COPY, the others hard-linked from the current export), then a new link is renamed
- * over `<dir>` (rename(2) is atomic), so a reader resolving `<dir>` sees the old export or the new one, never a
- * half-written one, and all its tables from the same export. The previous export stays until the next export
- * begins (a reader that listed it can still read it); older ones are removed. A partitioned table's files carry the
- * export's stamp in their names: a reader that listed them through the old link and opens them after the swap
- * gets "no such file" rather than the new version's file of the same name, so it never mixes two.
+ * over `<dir>` (rename(2) is atomic), so a reader resolving `<dir>` sees the old export or the new one, never
+ * a half-written one, and all its tables from the same export. The previous export stays until the next
+ * export begins (a reader that listed it can still read it); older ones are removed. A partitioned table's
+ * files carry the export's stamp in their names: a reader that listed them through the old link and opens
+ * them after the swap gets "no such file" rather than the new version's file of the same name, so it never
+ * mixes two.
  *
  * The versions are outside `<dir>` because a glob reads what is under it: DuckDB's `**` goes into hidden
  * folders (the earlier layout kept them in `<dir>/.versions/`, and `<dir>/**` read the current export twice
  * over, then the previous one) but not into linked folders, so only the root may be a link.
  *
- * Export never removes what it did not write: a `<dir>` that is a folder holds either an earlier export's layout
- * (a link per table into `<dir>/.versions/`), which the next export moves into `<dir>.versions/`, keeping what
- * else is there, or it is refused where something of the user's has a table's name, before anything is written.
- * One export at a time writes a folder (`<dir>.versions/export-lock.duckdb`), since each prunes the versions it
- * does not know.
+ * Export never removes what it did not write: a `<dir>` that is a folder holds either an earlier export's
+ * layout (a link per table into `<dir>/.versions/`), which the next export moves into `<dir>.versions/`,
+ * keeping what else is there, or it is refused where something of the user's has a table's name, before
+ * anything is written. One export at a time writes a folder (`<dir>.versions/export-lock.duckdb`), since each
+ * prunes the versions it does not know.
  */
 
 export interface ExportOptions {
@@ -319,12 +320,12 @@ const locked = (outDir: string, holder: string) =>
 /**
  * Takes the folder's export lock for this export, or fails at once naming the export that holds it.
  *
- * The lock is the kernel's, not a file's presence: opening `<dir>.versions/export-lock.duckdb` as a DuckDB database
- * takes DuckDB's fcntl write lock on it, exactly as the warehouse's one-writer rule does. The kernel drops the
- * lock when the holder exits, however it exits, so a killed export leaves nothing to take over: the pid files
- * this replaced needed a stale-lock takeover, which could let two exports write when three met at the same
- * dead lock, and could mistake a reused pid for a live export. The file itself stays (removing it while
- * another export opens it would let two exports lock two different files).
+ * The lock is the kernel's, not a file's presence: opening `<dir>.versions/export-lock.duckdb` as a DuckDB
+ * database takes DuckDB's fcntl write lock on it, exactly as the warehouse's one-writer rule does. The kernel
+ * drops the lock when the holder exits, however it exits, so a killed export leaves nothing to take over: the
+ * pid files this replaced needed a stale-lock takeover, which could let two exports write when three met at
+ * the same dead lock, and could mistake a reused pid for a live export. The file itself stays (removing it
+ * while another export opens it would let two exports lock two different files).
  *
  * fcntl locks belong to the process, and closing any descriptor of the file drops all of them: within a
  * process the folder is claimed in memory first, so this process never opens the file a second time.
@@ -371,9 +372,9 @@ async function lockEarlierLayout(outDir: string): Promise<() => void> {
 }
 
 /**
- * `mkdir -p` of a folder export needs, one level at a time. Node 20's recursive mkdir loops forever, at full CPU,
- * where a folder exists but refuses children with ENOENT (`/proc`, some network and FUSE mounts); done this
- * way it fails, and the error names the folder and why.
+ * `mkdir -p` of a folder export needs, one level at a time. Node 20's recursive mkdir loops forever, at full
+ * CPU, where a folder exists but refuses children with ENOENT (`/proc`, some network and FUSE mounts); done
+ * this way it fails, and the error names the folder and why.
  */
 async function makeFolder(folder: string, outDir: string): Promise<void> {
   const missing: string[] = [];
@@ -397,9 +398,10 @@ async function makeFolder(folder: string, outDir: string): Promise<void> {
 }
 
 /**
- * Creates the folders the export to `outDir` needs (the one it is in, and `<dir>.versions/` beside it; `<dir>`
- * itself is export's link, made by the first export), or fails naming it: `sync` with `exportAfterSync` calls
- * it before it changes anything, so a folder that cannot be made is a usage error with nothing synced.
+ * Creates the folders the export to `outDir` needs (the one it is in, and `<dir>.versions/` beside it;
+ * `<dir>` itself is export's link, made by the first export), or fails naming it: `sync` with
+ * `exportAfterSync` calls it before it changes anything, so a folder that cannot be made is a usage error
+ * with nothing synced.
  */
 export async function prepareExportFolder(outDir: string): Promise<string> {
   const absolute = await resolveOutDir(outDir);
@@ -463,7 +465,7 @@ async function exportTables(
     const destination = partitioned ? target : path.join(target, 'data.parquet');
     const options = partitioned ? `, PARTITION_BY (month), FILENAME_PATTERN '${files}-{i}'` : '';
     // A writer's memory limit is sized for loading, not for a COPY with a Parquet row group in progress per
-    // month: at 256 MB the orders of two million documents could not be exported.
+    // month: at 256 MB the orders of a two-million-document warehouse cannot be exported.
     const result = await warehouse.exclusive(() =>
       warehouse.withDefaultMemoryLimit(async () => {
         const copied = await warehouse.connection.run(

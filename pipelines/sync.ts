@@ -18,8 +18,9 @@ import { exportParquet, prepareExportFolder } from './export.js';
 
 /**
  * The sync pipeline for one store: extract every selected stream under the store's single rate limit and
- * commit each page with its cursor through the warehouse, one transaction at a time. A stream that fails
- * is recorded and the others go on (DESIGN.md §4.3); the run's outcome decides the exit code.
+ * commit each page with its cursor through the warehouse, one transaction at a time. A stream that fails is
+ * recorded and the others go on (docs/streams.md, "Retries and errors"); the run's outcome decides the exit
+ * code.
  */
 
 export type RunOutcome = 'succeeded' | 'completed_with_rejections' | 'partial' | 'failed' | 'interrupted';
@@ -157,7 +158,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
       results.push(emptyResult(denied.stream, 'skipped', denied.message));
     }
     // A stream whose first request failed (a 404 or 400 on its endpoint, a 5xx after the retries) fails
-    // alone, as it would have on that page inside runStream; the others go on (DESIGN.md §4.3).
+    // alone, as it would have on that page inside runStream; the others go on (docs/streams.md, "Scopes").
     for (const failed of access.failed) {
       const { code, message } = failed.error;
       logger.error('stream.failed', {

@@ -1,6 +1,7 @@
 /**
- * The interface where extraction meets the warehouse (DESIGN.md §4.1): pages of validated records,
- * each with the stream state that follows it, committed together in one transaction by the runner.
+ * The interface where extraction meets the warehouse (docs/operations.md, "What a run promises": atomic
+ * progress): pages of validated records, each with the stream state that follows it, committed together in
+ * one transaction by the runner.
  */
 
 /** What kind of API object a record is; normalize maps each kind to its tables. */

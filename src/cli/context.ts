@@ -7,8 +7,9 @@ import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 
 /**
- * What every command shares: where the job comes from (a config file, or flags for a one-off job),
- * which store, and the logger. Flags describe a single store so scripts need no file (DESIGN.md §5).
+ * What every command shares: where the job comes from (a config file, or flags for a one-off job), which
+ * store, and the logger. Flags describe a single store so scripts need no file (docs/configuration.md,
+ * "One-off jobs without a file").
  */
 
 export interface JobArgs {

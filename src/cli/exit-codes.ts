@@ -1,6 +1,6 @@
 import { ERROR_CODES, type ErrorCode, isStoreSyncError } from '../errors.js';
 
-/** Exit codes of every command (DESIGN.md §5). This is the only place that decides them. */
+/** Exit codes of every command (docs/operations.md, "Exit codes"). The only place that decides them. */
 export const EXIT = {
   OK: 0,
   FAILED: 1,

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
- * Client-side pacing, one instance per store shared by all its streams (DESIGN.md §4.3).
+ * Client-side pacing, one instance per store shared by all its streams (docs/streams.md, "Pacing").
  *
  * Requests are spread evenly (one every 1/rps seconds) rather than released in bursts: a server that
  * counts requests per second then never sees more than the limit, so a full sync gets no 429 at all.

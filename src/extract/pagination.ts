@@ -29,8 +29,8 @@ export function cursorBytes(link: string): number {
 }
 
 /**
- * Refuses a `next` link too long to save as a cursor (an 8 MB one was saved, requested, and quoted whole in
- * every error line after it). The message gives its length and where it came from, never the link.
+ * Refuses a `next` link too long to save as a cursor (one of megabytes would be saved, requested, and quoted
+ * whole in every error line after it). The message gives its length and where it came from, never the link.
  */
 export function checkCursorLength(link: string, from: string): void {
   const bytes = cursorBytes(link);

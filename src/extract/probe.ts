@@ -4,13 +4,13 @@ import type { RequestMeter } from './operations.js';
 import type { StreamDefinition, StreamName } from './streams/types.js';
 
 /**
- * Which streams the token may read, found before a run with one cheap request per stream (the first page
- * of its list). A 403 means the scope is missing: the runner skips that stream with a warning and exits 3.
- * Any other failure of one stream's request (a 404 or 400 on that endpoint, a 5xx after the retries) is
- * that stream's: it is returned as failed, and the runner goes on with the others (DESIGN.md §4.3).
- * What is thrown is what no stream can get past: a 401 (the token is wrong or expired, so every request
- * would fail the same way), an interrupt, and a store where every stream's request failed (unreachable,
- * down, or a base URL that is not its API root), with the first stream's error.
+ * Which streams the token may read, found before a run with one cheap request per stream (the first page of
+ * its list). A 403 means the scope is missing: the runner skips that stream with a warning and exits 3. Any
+ * other failure of one stream's request (a 404 or 400 on that endpoint, a 5xx after the retries) is that
+ * stream's: it is returned as failed, and the runner goes on with the others (docs/streams.md, "Scopes").
+ * What is thrown is what no stream can get past: a 401 (the token is wrong or expired, so every request would
+ * fail the same way), an interrupt, and a store where every stream's request failed (unreachable, down, or a
+ * base URL that is not its API root), with the first stream's error.
  */
 
 export interface DeniedStream {

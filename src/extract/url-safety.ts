@@ -1,9 +1,9 @@
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 
 /**
- * Where the bearer token may go (DESIGN.md §4.4): only under the configured base URL (its origin and its
- * path), and over plain http only when that origin is this machine, because anywhere else the token would
- * cross a network in clear text.
+ * Where the bearer token may go (docs/streams.md, "Safety"): only under the configured base URL (its origin
+ * and its path), and over plain http only when that origin is this machine, because anywhere else the token
+ * would cross a network in clear text.
  */
 
 /**
@@ -117,7 +117,7 @@ export function printablePath(url: URL): string {
 
 /**
  * A request path for log lines, its `cursor` value left out: a cursor is an opaque position the server may
- * stop accepting, and lines that repeat it for every page grow with it (issue 23 saw one of 8 MB).
+ * stop accepting, and lines that repeat it for every page grow with it (a cursor can be megabytes long).
  */
 export function pathWithoutCursor(path: string): string {
   return path.replace(/([?&]cursor=)[^&]*/g, '$1…');

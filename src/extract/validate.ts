@@ -2,8 +2,9 @@ import type { z } from 'zod';
 import type { Rejection } from '../contracts.js';
 
 /**
- * Record-level validation (DESIGN.md §4.5): a record that fails its schema becomes a Rejection carrying
- * the reason and the raw JSON. It is never thrown (one bad record must not end a run) and never dropped.
+ * Record-level validation (docs/operations.md, "What a run promises": honest): a record that fails its schema
+ * becomes a Rejection carrying the reason and the raw JSON. It is never thrown (one bad record must not end a
+ * run) and never dropped.
  */
 
 const MAX_ISSUES = 5;

@@ -1,9 +1,9 @@
 /**
  * How DuckDB's allocator (the jemalloc it bundles, as `duckdb_je_*`) gives freed memory back to the system.
  * DuckDB builds it to keep freed pages for 5 s and then to keep them, marked lazily free, for 5 s more, all
- * counted in the process's resident memory. Through an ingest that is memory DuckDB has freed and still holds:
- * with freed pages returned after 250 ms, a million documents peaked 25 to 30 MB lower (513 to 528 MB against
- * 542 to 554 MB) in the same time (docs/performance.md, fourteenth session).
+ * counted in the process's resident memory. Through an ingest that is memory DuckDB has freed and still
+ * holds, so freed pages are returned after 250 ms: a lower peak for no measurable time
+ * (docs/performance.md, "Settings and the measurements behind them").
  *
  * jemalloc reads `DUCKDB_JE_MALLOC_CONF` once, when DuckDB's library is loaded, so this module must be
  * evaluated before anything imports `@duckdb/node-api`: the command's entry (src/cli/main.ts) and the

@@ -177,7 +177,7 @@ export class ChunkAppender {
     count: number,
   ): void {
     const valid = rows.valid[column]!;
-    // Eight rows to a byte at a time (each is 0 or 1): a read-modify-write per row was a tenth of the loop.
+    // Eight rows to a byte at a time (each is 0 or 1): a read-modify-write per row costs a tenth of the loop.
     const bits = this.validity;
     const whole = count >> 3;
     for (let k = 0, o = start; k < whole; k++, o += 8)

@@ -79,10 +79,11 @@ export async function migrate(connection: DuckDBConnection, options: OpenOptions
       });
     }
   };
-  // DuckDB pins every old blob of the vector it fetches a row from: a two-million-document landing put back
-  // into the old layout (400 blocks of 3.5 MB) failed to move at 256 MB and at 512 MB, and moved at 4 GB. A
-  // one-off upgrade, so it runs at DuckDB's default limit, lifted around the whole transaction: an aborted
-  // transaction refuses even SET, so restoring the limit inside it would hide the error that aborted it.
+  // DuckDB pins every old blob of the vector it fetches a row from, so a large landing in the old layout
+  // needs far more memory to move than a writer's limit (docs/performance.md, "Settings and the measurements
+  // behind them"). A one-off upgrade, so it runs at DuckDB's default limit, lifted around the whole
+  // transaction: an aborted transaction refuses even SET, so restoring the limit inside it would hide the
+  // error that aborted it.
   if (oldLanding.length) await withDefaultMemoryLimit(connection, options, upgrade);
   else await upgrade();
 }
@@ -111,9 +112,9 @@ const ROWS_PER_MOVE = 8;
  * like new blocks. `_raw_landing` is then rewritten without those columns and the old table dropped: left
  * in place, every checkpoint after a new block would rewrite the old bytes with the landing's row group
  * (see landing.ts), and an UPDATE would keep their old values in memory until the commit. Runs in the
- * schema migration's transaction, after the registry's tables and columns exist. Measured on a
- * two-million-document landing (1.3 GB): an SQL version that cut the parts with array_slice copied each
- * block once per part and had not finished after 18 CPU-minutes.
+ * schema migration's transaction, after the registry's tables and columns exist. The parts are cut here,
+ * not in SQL: array_slice copies each block once per part, far too slow for a large landing
+ * (docs/performance.md, "Settings and the measurements behind them").
  */
 async function moveLandingToParts(connection: DuckDBConnection, present: string[]): Promise<void> {
   const select = OLD_LANDING_COLUMNS.map((c) => (present.includes(c) ? ident(c) : 'NULL')).join(', ');

@@ -2,15 +2,14 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { ident, literal } from './sql.js';
 
 /**
- * What the loader knows of the keys stored in each unit table, per store: a range every stored key lies in.
- * A batch whose keys all fall outside it cannot collide with a stored row, so it is appended straight
- * into the table without asking DuckDB (a semi join per table per batch cost a fifth of a large ingest).
- * The range is read once per table, then only ever widened by the keys the loader writes; rows that are
- * deleted or rolled back leave it wider than it need be, which is safe: a batch inside it is checked
- * against the table as before. Keys are ordered as numbers when they are numbers or canonical decimal text
- * (order numbers "1" … "1000000", whose text order would make every batch overlap every other), as text
- * when they are printable ASCII (where JavaScript and DuckDB order text alike); any other key is always
- * checked.
+ * What the loader knows of the keys stored in each unit table, per store: a range every stored key lies in. A
+ * batch whose keys all fall outside it cannot collide with a stored row, so it is appended straight into the
+ * table without asking DuckDB (a semi join per table per batch would cost a fifth of a large ingest). The
+ * range is read once per table, then only ever widened by the keys the loader writes; rows that are deleted
+ * or rolled back leave it wider than it need be, which is safe: a batch inside it is checked against the
+ * table as before. Keys are ordered as numbers when they are numbers or canonical decimal text (order numbers
+ * "1" … "1000000", whose text order would make every batch overlap every other), as text when they are
+ * printable ASCII (where JavaScript and DuckDB order text alike); any other key is always checked.
  */
 
 export type Key = string | number | bigint;

@@ -49,15 +49,16 @@ export const DELETE_ORPHAN_LANDING_PARTS_SQL =
  * A block's bytes are stored as rows of `_raw_landing_parts`, a row per part of at most this many bytes.
  * Two DuckDB (1.5) behaviours rule out storing a block in its `_raw_landing` row:
  * - A value of more than about 60 KB is stored apart from its column, and all such values of a row group
- *   are pinned together to commit or checkpoint it. With a blob per batch, past the memory limit (1 GB:
- *   about 290 blocks) a commit failed with "failed to pin block", or its checkpoint failed and invalidated
- *   the database.
+ *   are pinned together to commit or checkpoint it. With a blob per batch, once the landing outgrows the
+ *   memory limit a commit fails with "failed to pin block", or its checkpoint fails and invalidates the
+ *   database.
  * - A checkpoint rewrites the last row group of every table it appended to, and a row group holds
- *   122,880 rows: the landing's few rows (one per batch) all shared one, so every checkpoint rewrote the
- *   whole landing. One row added to a two-million-document landing (1.3 GB) took a 15.5 s checkpoint.
- *   Parts as values of a list (one row per batch) had the same problem.
+ *   122,880 rows: the landing's few rows (one per batch) would all share one, so every checkpoint would
+ *   rewrite the whole landing, a cost that grows with the warehouse. Parts as values of a list (one row per
+ *   batch) have the same problem.
  * With a row per part of 1 KB, values are stored inline (below DuckDB's 4 KB string limit) and evicted like
  * any others, and a row group holds at most 120 MB of landing, which bounds what a checkpoint rewrites.
+ * docs/performance.md, "How ingest spends its time", has the measurements.
  */
 export const LANDING_PART_BYTES = 1 << 10;
 
@@ -96,9 +97,9 @@ export async function storedBlocks(
 const decompress = promisify(brotliDecompress);
 
 /**
- * Output chunk of a block's decompression. zlib's default (16 KB) cut a block's 30 MB into some 2,000
- * callbacks on the decompressing thread, each with a copy, and then a concatenation: about a fifth of a
- * rebuild worker's time. In chunks of 8 MB it takes a handful.
+ * Output chunk of a block's decompression. zlib's default (16 KB) cuts a block's 30 MB into some 2,000
+ * callbacks on the decompressing thread, each with a copy, and then a concatenation, a large share of a
+ * rebuild worker's time; in chunks of 8 MB it takes a handful.
  */
 const DECOMPRESSED_CHUNK = 8 << 20;
 

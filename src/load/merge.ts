@@ -17,11 +17,12 @@ import { ident, literal } from './sql.js';
  * move), an older one changes nothing, and because the rule is a maximum, the result does not depend on
  * how documents were batched, which is what lets rebuild and a resumed run reproduce the same tables.
  *
- * The rule is applied here, in JavaScript, to the batch's own rows and to the versions stored for its
- * keys; the winners are then appended straight into the tables. Until the eleventh session every row of
- * such a batch went through a staging table and SQL picked the winners (a window function, two joined
- * deletes, an insert): for customers, whose keys repeat in every batch of orders, that cost a fifth of a
- * large ingest, and the staging tables grew inside the transaction until DuckDB had to spill them.
+ * The rule is applied here, in JavaScript, to the batch's own rows and to the versions stored for its keys;
+ * the winners are then appended straight into the tables. Picking the winners in SQL instead (every row
+ * through a staging table, a window function, two joined deletes, an insert) costs a fifth of a large ingest
+ * for customers, whose keys repeat in every batch of orders, and the staging tables grow inside the
+ * transaction until DuckDB has to spill them (docs/performance.md, "Settings and the measurements behind
+ * them").
  */
 
 /** A version as compared: absent, or the version's microseconds and each tie (absent, a number, or text). */
@@ -249,8 +250,9 @@ function deleteUnitsSql(def: TableDef, store: string, keyTable: string, keys: re
 }
 
 /**
- * Soft deletes of a completed full scan over the given tables (DESIGN §4, contracts.ts). `scope`, when
- * given, is a condition per table that limits the rows the scan covered (a scan bounded by a start date).
+ * Soft deletes of a completed full scan over the given tables (docs/warehouse.md, "Soft deletes";
+ * contracts.ts). `scope`, when given, is a condition per table that limits the rows the scan covered (a scan
+ * bounded by a start date).
  */
 export function fullScanSql(
   tables: TableDef[],

@@ -14,9 +14,9 @@ import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { literal } from './sql.js';
 
 /**
- * Opening the DuckDB file with the one-writer rule (DESIGN §4.6). DuckDB's own file lock does the
- * enforcing across processes; this module turns its IO error into our message, and refuses a second
- * writer inside the same process (which the OS lock does not see).
+ * Opening the DuckDB file with the one-writer rule (docs/warehouse.md, "Transactions and one writer").
+ * DuckDB's own file lock does the enforcing across processes; this module turns its IO error into our
+ * message, and refuses a second writer inside the same process (which the OS lock does not see).
  */
 
 export interface OpenOptions {
@@ -35,43 +35,38 @@ export interface OpenOptions {
 /**
  * A writer's DuckDB memory. What it must hold at once is a checkpoint's work plus a block for every column
  * of every table's row group in progress, so it goes with the checkpoint threshold, the row-group size and
- * the block size below. With a 1 GB threshold and DuckDB's default row groups, a million-document ingest
- * failed at 512 MB ("failed to pin block" in a commit) and a checkpoint failed fatally at 256 MB. With 64 MB,
- * 16,384-row groups and 128 KB blocks, 256 MB carries a million documents in the same time as 512 MB (ratio
- * to read + parse 1.94 against 1.89) with 250 MB less peak RSS, and 192 MB still completed. Many small
- * loads into one warehouse need the 256 MB, though: 4,000 documents ingested 24 at a time took 111 s at
- * 192 MB against 35 s (a sync commits page by page the same way). docs/performance.md, "Peak memory".
+ * the block size below: with those, 256 MB carries a large ingest as fast as more memory would, and less
+ * fails. Many small loads into one warehouse (a sync commits page by page) slow down sharply below it.
+ * docs/performance.md, "Settings and the measurements behind them".
  */
 export const WRITER_MEMORY_LIMIT = '256MB';
 
 /**
  * DuckDB's memory while an ingest streams a large input through worker threads (input/parallel.ts,
- * WORKERS_FROM_BYTES): a few large commits, which read back little of what they wrote. A million documents
- * took 58.5 s at 192 MB against 59.8 s at 256 MB, and 200,000 documents re-ingested into that warehouse
- * 15.4 to 17.0 s against 16.0 to 16.5 s, with 30 to 70 MB less peak RSS (thirteenth session). At 160 MB,
- * since the ingest re-attaches the file after each commit (Warehouse.reattach): a million in 60.9 to 61.3 s
- * against 58.5 to 59.2 s at 192 MB (the machine's noise), peaking 30 to 40 MB lower, and the 200,000 merged
- * into the million in 16.4 s against 16.5 to 16.7 s (docs/performance.md, fourteenth session). 128 MB spills
- * and is slower. Small ingests and syncs, many small commits, keep the writer's limit (above).
+ * WORKERS_FROM_BYTES): a few large commits, which read back little of what they wrote. Because such an ingest
+ * re-attaches the file after each commit (Warehouse.reattach), DuckDB holds little besides the rows in
+ * progress, and 160 MB loads a fresh warehouse or merges into a large one in the same time as the writer's
+ * limit, with a lower peak; 128 MB spills and is slower. Small ingests and syncs, many small commits, keep
+ * the writer's limit (above). docs/performance.md, "Settings and the measurements behind them".
  */
 export const STREAMING_INGEST_MEMORY_LIMIT = '160MB';
 
 /**
  * WAL size at which a writer's commit also checkpoints. Each checkpoint then writes at most one large
  * transaction (an ingest commits every 200,000 documents) plus this much, which is what bounds the memory
- * it needs. A 1 GB threshold saved a tenth of the time when ingest committed every 50,000 documents (each
- * checkpoint rewrites the tables' last, partly filled row groups); at 200,000 a million-document ingest
- * took the same time with 64 MB. DuckDB's own default (16 MB) would checkpoint after nearly every page of a
- * sync. Every commit is durable in the WAL either way, and closing the warehouse checkpoints.
+ * it needs. A higher threshold saves checkpoints (each rewrites the tables' last, partly filled row groups)
+ * only when commits are small; with 200,000-document commits it saves no time and costs memory. DuckDB's
+ * own default (16 MB) would checkpoint after nearly every page of a sync. Every commit is durable in the WAL
+ * either way, and closing the warehouse checkpoints.
  */
 export const WRITER_CHECKPOINT_THRESHOLD = '64MB';
 
 /**
  * Rows per row group in the tables a writer appends to (DuckDB's default is 122,880). DuckDB writes a
- * transaction's appends to the file a full row group at a time and keeps the partial one in memory until
- * the commit, which then compresses and writes it: with the default, an ingest held some 400 MB of partial
- * row groups across its tables and each 200,000-document commit took 2.5 to 3 s, during which nothing else
- * could be loaded. With 16,384 rows the commit takes about 0.3 s and DuckDB holds a seventh of that, for a
+ * transaction's appends to the file a full row group at a time and keeps the partial one in memory until the
+ * commit, which then compresses and writes it: with the default, an ingest holds some 400 MB of partial row
+ * groups across its tables and each 200,000-document commit takes seconds, during which nothing else can be
+ * loaded. With 16,384 rows the commit takes a fraction of a second and DuckDB holds a seventh as much, for a
  * file a few per cent larger. A row group's size is an option of the attached database, not of the file:
  * files written this way open in any DuckDB, and rows appended by another tool use its own size.
  */
@@ -80,19 +75,19 @@ export const WRITER_ROW_GROUP_ROWS = 16_384;
 /**
  * The storage format of a warehouse a writer creates (an existing file keeps its own). DuckDB otherwise
  * writes new files in the 0.10.2 format, which any DuckDB since then reads but which compresses with older,
- * costlier methods: loading the ingest benchmark's documents took DuckDB 14 % less time in the 1.5 format
- * (medians of three runs taken in turn, 5.7 s against 6.7 s for 100,000 documents). Such a file needs DuckDB
- * 1.5 or newer to read it (docs/querying.md); the Parquet export reads anywhere.
+ * costlier methods: DuckDB's share of loading the ingest benchmark's documents is about 14 % less in the 1.5
+ * format (docs/performance.md, "Settings and the measurements behind them"). Such a file needs DuckDB 1.5 or
+ * newer to read it (docs/querying.md); the Parquet export reads anywhere.
  */
 export const NEW_WAREHOUSE_STORAGE_VERSION = 'v1.5.0';
 
 /**
- * The block size of a warehouse a writer creates (an existing file keeps its own; DuckDB's default is 256 KB).
- * DuckDB gives every column of a table's row group in progress a block of its own, and an ingest has some
- * 300 columns in progress across its tables: with 256 KB blocks that alone took about 200 MB of DuckDB's
- * memory. With 128 KB blocks a million-document ingest ran as fast with DuckDB limited to 256 MB as with 512
- * MB and the default blocks (ratio to read + parse 1.94 against 1.89 to 2.07, peak 772 MB against 1,021 MB).
- * Smaller blocks cost time: 64 KB took a fifth longer. DuckDB reads any block size since 1.2.
+ * The block size of a warehouse a writer creates (an existing file keeps its own; DuckDB's default is 256
+ * KB). DuckDB gives every column of a table's row group in progress a block of its own, and an ingest has
+ * some 300 columns in progress across its tables: with 256 KB blocks that alone takes about 200 MB of
+ * DuckDB's memory. With 128 KB blocks a large ingest runs as fast with DuckDB limited to 256 MB as with twice
+ * that and the default blocks; smaller blocks cost time (docs/performance.md, "Settings and the measurements
+ * behind them"). DuckDB reads any block size since 1.2.
  */
 export const NEW_WAREHOUSE_BLOCK_BYTES = 128 * 1024;
 
@@ -168,9 +163,9 @@ export function lockHolder(error: unknown): string | null {
 
 /**
  * The POSIX (fcntl) locks held on `file`, by process, from Linux's /proc/locks: DuckDB locks a database file
- * this way, readers sharing a read lock and a writer taking a write lock. Empty where that cannot be told (not
- * Linux, or the file is gone). Reading /proc/locks does not touch the file, so it never drops a lock of this
- * process (closing any descriptor of the file would).
+ * this way, readers sharing a read lock and a writer taking a write lock. Empty where that cannot be told
+ * (not Linux, or the file is gone). Reading /proc/locks does not touch the file, so it never drops a lock of
+ * this process (closing any descriptor of the file would).
  */
 export function fileLocks(file: string): { pid: number; kind: 'read' | 'write' }[] {
   try {

@@ -144,8 +144,8 @@ export class Warehouse {
   /**
    * Limits DuckDB to the cores that a load's `workers` (reading and normalizing in threads of their own)
    * leave free, at least one; returns what restores the setting. On a small machine DuckDB's extra threads
-   * only compete with the workers, and the thread waiting on a query spins while they run (measured: a
-   * tenth of a 100k-document ingest's CPU on 2 cores). Call both between statements, never beside one.
+   * only compete with the workers, and the thread waiting on a query spins while they run (on 2 cores, a
+   * tenth of an ingest's CPU: docs/ingest.md, "Threads"). Call both between statements, never beside one.
    */
   async shareCores(workers: number, logger: Logger): Promise<() => Promise<void>> {
     const reader = await this.connection.runAndReadAll("SELECT current_setting('threads')");
@@ -163,10 +163,9 @@ export class Warehouse {
    * Detaches the warehouse file and attaches it again, between transactions. For as long as a file is
    * attached, DuckDB keeps in memory the storage metadata (column data, segments, statistics) of every row
    * group written or read through it: about 60 MB per million documents ingested, so a streaming ingest's
-   * peak grew with its input. It calls this after each commit; what stays cached is only what the next
-   * rows need (measured on a million documents: glibc's heap, where that metadata lives, stopped at 22 MB
-   * instead of growing to 62 MB, for no measurable time). Appenders and the side connection are reopened
-   * as needed afterwards.
+   * peak would grow with its input. It calls this after each commit, so what stays cached is only what the
+   * next rows need, for no measurable time (docs/performance.md, "Settings and the measurements behind
+   * them"). Appenders and the side connection are reopened as needed afterwards.
    */
   async reattach(logger: Logger): Promise<void> {
     this.assertWritable();

@@ -172,8 +172,8 @@ export class TableRows {
   /** Rows and text bytes per column that fresh buffers are made for: a quarter more than the last batch. */
   private nextRows = 256;
   private nextTextBytes: number[] = [];
-  // The typed buffers are set by allocate(): from the constructor on, and after a snapshot (dropBuffers) at the
-  // next row.
+  // The typed buffers are set by allocate(): from the constructor on, and after a snapshot (dropBuffers) at
+  // the next row.
   /** Two 32-bit words per row (little-endian int64), shared with `u32` below. */
   i64!: (Int32Array | null)[];
   u32!: (Uint32Array | null)[];
@@ -209,8 +209,8 @@ export class TableRows {
 
   /**
    * Takes back the buffers of a snapshot this table made, once the loader is done with them. Fresh buffers
-   * for every batch (some 30 MB each) made V8 collect its heap again and again for the sake of memory held
-   * outside it, and the kernel zero new pages; reused ones cost neither.
+   * for every batch (some 30 MB each) would make V8 collect its heap again and again for the sake of memory
+   * held outside it, and the kernel zero new pages; reused ones cost neither.
    */
   reuse(snapshot: RowsSnapshot): void {
     // A few are kept: one dropped here would stay allocated until V8's next full collection, which
@@ -261,8 +261,8 @@ export class TableRows {
   /**
    * Seals and hands the content over as a snapshot (its typed arrays can be transferred), leaving this
    * object empty and without buffers: the next row takes handed-back ones, or fresh ones sized by this
-   * batch. Taking them here, while the batch before is still being loaded, made an ingest worker hold a
-   * third set of batch buffers (some 25 MB) besides the one being loaded and the one handed over.
+   * batch. Taking them here, while the batch before is still being loaded, would make an ingest worker hold
+   * a third set of batch buffers (some 25 MB) besides the one being loaded and the one handed over.
    */
   takeSnapshot(): RowsSnapshot {
     if (this.capacity === 0) this.allocate();

@@ -54,7 +54,7 @@ interface OpenFile {
 /**
  * Zeros written ahead of the events, so that appending an event overwrites blocks the file already has: a
  * disk sync then flushes data alone, where growing the file also commits the file system's journal (about
- * half the time per sync, measured on ext4). The zeros are cut off when the file is closed, and after a
+ * half the time per sync on ext4). The zeros are cut off when the file is closed, and after a
  * crash (they are no whole line).
  */
 const PREALLOCATE_BYTES = 2 * 1024 * 1024;

@@ -9,7 +9,10 @@ import type { Warehouse } from '../../src/load/index.js';
 import { silentLogger } from '../../src/log.js';
 import { count, FIXTURES, snapshot, tempDir, tempWarehouse } from './helpers.js';
 
-/** DESIGN §4.2: syncing or ingesting the same data twice changes nothing but `_synced_at` and `_run_id`. */
+/**
+ * Idempotent (docs/operations.md, "What a run promises"): syncing or ingesting the same data twice changes
+ * nothing but `_synced_at` and `_run_id`.
+ */
 
 const options = (runId: string) => ({ store: 'shop', runId, logger: silentLogger });
 

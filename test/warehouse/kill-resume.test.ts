@@ -9,10 +9,11 @@ import { dataTables } from '../../src/normalize/index.js';
 import { orderDoc, snapshot, tableRows, tempDir } from './helpers.js';
 
 /**
- * DESIGN §4.1: a load killed with SIGKILL at any instant resumes from the last commit, and the tables end
- * up equal, row for row, to those of an uninterrupted run (apart from `_synced_at` and `_run_id`; and
- * `_deleted_at`, which holds the start time of the scan that noticed the deletion and so differs between
- * two runs made at different times: whether it is set must still be the same).
+ * Atomic progress (docs/operations.md, "What a run promises"): a load killed with SIGKILL at any instant
+ * resumes from the last commit, and the tables end up equal, row for row, to those of an uninterrupted run
+ * (apart from `_synced_at` and `_run_id`; and `_deleted_at`, which holds the start time of the scan that
+ * noticed the deletion and so differs between two runs made at different times: whether it is set must still
+ * be the same).
  */
 
 const CHILD = new URL('./children/load-child.ts', import.meta.url).pathname;

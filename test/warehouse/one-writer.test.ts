@@ -7,7 +7,10 @@ import { isStoreSyncError } from '../../src/errors.js';
 import { openWarehouse, runReadOnlyQuery } from '../../src/load/index.js';
 import { tempDir } from './helpers.js';
 
-/** DESIGN §4.6: a second writer stops at once with our message; readers are told why they must wait. */
+/**
+ * One writer (docs/warehouse.md, "Transactions and one writer"): a second writer stops at once with our
+ * message; readers are told why they must wait.
+ */
 
 const HOLDER = new URL('./children/hold-writer.ts', import.meta.url).pathname;
 

@@ -93,7 +93,8 @@ export function writeLedgerSql(
 
 /**
  * The entries of several files in two statements, as a batch that ends many small files writes them: two
- * statements per file, each scanning the ledger, took most of the time of a first ingest of 10,000 files.
+ * statements per file, each scanning the ledger, would take most of the time of a first ingest of 10,000
+ * files.
  */
 export function writeLedgersSql(
   store: string,
@@ -133,8 +134,8 @@ export async function hashFile(path: string, bytes?: number): Promise<string> {
 
 /**
  * The hash a partial entry keeps of what its run read: the file's bytes up to `byteOffset`, the position
- * reached (a UTF-8 byte order mark, which the reader drops before it counts, is hashed too). A run resumes the
- * file from that position when its first bytes still hash the same, even if it grew meanwhile. Null for a
+ * reached (a UTF-8 byte order mark, which the reader drops before it counts, is hashed too). A run resumes
+ * the file from that position when its first bytes still hash the same, even if it grew meanwhile. Null for a
  * gzipped file, whose position counts uncompressed bytes: such a file is read again whole once it changes.
  */
 export async function partialPrefixHash(path: string, byteOffset: number): Promise<string | null> {

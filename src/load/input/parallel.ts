@@ -8,8 +8,8 @@ import type { ToWorker } from './worker.js';
 
 /**
  * One worker per core but one, at least one and at most 4: the main thread spends the whole run in DuckDB's
- * appends and needs a core of its own. On 2 cores, two workers were 8 to 15 % slower than one (runs taken
- * in turn, with the fast path) and held 250 MB more; more than 4 only add memory.
+ * appends and needs a core of its own: on 2 cores, two workers are slower than one and hold 250 MB more
+ * (docs/performance.md, "Settings and the measurements behind them"); more than 4 only add memory.
  */
 const defaultWorkers = (): number => Math.max(1, Math.min(4, os.availableParallelism() - 1));
 
@@ -73,10 +73,9 @@ function spawn(
 
 /**
  * Batches each ingest worker may have prepared and not yet seen accepted. A commit holds the main thread
- * for seconds (about 5 s per 200,000 documents), so more credit looked like it would keep the workers busy
- * through it; measured on a million documents, runs taken in turn, three were no faster (102-106 s against
- * 99-102 s with one) and took 150-300 MB more memory. The workers are not what a commit waits for: the
- * commit itself takes a core.
+ * for seconds, so more credit might seem to keep the workers busy through it; it does not (more credit is
+ * no faster and holds more memory: docs/performance.md, "How ingest spends its time"), because the workers
+ * are not what a commit waits for: the commit itself takes a core.
  */
 const BATCHES_AHEAD = 1;
 

@@ -109,8 +109,8 @@ export async function prepareFiles(
     /**
      * Starts a batch only once the one before has been emitted. In a worker, emitting waits for the
      * loader's credit, and what overlaps with the loading is this thread as a whole: building a batch
-     * beyond the one waiting there kept a third set of batch buffers (about 25 MB) for no gain in time
-     * (200,000 documents, two rounds taken in turn: 12.9 to 13.0 s either way). On the loader's own
+     * beyond the one waiting there would keep a third set of batch buffers (about 25 MB) for no gain in
+     * time (docs/performance.md, "Settings and the measurements behind them"). On the loader's own
      * thread (stdin, small inputs) emitting is the write, which the next batch's reading overlaps.
      */
     untilEmitted?: boolean;
@@ -217,15 +217,15 @@ export async function prepareFiles(
       try {
         for await (const piece of named(file.path, reader.pieces(), signal)) {
           // Read before: the pieces that start before the saved position. That is those that end by it, for a
-          // run resumed where it stopped; and, for a file that grew from a last line without its newline, that
-          // line too, which now ends one newline later (see ingest.ts, appendedTo).
+          // run resumed where it stopped; and, for a file that grew from a last line without its newline,
+          // that line too, which now ends one newline later (see ingest.ts, appendedTo).
           if (piece.start < skipUntil) continue;
           take(file, piece, reader.skipped);
           if (documents >= job.batchDocuments || bytes >= job.batchBytes) await send();
         }
       } catch (error) {
-        // Stopped while reading stdin (or a pipe): its documents read so far are sent, to be committed with the
-        // rest.
+        // Stopped while reading stdin (or a pipe): its documents read so far are sent, to be committed with
+        // the rest.
         if (error instanceof IngestStopped && isStream(file) && documents > 0) await send();
         throw error;
       }

@@ -88,8 +88,8 @@ async function* readChunks(path: string, limit: number | undefined): AsyncGenera
 /**
  * A pipe or a device, read in one pass (stdin aside). Opening a named pipe waits, on libuv's pool, until a
  * writer opens it, which may be never: a stopped run would wait with it, and so would its exit, which joins
- * the pool's threads (a second Ctrl-C did not end it). So a stop opens the pipe for writing and closes it at
- * once, which ends the wait with an empty pipe.
+ * the pool's threads (a second Ctrl-C would not end it). So a stop opens the pipe for writing and closes it
+ * at once, which ends the wait with an empty pipe.
  */
 async function* readStream(path: string, signal: AbortSignal | undefined): AsyncGenerator<Buffer> {
   const stopped = () => new Error('the ingest was stopped');
@@ -156,7 +156,7 @@ export class DocumentReader {
     private readonly limit?: number,
     /**
      * Whether to hash the bytes. Every ingest worker reads the whole input, and one hash of it is enough:
-     * the others skip it (SHA-256 of the input was about 8 % of a second worker's CPU).
+     * the others skip it (SHA-256 of the input is about 8 % of a second worker's CPU).
      */
     options: {
       hash?: boolean;
@@ -216,8 +216,8 @@ export class DocumentReader {
       : rest();
     let splitter: Splitter | null = null;
     // The format is chosen from the whole first line: stdin comes in 64 KB chunks and a large order's line
-    // can be longer than a read, and a first line judged from its first chunk alone read an NDJSON input
-    // as values, where one truncated line then swallowed every document after it. The head is copied,
+    // can be longer than a read, and a first line judged from its first chunk alone would read an NDJSON
+    // input as values, where one truncated line then swallows every document after it. The head is copied,
     // as the read buffers are reused.
     let head: Buffer[] = [];
     let headBytes = 0;

@@ -71,8 +71,8 @@ const EMPTY = Buffer.alloc(0);
 
 /**
  * A document that runs across chunks: its bytes from earlier chunks, each chunk's share copied once (the
- * read buffers are reused) and the whole put together once, when it ends. Putting it together at every
- * chunk was quadratic: a 64 MB line took 2.4 s, and 256 MB on stdin (64 KB chunks) did not finish in 300 s.
+ * read buffers are reused) and the whole put together once, when it ends: putting it together at every
+ * chunk would be quadratic, seconds for a 64 MB line and endless for 256 MB on stdin (64 KB chunks).
  * Past the size limit only its first EXCERPT_BYTES are kept, while the splitter reads on to its end.
  */
 class Held {

@@ -1,7 +1,10 @@
 import { meta } from '../columns.js';
 import type { TableDef } from '../types.js';
 
-/** Bookkeeping tables (DESIGN §3): runs, saved state, rejections, the raw landing and the file ledger. */
+/**
+ * Bookkeeping tables (docs/warehouse.md, "Bookkeeping"): runs, saved state, rejections, the raw landing and
+ * the file ledger.
+ */
 
 const store = () => meta('_store', 'VARCHAR', 'Configured name of the store.');
 const syncedAt = (what = 'written') => meta('_synced_at', 'TIMESTAMPTZ', `When the row was ${what}.`);
@@ -128,8 +131,9 @@ const rawLandingParts: TableDef = {
         'BLOB',
         'The part: at most 1 KB of the compressed block (more in parts moved from older rows).',
       ),
-      // Brotli's output: DuckDB's dictionary and FSST analysis of it found nothing to gain (the file was the
-      // same size to the byte) and took about a tenth of an ingest's CPU (docs/performance.md).
+      // Brotli's output: DuckDB's dictionary and FSST analysis of it finds nothing to gain (the file is the
+      // same size to the byte) and takes about a tenth of an ingest's CPU (docs/performance.md, "Settings and
+      // the measurements behind them").
       uncompressed: true,
     },
   ],

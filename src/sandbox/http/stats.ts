@@ -1,6 +1,7 @@
 /**
- * Request counters for API routes, in the shape of DESIGN.md §5 (`GET /__sandbox/stats`). Tests and
- * benchmarks read them to prove, e.g., that an incremental sync costs requests in proportion to change.
+ * Request counters for API routes, in the shape `GET /__sandbox/stats` answers (docs/sandbox.md, "Test-only
+ * routes"). Tests and benchmarks read them to prove, e.g., that an incremental sync costs requests in
+ * proportion to change.
  */
 
 export interface SandboxStats {

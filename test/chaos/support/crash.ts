@@ -12,10 +12,11 @@ import {
 } from './processes.js';
 
 /**
- * Scenario 2, crash loop: one backfill, SIGKILLed at random moments and restarted each time until it has
- * been killed `kills` times, then left to finish. Its warehouse must equal that of the same backfill run
- * once without interruption, row for row (DESIGN.md §4.1). Kills land everywhere: during start-up, the
- * schema check and WAL replay (a fifth of them, early), and mid-extraction between or during commits.
+ * Scenario 2, crash loop: one backfill, SIGKILLed at random moments and restarted each time until it has been
+ * killed `kills` times, then left to finish. Its warehouse must equal that of the same backfill run once
+ * without interruption, row for row (docs/operations.md, "What a run promises": atomic progress). Kills land
+ * everywhere: during start-up, the schema check and WAL replay (a fifth of them, early), and mid-extraction
+ * between or during commits.
  */
 
 export interface CrashOptions {

@@ -190,7 +190,7 @@ export const chaosSeed = (): number => {
   return Number.isInteger(fromEnv) ? fromEnv : Math.floor(Math.random() * 2 ** 31);
 };
 
-/** Asserts nothing any child printed contains the token (DESIGN.md §4.4). */
+/** Asserts nothing any child printed contains the token (docs/streams.md, "Safety"). */
 export function tokenLeaks(extra: readonly string[] = []): number {
   return [...transcript, ...extra].filter((text) => text.includes(CHAOS_TOKEN)).length;
 }

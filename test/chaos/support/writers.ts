@@ -6,9 +6,9 @@ import { assertWarehouseIsTruth, queryFile } from './compare.js';
 import { jobFlags, startCli, startSandboxProcess } from './processes.js';
 
 /**
- * Scenario 5, two writers: two `store-sync sync` processes started at the same moment on one warehouse.
- * One runs; the other stops at once with the lock message and changes nothing (DESIGN.md §4.6); the
- * warehouse is then exactly the truth, with one run recorded.
+ * Scenario 5, two writers: two `store-sync sync` processes started at the same moment on one warehouse. One
+ * runs; the other stops at once with the lock message and changes nothing (docs/warehouse.md, "Transactions
+ * and one writer"); the warehouse is then exactly the truth, with one run recorded.
  */
 
 export interface WritersOptions {

@@ -244,7 +244,7 @@ function unstorableText(value: unknown, depth: number): string | null {
 
 /**
  * Key columns a loaded document would leave NULL (e.g. an order line without an `id`). The warehouse keys
- * every row (DESIGN.md §3), so such a document cannot load: it must become a rejection.
+ * every row (docs/warehouse.md, "Conventions"), so such a document cannot load: it must become a rejection.
  */
 export function missingKeys(expected: Expected): string[] {
   if (expected.rejected) return [];
