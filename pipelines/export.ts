@@ -36,8 +36,8 @@ import { type TableDef, tableDefinitions } from '../src/normalize/index.js';
  * mixes two.
  *
  * The versions are outside `<dir>` because a glob reads what is under it: DuckDB's `**` goes into hidden
- * folders (the earlier layout kept them in `<dir>/.versions/`, and `<dir>/**` read the current export twice
- * over, then the previous one) but not into linked folders, so only the root may be a link.
+ * folders (the earlier layout kept them in `<dir>/.versions/`, where `<dir>/**` reads the current export
+ * twice over, then the previous one) but not into linked folders, so only the root may be a link.
  *
  * Export never removes what it did not write: a `<dir>` that is a folder holds either an earlier export's
  * layout (a link per table into `<dir>/.versions/`), which the next export moves into `<dir>.versions/`,

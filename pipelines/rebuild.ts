@@ -144,8 +144,8 @@ export async function rebuildWarehouse(
     options.logger.info('rebuild_start', { blocks: blocks.length, records, workers: count });
     const seq = warehouse.nextSeq();
     // Blocks are decoded and normalized in worker threads, a few ahead, while this thread writes them in
-    // order; the connection reads the next blocks between writes. Two ahead per worker left the worker
-    // idle while a write held up the read of the blocks after it.
+    // order; the connection reads the next blocks between writes. With two ahead per worker, the worker
+    // would sit idle while a write holds up the read of the blocks after it.
     const ahead = 3 * Math.max(1, count);
     const replayed: Promise<PreparedBatch>[] = [];
     // Blocks are read BLOCKS_PER_READ at a time, the next group while this one is replayed.

@@ -117,8 +117,8 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
   const names = streamsToSync(job.store, job.streams);
   // The base URL is checked before anything is opened, so an unsafe one changes nothing either.
   parseBaseUrl(job.store.baseUrl);
-  // So is the Parquet folder of exportAfterSync: found unusable after the sync, it failed a run that had
-  // committed its data, with the exit code that says nothing changed.
+  // So is the Parquet folder of exportAfterSync: found unusable only after the sync, it would fail a run that
+  // had committed its data, with the exit code that says nothing changed.
   const exportDir = job.config.exportAfterSync ? job.config.parquetDir : undefined;
   if (exportDir) await prepareExportFolder(exportDir);
   const warehouse = job.warehouse ?? (await openWarehouse(job.config.warehouse, { logger: job.logger }));
@@ -177,7 +177,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
     // Records can also be rejected while normalizing (a value that does not fit its column exactly):
     // the warehouse reports those per commit, and they count like the extraction's own rejections. The
     // extraction counts them among the records it read; the run reports records stored, so they move from
-    // `records` to `rejections` (the summary said "records 9" where 5 were stored and 4 rejected).
+    // `records` to `rejections` (else 5 stored and 4 rejected would show as "records 9").
     const loadRejections = new Map<string, number>();
     const latest = new Map<StreamName, StreamProgress>();
     const commit = async (page: PageCommit) => {

@@ -50,7 +50,7 @@ export interface BatchCounts {
 /**
  * Most of a rejected payload kept in `_rejected_records.payload`: 64 KiB of its UTF-8. The raw landing keeps
  * what was landed whole; a table row of hundreds of megabytes (a JSON array missing one bracket, read as one
- * value) made DuckDB fail to allocate its block and the whole run with it.
+ * value) makes DuckDB fail to allocate its block, and the whole run with it.
  */
 export const REJECTED_PAYLOAD_BYTES = 64 << 10;
 

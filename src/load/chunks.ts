@@ -29,7 +29,7 @@ const STRING_INLINE = 12;
 /**
  * Data chunks are reused per table layout: a chunk's native memory is only released when its JavaScript
  * wrapper is garbage collected, and the wrappers are too small for the collector to hurry, so a chunk
- * per append grew the process by hundreds of megabytes over a large ingest.
+ * per append would grow the process by hundreds of megabytes over a large ingest.
  */
 const chunkPool = new Map<string, DuckDBDataChunk>();
 
@@ -241,8 +241,8 @@ export class ChunkAppender {
     const last = ends[start + count - 1]!;
     // Only strings longer than 12 bytes point into the heap, and there can be one only if the chunk's
     // bytes are more than 12 in all.
-    // The heap copy's address as two 32-bit words: a BigInt sum per string allocated, and made this loop
-    // the main thread's largest source of garbage.
+    // The heap copy's address as two 32-bit words: a BigInt sum per string allocates, and would make this
+    // loop the main thread's largest source of garbage.
     let baseLow = 0;
     let baseHigh = 0;
     if (last - first > STRING_INLINE) {

@@ -108,8 +108,8 @@ const STAGING_BYTES = 1 << 20;
 
 /**
  * Staging buffers the compressor has finished with, shared by the blocks this thread writes: brotli runs
- * behind the normalizer, so a block fills about ten of them, and buffers kept only for their own block were
- * left to V8 to collect at every batch (external memory, which also brings on mark-compacts).
+ * behind the normalizer, so a block fills about ten of them, and buffers kept only for their own block would
+ * be left to V8 to collect at every batch (external memory, which also brings on mark-compacts).
  */
 const spareStaging: Buffer[] = [];
 const SPARE_STAGING_KEPT = 16;

@@ -104,7 +104,7 @@ const keyLiteral = (k: Key): string => (typeof k === 'string' ? literal(k) : Str
 
 /**
  * Temp tables that carry a batch's keys to DuckDB, filled through the Appender: a list of 5,000 keys written
- * into the SQL took DuckDB about 15 ms to parse, three times what the query itself took.
+ * into the SQL takes DuckDB about 15 ms to parse, three times what the query itself takes.
  */
 const KEY_TABLES = { number: 'unit_keys_number', text: 'unit_keys_text' } as const;
 

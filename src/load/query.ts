@@ -31,9 +31,9 @@ function exactNumber(value: unknown, type: string): unknown {
 
 /**
  * @duckdb/node-api prints a TIMESTAMPTZ in the zone of the computer it runs on (its offset is read once, into
- * this public field), whatever the connection's TimeZone: `query` in New York showed 23:30 UTC on 31 January
- * as "2024-01-31 18:30:00-05", and `date_trunc('month', …)` of it as December. The warehouse's times are UTC,
- * and so is what `query` prints.
+ * this public field), whatever the connection's TimeZone: `query` in New York would show 23:30 UTC on 31
+ * January as "2024-01-31 18:30:00-05", and `date_trunc('month', …)` of it as December. The warehouse's times
+ * are UTC, and so is what `query` prints.
  */
 DuckDBTimestampTZValue.timezoneOffsetInMinutes = 0;
 

@@ -6,9 +6,10 @@ import type { Warehouse } from './warehouse.js';
 
 /**
  * Rows appended in one transaction from which its commit goes through a checkpoint: half of the writer's
- * row group, for a margin (see commitThroughCheckpoint). It was half of DuckDB's default row group (122,880
- * rows) until the writer's became 16,384: a commit of 21,000 order lines then wrote rows to the file ahead
- * of a commit that still went through the log (test/warehouse/torn-commit.test.ts).
+ * row group, for a margin (see commitThroughCheckpoint). It follows the writer's row group, not DuckDB's
+ * default (122,880 rows): DuckDB writes appended rows to the file as each of the writer's row groups fills,
+ * so a commit of, say, 21,000 order lines would otherwise have rows in the file ahead of a commit that still
+ * goes through the log (test/warehouse/torn-commit.test.ts).
  */
 export const CHECKPOINTED_COMMIT_ROWS = WRITER_ROW_GROUP_ROWS / 2;
 
@@ -18,7 +19,7 @@ export const CHECKPOINTED_COMMIT_ROWS = WRITER_ROW_GROUP_ROWS / 2;
  * DuckDB (1.5.6) writes a table's appends to the database file before the commit once they fill a row
  * group, and its commit then logs pointers to those blocks in the WAL. A process killed while that WAL entry
  * is being written leaves a torn log, and replaying it brings the pointed-to rows back although the
- * transaction never committed (duckdb/duckdb#25931, open): a cut WAL of a 200,000-document ingest reopened
+ * transaction never committed (duckdb/duckdb#25931, open): a cut WAL of a 200,000-document ingest reopens
  * with its landing parts, or its orders, and none of the other tables, nor the ledger, nor the run's state.
  * A checkpoint is atomic (the file's header is written last), so a commit made by one is all or nothing.
  * It costs no more than the WAL for such a transaction (3.1 s either way for 200,000 documents), because

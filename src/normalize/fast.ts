@@ -36,8 +36,8 @@ import {
 
 /**
  * The fast path of document ingest: an order document read from its bytes (scan.ts) straight into rows,
- * without JSON.parse and without a JavaScript object per value. JSON.parse alone cost as much as the
- * benchmark's whole bound (read + parse), and the objects it made were half of the normalizer's garbage.
+ * without JSON.parse and without a JavaScript object per value. JSON.parse alone costs as much as the
+ * benchmark's whole bound (read + parse), and the objects it makes are half of the normalizer's garbage.
  *
  * It is an optimisation only, held to one rule: for every document it accepts, the rows are exactly those
  * the object path (normalizer.ts) writes for JSON.parse of the same text, `_unit` numbers included, and it

@@ -65,7 +65,7 @@ const SHORT_TEXT = 32;
 
 /**
  * One text column being built: each value is encoded to UTF-8 as it is set, so the strings themselves die
- * young (holding a batch's strings until the end made every one of them survive two scavenges and a
+ * young (holding a batch's strings until the end would make every one of them survive two scavenges and a
  * mark-compact). Values arrive in row order, each row at most once; `filled` rows have their end recorded,
  * and a row never set ends where the one before it did (NULL, or empty).
  */

@@ -14,9 +14,10 @@ import { chaosSeed, tokenLeaks } from '../chaos/support/processes.js';
 import { twoWriters } from '../chaos/support/writers.js';
 
 /**
- * The six chaos scenarios of issue 6 at a small scale, for `npm test` (about a minute and a half): the
- * same code as `npm run test:chaos`, with small stores, a few kills and a few hostile responses. Every
- * scenario ends with the warehouse compared row by row with the sandbox's truth (or an uninterrupted run).
+ * The six chaos scenarios (docs/reliability.md, "The scenarios") at a small scale, for `npm test` (about a
+ * minute and a half): the same code as `npm run test:chaos`, with small stores, a few kills and a few hostile
+ * responses. Every scenario ends with the warehouse compared row by row with the sandbox's truth (or an
+ * uninterrupted run).
  */
 
 let dir: string;

@@ -6,7 +6,10 @@ import { after, before, test } from 'node:test';
 import { crashLoop } from './support/crash.js';
 import { chaosSeed, tokenLeaks } from './support/processes.js';
 
-/** Chaos 2 (issue 6): one large backfill (about 500 pages), SIGKILLed at least 30 times. */
+/**
+ * Chaos 2 (docs/reliability.md, "The scenarios"): one large backfill (about 500 pages), SIGKILLed at least 30
+ * times.
+ */
 
 let dir: string;
 before(async () => {

@@ -4,7 +4,9 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { diskFullAtStart, diskTrouble, hasPrlimit } from './support/disk.js';
 
-/** Chaos 6 (issue 6): the warehouse becomes unwritable in the middle of a sync. */
+/**
+ * Chaos 6 (docs/reliability.md, "The scenarios"): the warehouse becomes unwritable in the middle of a sync.
+ */
 
 let dir: string;
 before(async () => {

@@ -6,7 +6,10 @@ import { after, before, test } from 'node:test';
 import { faultsEverywhere, ISSUE_FAULT_MIX } from './support/faults.js';
 import { chaosSeed, tokenLeaks } from './support/processes.js';
 
-/** Chaos 1 (issue 6): a medium store synced through every kind of fault, with 50 ms latency. */
+/**
+ * Chaos 1 (docs/reliability.md, "The scenarios"): a medium store synced through every kind of fault, with
+ * 50 ms latency.
+ */
 
 let dir: string;
 before(async () => {

@@ -6,7 +6,10 @@ import { runHostileCase } from './support/hostile.js';
 import { hostileCases } from './support/hostile-cases.js';
 import type { HostileServer } from './support/hostile-server.js';
 
-/** Chaos 4 (issue 6): every hostile response ends in a clear error or a rejection. */
+/**
+ * Chaos 4 (docs/reliability.md, "The scenarios"): every hostile response ends in a clear error or a
+ * rejection.
+ */
 
 let dir: string;
 before(async () => {

@@ -6,7 +6,10 @@ import { after, before, test } from 'node:test';
 import { movingTarget } from './support/moving.js';
 import { chaosSeed, tokenLeaks } from './support/processes.js';
 
-/** Chaos 3 (issue 6): a medium store that keeps changing through four incremental syncs. */
+/**
+ * Chaos 3 (docs/reliability.md, "The scenarios"): a medium store that keeps changing through four incremental
+ * syncs.
+ */
 
 let dir: string;
 before(async () => {

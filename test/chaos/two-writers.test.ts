@@ -4,7 +4,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { twoWriters } from './support/writers.js';
 
-/** Chaos 5 (issue 6): two syncs started together on one warehouse. */
+/** Chaos 5 (docs/reliability.md, "The scenarios"): two syncs started together on one warehouse. */
 
 let dir: string;
 before(async () => {

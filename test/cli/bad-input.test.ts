@@ -24,8 +24,8 @@ import {
 } from './helpers.js';
 
 /**
- * Issue 5, "Bad input": each case gets one clear paragraph and exit 2, and leaves the warehouse exactly as
- * it was (every file of its folder hashed before and after), or never creates it.
+ * Bad input (docs/operations.md, "Exit codes"): each case gets one clear paragraph and exit 2, and leaves the
+ * warehouse exactly as it was (every file of its folder hashed before and after), or never creates it.
  */
 
 const HOLDER = new URL('./children/hold-writer.ts', import.meta.url).pathname;
@@ -218,8 +218,8 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
     );
     assert.equal(sandbox.stats().requests, 0, 'no store was synced');
 
-    // A second store with every stream disabled stops the run before the first syncs, too (it used to be found
-    // only when its turn came, after the first store had synced).
+    // A second store with every stream disabled stops the run before the first syncs, too (found only when
+    // its turn came, it would let the first store sync and then fail the command).
     const idle = await writeConfig(
       dir,
       {
@@ -270,7 +270,7 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
   });
 
   it('rebuild of a warehouse that does not exist; export of --tables that names none, or over a folder of your own', async () => {
-    // A mistyped path used to become a new, empty warehouse "rebuilt from 0 landed records", exit 0.
+    // A mistyped path must not become a new, empty warehouse "rebuilt from 0 landed records", exit 0.
     const typo = path.join(warehouseDir, 'warehuose.duckdb');
     await refused(
       ['rebuild', '--warehouse', typo],

@@ -17,10 +17,11 @@ import {
 } from './helpers.js';
 
 /**
- * Issue 23, point 7, as the operator meets it. A sync stops with cursors saved; by the next night the API has
- * expired them and answers 400: that sync drops them, says so, reads those slices again from their start and
- * exits 0 with the warehouse equal to the store. And a `next` link of 8 MB fails its stream with a message
- * that gives its length: stderr stays small (it was 33 MB).
+ * Expired cursors (docs/reliability.md, "Hardening"), as the operator meets it. A sync stops with cursors
+ * saved; by the next night the API has expired them and answers 400: that sync drops them, says so, reads
+ * those slices again from their start and exits 0 with the warehouse equal to the store. And a `next` link of
+ * 8 MB fails its stream with a message that gives its length: stderr stays small (quoting the link would make
+ * it tens of MB).
  */
 
 const STREAMS = ['products', 'subscriptions'] as const;

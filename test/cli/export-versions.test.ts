@@ -36,7 +36,7 @@ import {
  * beside it, and everything under `<dir>` is plain folders and files: `read_parquet('<dir>/**\/*.parquet')`
  * and `read_parquet('<dir>/<table>/**\/*.parquet')` read the current export's rows exactly once. The earlier
  * layout kept every table's versions in `<dir>/.versions/`, which DuckDB's `**` reads (it goes into hidden
- * folders, though not into linked ones): after a second export it read each row twice.
+ * folders, though not into linked ones): after a second export it reads each row twice.
  */
 
 const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'documents');

@@ -18,9 +18,9 @@ import {
 } from './helpers.js';
 
 /**
- * Issue 23, point 3: a server that echoes the token back, spelled as JSON allows (PHP's `\/`, `\u` escapes in
- * either case, a mix), must not get it into a table, the raw landing, the Parquet export, stderr or
- * `_sync_runs`, whether it echoes it in a record or in an error body.
+ * Token echoed escaped (docs/reliability.md, "Hardening"): a server that echoes the token back, spelled as
+ * JSON allows (PHP's `\/`, `\u` escapes in either case, a mix), must not get it into a table, the raw
+ * landing, the Parquet export, stderr or `_sync_runs`, whether it echoes it in a record or in an error body.
  */
 
 // `/`, `+`, `=`, a quote, a backslash and a non-ASCII letter (latin-1: it must fit an Authorization header).

@@ -21,9 +21,10 @@ import {
 } from './helpers.js';
 
 /**
- * Issue 23, point 2: an input that is not a regular file (`<(…)`, a named pipe) was read as an empty file
- * (its size is 0): exit 0, no documents, and `/dev/fd/63` recorded as complete. It is read like stdin:
- * streamed on the main thread, its ledger entry named by its content hash. With it, `--max-document-bytes`.
+ * Ingest from pipes (docs/reliability.md, "Hardening"): an input that is not a regular file (`<(…)`, a named
+ * pipe) must not be read as an empty file (its size is 0), which would exit 0 with no documents and record
+ * `/dev/fd/63` as complete. It is read like stdin: streamed on the main thread, its ledger entry named by its
+ * content hash. With it, `--max-document-bytes`.
  */
 
 interface IngestJson {

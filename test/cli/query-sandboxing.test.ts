@@ -20,12 +20,12 @@ import {
 } from './helpers.js';
 
 /**
- * Issue 23, point 1: `store-sync query` reads the warehouse and the user's own files, and writes nothing.
- * `COPY … TO` the warehouse's own path used to replace it with a 7-byte CSV and exit 0. Each refused
- * statement exits 1 with a message that names what query cannot do and points to `store-sync export`, and
- * the whole folder (the warehouse, the user's files and the HOME the child runs with, where DuckDB keeps
- * extensions and secrets) is byte for byte what it was. A loopback server stands for an extension
- * repository and a remote file: it must see no request.
+ * Query writes nothing (docs/reliability.md, "Hardening"): `store-sync query` reads the warehouse and the
+ * user's own files. `COPY … TO` the warehouse's own path, if let through, replaces it with a 7-byte CSV and
+ * exits 0. Each refused statement exits 1 with a message that names what query cannot do and points to
+ * `store-sync export`, and the whole folder (the warehouse, the user's files and the HOME the child runs
+ * with, where DuckDB keeps extensions and secrets) is byte for byte what it was. A loopback server stands for
+ * an extension repository and a remote file: it must see no request.
  */
 
 const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'documents');

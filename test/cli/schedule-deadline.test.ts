@@ -16,9 +16,9 @@ import {
 } from './helpers.js';
 
 /**
- * Issue 23, point 5 under `schedule`: a run still going after maxRunMinutes is stopped the way SIGTERM stops
- * one (at a page boundary, recorded as interrupted), the schedule goes on, and the next run resumes the pass
- * where the stopped one left it, until one completes.
+ * The run bound under `schedule` (docs/reliability.md, "Hardening"): a run still going after maxRunMinutes is
+ * stopped the way SIGTERM stops one (at a page boundary, recorded as interrupted), the schedule goes on, and
+ * the next run resumes the pass where the stopped one left it, until one completes.
  */
 
 describe('store-sync schedule with maxRunMinutes', () => {

@@ -13,9 +13,9 @@ import {
 } from './helpers.js';
 
 /**
- * Issue 23, point 9: the run summary counted records rejected while normalizing as loaded ("records 9" where 5
- * were stored). `records` is what was stored; every rejection, at validation or at normalize, is in
- * `rejections`, in the summary table and in `_sync_runs.counts` alike.
+ * Counts in the summary (docs/reliability.md, "Hardening"): records rejected while normalizing must not be
+ * counted as loaded ("records 9" where 5 were stored). `records` is what was stored; every rejection, at
+ * validation or at normalize, is in `rejections`, in the summary table and in `_sync_runs.counts` alike.
  */
 
 describe('sync summary: records stored, rejections apart', () => {

@@ -16,9 +16,10 @@ import {
 } from './helpers.js';
 
 /**
- * Issue 23, point 6 through the CLI: a server that answers a page with `Retry-After: 999999` fails that stream
- * within maxWaitMinutes, with a message naming the wait and the setting, instead of waiting 120 s twenty times;
- * the pages before it stay committed and the next run resumes at the page that was refused.
+ * The wait bound through the CLI (docs/reliability.md, "Hardening"): a server that answers a page with
+ * `Retry-After: 999999` fails that stream within maxWaitMinutes, with a message naming the wait and the
+ * setting, instead of waiting 120 s twenty times; the pages before it stay committed and the next run resumes
+ * at the page that was refused.
  */
 
 describe('sync: the wait on one request is bounded by maxWaitMinutes', () => {

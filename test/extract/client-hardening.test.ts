@@ -8,9 +8,10 @@ import { redact, redactValue, registerSecret } from '../../src/log.js';
 import { captureLogger, sendJson, startServer, type TestServer } from './helpers.js';
 
 /**
- * Issue 23, points 3 to 6 at the client: a token echoed back in any spelling JSON allows never leaves the
- * client, a response body is bounded while it streams, a request has a total deadline however slowly its
- * server trickles, and a 429 neither outruns the pacer nor keeps one request waiting past maxWaitMs.
+ * Hardening of the client (docs/reliability.md, "Hardening"): a token echoed back in any spelling JSON allows
+ * never leaves the client, a response body is bounded while it streams, a request has a total deadline
+ * however slowly its server trickles, and a 429 neither outruns the pacer nor keeps one request waiting past
+ * maxWaitMs.
  */
 
 // Every character the issue names: `/`, `+`, `=`, a quote, a backslash and a non-ASCII letter (latin-1, so it
@@ -300,9 +301,9 @@ describe('Retry-After at the edges', () => {
     const api = client(server, { rateLimit: 10, retry: { maxRateLimitRetries: 3, baseDelayMs: 1 } });
     await failure(() => api.call('listLocations', {}));
     assert.equal(server.hits.length, 4);
-    // At 10 requests a second a retry waits at least 100 ms (each 429 halves the rate, so more); before, every
-    // retry went straight out (the issue's 21 requests in 40 ms). A retry is sent only after the 429 before it
-    // arrived, so the gaps the server sees are at least the client's waits.
+    // At 10 requests a second a retry waits at least 100 ms (each 429 halves the rate, so more); a retry that
+    // went straight out would make a storm (21 requests in 40 ms). A retry is sent only after the 429 before
+    // it arrived, so the gaps the server sees are at least the client's waits.
     for (let i = 1; i < at.length; i++) {
       const gap = at[i]! - at[i - 1]!;
       assert.ok(

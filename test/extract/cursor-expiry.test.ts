@@ -10,11 +10,12 @@ import { captureLogger, MemoryWarehouse, sendJson, startServer, type TestServer 
 import { SANDBOX_TOKEN, truth } from './sandbox-helpers.js';
 
 /**
- * Issue 23, point 7: a saved cursor the API no longer accepts (cursors expire) must not fail every later run.
- * A 400, 404 or 410 to the first request of a resumed slice (its saved `next`) drops the cursor with a warning
- * that never quotes it, and the slice is read again from its first page in the same run. A 400 anywhere else
- * (a fresh first page, a later page) stays an error. A `next` longer than 4 KB is neither requested nor saved:
- * the stream fails with its length (an 8 MB one was saved, then quoted in 33 MB of stderr).
+ * Expired cursors (docs/reliability.md, "Hardening"): a saved cursor the API no longer accepts (cursors
+ * expire) must not fail every later run. A 400, 404 or 410 to the first request of a resumed slice (its saved
+ * `next`) drops the cursor with a warning that never quotes it, and the slice is read again from its first
+ * page in the same run. A 400 anywhere else (a fresh first page, a later page) stays an error. A `next`
+ * longer than 4 KB is neither requested nor saved: the stream fails with its length (an 8 MB one would be
+ * saved, then quoted in tens of MB of stderr).
  */
 
 const { logger, lines } = captureLogger();

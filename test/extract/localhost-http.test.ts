@@ -5,9 +5,9 @@ import { ApiClient } from '../../src/extract/client.js';
 import { isLoopbackHost, parseBaseUrl } from '../../src/extract/url-safety.js';
 
 /**
- * Issue 23, point 9: plain http was allowed to `*.localhost` names, which the client resolves through the
- * system resolver like any other name: nothing made the connection go to this machine. Plain http is allowed
- * to `localhost` itself and to loopback addresses only; a name under `.localhost` needs https.
+ * Plain http to `*.localhost` (docs/reliability.md, "Hardening"): the client resolves such names through the
+ * system resolver like any other name, so nothing makes the connection go to this machine. Plain http is
+ * allowed to `localhost` itself and to loopback addresses only; a name under `.localhost` needs https.
  */
 
 const unsafe = (e: unknown) => e instanceof StoreSyncError && e.code === ERROR_CODES.UNSAFE_URL;

@@ -7,8 +7,9 @@ import { checkSameOrigin, parseBaseUrl } from '../../src/extract/url-safety.js';
 import { captureLogger, MemoryWarehouse, sendJson, startServer, type TestServer } from './helpers.js';
 
 /**
- * Issue 23, point 9: a `next` link to another path of the same origin (`/admin/secret/`) got the token. Only
- * links under the configured base path are followed; any other is refused before a request is made to it.
+ * A `next` link to another path of the same origin (`/admin/secret/`) must not get the token
+ * (docs/reliability.md, "Hardening"). Only links under the configured base path are followed; any other is
+ * refused before a request is made to it.
  */
 
 const TOKEN = 'next-link-path-token-5Kq';

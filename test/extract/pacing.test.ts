@@ -53,9 +53,8 @@ describe('RequestPacer', () => {
     // The bucket is applied to the arrival times afterwards, with its burst widened by the scheduling delay the
     // run actually met: a timer due during a stall of D ms fires at its end, together with the ones due after it,
     // so a stall delivers up to D × rate paced requests at once however exact the pacing. On an idle machine
-    // (delays of a few ms, under one interval) the burst stays 3, the check as strict as before; under load
-    // (this failed with 19 requests, one refused, while other work ran on the same two cores) it no longer
-    // blames the pacer for the scheduler.
+    // (delays of a few ms, under one interval) the burst stays 3, the check at its strictest; under load
+    // (other work on the same cores) it does not blame the pacer for the scheduler.
     const RATE = 10;
     const arrivals: number[] = [];
     const server = await startServer((_req, res) => {

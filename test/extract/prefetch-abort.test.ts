@@ -6,8 +6,8 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 import { TOKEN, testSandbox } from '../cli/helpers.js';
 
 /**
- * Found by the CLI's interrupt test: a page prefetched while the caller commits the previous one used to
- * reject unhandled when the run was aborted in between, crashing `store-sync sync` on Ctrl-C.
+ * A page prefetched while the caller commits the previous one must not reject unhandled when the run is
+ * aborted in between: that would crash `store-sync sync` on Ctrl-C (the CLI's interrupt test meets it).
  */
 
 describe('cursor chain prefetch', () => {

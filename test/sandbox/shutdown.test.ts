@@ -9,9 +9,9 @@ import { Agent, request } from 'undici';
 
 /**
  * `store-sync sandbox` stops on SIGTERM however its clients left their connections: idle in a keep-alive pool,
- * held by a client that was SIGKILLed, or waiting out `--latency-ms` for an answer. A wait that outlived its
- * connection used to keep the process running until it ended (two minutes here, up to ten with the option's
- * maximum); a stopping sandbox now ends every wait and closes every connection at once.
+ * held by a client that was SIGKILLed, or waiting out `--latency-ms` for an answer. A wait that outlives its
+ * connection would keep the process running until it ends (two minutes here, up to ten with the option's
+ * maximum), so a stopping sandbox ends every wait and closes every connection at once.
  */
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));

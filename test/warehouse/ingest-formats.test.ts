@@ -119,9 +119,9 @@ describe('ingest formats', () => {
   });
 
   it('reads every line whatever the first line is: longer than a read, or an array (a file and stdin alike)', async () => {
-    // The format used to be chosen from the first read alone (1 MB of a file, 64 KB of stdin): a longer
-    // first line made an NDJSON input read as values, and a truncated line then swallowed every document
-    // after it; a first line holding an array made the rest one 80-byte complaint, landed nowhere.
+    // A format chosen from the first read alone (1 MB of a file, 64 KB of stdin) goes wrong: a longer first
+    // line makes an NDJSON input read as values, and a truncated line then swallows every document after
+    // it; a first line holding an array makes the rest one 80-byte complaint, landed nowhere.
     const long = (pad: number) =>
       `${JSON.stringify({ ...orderDoc(30), metadata: { pad: 'x'.repeat(pad) } })}\n{"number": "T-31",\n${ndjson([orderDoc(32), orderDoc(33)])}`;
     const batches = `${JSON.stringify([orderDoc(40), orderDoc(41)])}\n${JSON.stringify([orderDoc(42), orderDoc(43)])}\n`;

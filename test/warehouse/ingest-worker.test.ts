@@ -211,7 +211,7 @@ describe('ingest: the worker thread', () => {
             }),
             /cannot read .*b\.ndjson\.gz/,
           );
-          // Before the fix a transaction was left open here and this never returned.
+          // A transaction left open by the failure would make this never return.
           const runId = await warehouse.startRun({
             store: 'shop',
             command: 'ingest',

@@ -21,11 +21,11 @@ import { createLogger, silentLogger } from '../../src/log.js';
 import { count, ndjson, orderDoc, tableRows, tempDir } from './helpers.js';
 
 /**
- * Issue 23, points 4 (ingest) and 8: a document over `maxDocumentBytes` is rejected with its size and the
- * rest of the file loads; a rejected payload is kept in `_rejected_records` as an excerpt (the raw landing
- * keeps it whole); a JSON array is read element by element, so one that is cut short or misses a bracket
- * loads the documents before the fault and names its byte offset; long lines are put together once, not at
- * every chunk; bytes that are not UTF-8 reject their document with their offset; unchanged files are
+ * Input hardening (docs/reliability.md, "Hardening"): a document over `maxDocumentBytes` is rejected with its
+ * size and the rest of the file loads; a rejected payload is kept in `_rejected_records` as an excerpt (the
+ * raw landing keeps it whole); a JSON array is read element by element, so one that is cut short or misses a
+ * bracket loads the documents before the fault and names its byte offset; long lines are put together once,
+ * not at every chunk; bytes that are not UTF-8 reject their document with their offset; unchanged files are
  * skipped by path, size and time with the ledger read in a few queries.
  */
 
@@ -81,7 +81,7 @@ describe('ingest input hardening', () => {
           [7, line.length, 7],
         );
         assert.ok(pieces[1]!.bytes.equals(line));
-        // Put together at every chunk it was 6,000 chunks × 12 MB on average: about 75 GB.
+        // Put together at every chunk it would be 6,000 chunks × 12 MB on average: about 75 GB.
         assert.ok(copied <= 2 * line.length + 8192, `copied ${copied} bytes for a ${line.length}-byte line`);
       }
     });

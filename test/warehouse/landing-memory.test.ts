@@ -14,9 +14,9 @@ import { count, currentSetting, FIXTURES, snapshot, tempDir } from './helpers.js
 /**
  * How the raw landing is stored (see landing.ts): DuckDB (1.5) pins every value of more than about 60 KB
  * in a row group at once to commit or checkpoint it, and a checkpoint rewrites the last row group of each
- * table it appended to. A landing stored as a blob per batch, one row per batch, had every block in one
- * row group: past the memory limit a commit failed with "failed to pin block" (or the checkpoint after it
- * invalidated the database), and every checkpoint rewrote the whole landing. Blocks are stored as rows of
+ * table it appended to. A landing stored as a blob per batch, one row per batch, has every block in one
+ * row group: past the memory limit a commit fails with "failed to pin block" (or the checkpoint after it
+ * invalidates the database), and every checkpoint rewrites the whole landing. Blocks are stored as rows of
  * small parts in `_raw_landing_parts`.
  */
 
@@ -75,7 +75,7 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
   it('lands more than the memory limit in large incompressible blocks, then rebuilds from them', async () => {
     const { dir, cleanup } = await tempDir();
     const file = path.join(dir, 'w.duckdb');
-    // 120 blocks of 64 pieces of 16 KB: 120 MB of landing against a 64 MB limit (one blob a block failed
+    // 120 blocks of 64 pieces of 16 KB: 120 MB of landing against a 64 MB limit (one blob a block fails
     // at about the 60th). Pieces stay small so that their rejections, which keep the text, do not pin.
     const blocks = 120;
     const pieces = 64;
@@ -214,7 +214,7 @@ describe('warehouse: the raw landing does not fill DuckDB memory', () => {
 
   it("moves an old landing larger than the writer's memory limit, at DuckDB's default limit, and gives the writer its own back", async () => {
     // DuckDB pins every old blob of the vector it fetches a row from: 6 blocks of 4 MB are more than a 16 MB
-    // writer holds, as a two-million-document landing (400 blocks of 3.5 MB) was more than 256 and 512 MB.
+    // writer holds, as a two-million-document landing (400 blocks of 3.5 MB) is more than 256 or 512 MB hold.
     const { dir, cleanup } = await tempDir();
     const file = path.join(dir, 'w.duckdb');
     const digest = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');

@@ -191,7 +191,7 @@ describe('out-of-order documents', () => {
   });
 
   it('an order whose shape is not shown ranks below one whose shape is, at equal versions', async () => {
-    // DuckDB orders a NULL field of a struct above every value: the unshaped order used to win either way.
+    // DuckDB orders a NULL field of a struct above every value: the unshaped order would win either way.
     const at = '2024-05-04T10:00:00Z';
     const unshaped = { number: 'N-3', updated_at: at, total_incl_tax: '5.00', lines: [] };
     const shaped = {

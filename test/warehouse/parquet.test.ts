@@ -244,8 +244,8 @@ describe('parquet export', () => {
   });
 
   it("an export in another process holds the folder until it ends; a killed export's lock dies with it", async () => {
-    // The lock used to be a pid file, taken over when its pid was gone: three exports meeting at one dead lock
-    // could let two of them write, and a reused pid kept a dead lock alive. The kernel's lock has neither flaw.
+    // Not a pid file, taken over when its pid is gone: three exports meeting at one dead lock could let two
+    // of them write, and a reused pid keeps a dead lock alive. The kernel's lock has neither flaw.
     const fresh = await tempWarehouse();
     const children: ReturnType<typeof spawn>[] = [];
     try {
@@ -341,7 +341,7 @@ describe('parquet export', () => {
 
   it("a writer exports with DuckDB's default memory, not its loading limit, and gets its own limit back", async () => {
     // A partitioned COPY keeps a Parquet row group in progress per month: 5,000 orders over many months
-    // need more than 32 MB, as two million needed more than 256 MB.
+    // need more than 32 MB, as two million need more than 256 MB.
     const fresh = await tempDir();
     try {
       const file = path.join(fresh.dir, 'w.duckdb');

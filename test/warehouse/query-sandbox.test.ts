@@ -3,9 +3,10 @@ import { describe, it } from 'node:test';
 import { checkText, explainedStatement, isEmptySql } from '../../src/load/query-sandbox.js';
 
 /**
- * How `store-sync query` reads the few words it must read itself (issue 23): what an EXPLAIN explains, and the
- * statements refused before DuckDB prepares them. Comments are skipped as DuckDB's scanner skips them; what
- * cannot be read this way is undefined, which the caller refuses.
+ * How `store-sync query` reads the few words it must read itself (docs/querying.md, "What `query` can and
+ * cannot do"): what an EXPLAIN explains, and the statements refused before DuckDB prepares them. Comments are
+ * skipped as DuckDB's scanner skips them; what cannot be read this way is undefined, which the caller
+ * refuses.
  */
 
 describe('query sandbox: the words read before DuckDB prepares a statement', () => {

@@ -102,7 +102,8 @@ for (const ORDERS of [2_000, 300])
     }
 
     it('leaves nothing of the commit to replay in the log', async () => {
-      // Before the fix the log held the commit (pointers to 140,000 rows and the other tables' rows, megabytes).
+      // Through the log, the commit would be there to replay (pointers to 140,000 rows and the other tables'
+      // rows, megabytes).
       const size = await stat(`${warehouse}.wal`).then(
         (s) => s.size,
         () => 0,

@@ -213,7 +213,7 @@ describe('document detection', () => {
         `${JSON.stringify({ updated_at: '2024-01-01T00:00:00Z', total_incl_tax: '1.00', lines: [] })}\n` +
           `${JSON.stringify({ number: 1001, updated_at: '2024-01-01T00:00:00Z', total_incl_tax: '1.00' })}\n` +
           `${JSON.stringify({ checkout_url: 'https://shop.example/c/9', id: 9, lines: [], total_incl_tax: '1.00' })}\n` +
-          // A string number and nothing of an order: not an order (it used to be stored as one).
+          // A string number and nothing of an order: not an order (it must not be stored as one).
           `${JSON.stringify({ number: 'TCK-1', status: 'open', priority: 'high' })}\n`,
       );
       await ingestPaths(warehouse, [file], { store: 'shop', runId: 'numbers', logger: silentLogger });
@@ -272,7 +272,7 @@ describe('document detection', () => {
   });
 
   it('an item of an array that is not a document is refused alone; the documents beside it load', async () => {
-    // One unrecognised item used to refuse the whole array, its valid documents with it.
+    // One unrecognised item must not refuse the whole array, its valid documents with it.
     const { warehouse, dir, cleanup } = await tempWarehouse();
     try {
       const order = (n: string) => ({

@@ -2,9 +2,10 @@ import { nested } from '../../fuzz/support/hostile.js';
 import { page, product, type Responder, send, sendJson } from './hostile-server.js';
 
 /**
- * The hostile responses of issue 6, scenario 4, each with what a trustworthy client must make of it: a
- * clear error (exit 1, a message naming the problem) or rejections (exit 3, the bad records in
- * `_rejected_records`, the good ones loaded), within a bounded number of requests.
+ * The hostile responses of chaos scenario 4 (docs/reliability.md, "The scenarios"), each with what a
+ * trustworthy client must make of it: a clear error (exit 1, a message naming the problem) or rejections
+ * (exit 3, the bad records in `_rejected_records`, the good ones loaded), within a bounded number of
+ * requests.
  */
 
 export interface HostileCase {
@@ -124,7 +125,8 @@ export function hostileCases(foreignOrigin: () => string): HostileCase[] {
           res,
           200,
           'application/json',
-          // Written as text: 20,000 levels is more than JSON.stringify can write, not more than a server can send.
+          // Written as text: 20,000 levels is more than JSON.stringify can write, not more than a server can
+          // send.
           `{"next":null,"previous":null,"results":[${JSON.stringify(product(1))},{"id":2,"title":"deep","metadata":{"junk":${'['.repeat(20_000)}${']'.repeat(20_000)}}},${JSON.stringify(product(3))}]}`,
         ),
       codes: [3],
