@@ -8,8 +8,8 @@ import { ingestPaths } from '../pipelines/ingest.js';
 import { rebuildWarehouse } from '../pipelines/rebuild.js';
 import { openWarehouse } from '../src/load/index.js';
 import { LineSplitter } from '../src/load/input/splitters.js';
-import { literal } from '../src/load/sql.js';
 import { silentLogger } from '../src/log.js';
+import { literal } from '../src/model/index.js';
 
 /**
  * One measured step of the warehouse benchmarks, run in its own process so that its peak RSS (VmHWM) is

@@ -17,8 +17,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import type { Warehouse } from '../src/load/index.js';
 import { lockHolder } from '../src/load/open.js';
-import { ident, literal } from '../src/load/sql.js';
-import { type TableDef, tableDefinitions } from '../src/normalize/index.js';
+import { ident, literal, type TableDef, tableDefinitions } from '../src/model/index.js';
 
 /**
  * `store-sync export`: every table to Parquet under `<dir>/<table>/` with DuckDB's COPY. Orders and the

@@ -5,9 +5,8 @@ import type { BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { ReplayWorkers, workersFor } from '../src/load/input/parallel.js';
 import { storedBlocks } from '../src/load/landing.js';
 import type { StoredBlock } from '../src/load/replay.js';
-import { literal } from '../src/load/sql.js';
 import type { Logger } from '../src/log.js';
-import { dataTables } from '../src/normalize/index.js';
+import { dataTables, literal } from '../src/model/index.js';
 
 /**
  * `store-sync rebuild`: every data table re-derived from the raw landing, with no API call. Blocks are

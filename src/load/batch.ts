@@ -1,14 +1,13 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { EntityKind } from '../contracts.js';
+import { ownedBy, tableDef } from '../model/index.js';
 import {
   NormalizeError,
   type Normalizer,
-  ownedBy,
   type RowsSnapshot,
   snapshotBuffers,
   stagingColumns,
   TableRows,
-  tableDef,
 } from '../normalize/index.js';
 import type { AppenderPool, Feed, LandingValue } from './chunks.js';
 import type { KeyRanges } from './key-ranges.js';

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { DuckDBBlobValue, DuckDBConnection, DuckDBListValue } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
-import { type TableDef, tableDef, tableDefinitions } from '../normalize/index.js';
+import { ident, literal, type TableDef, tableDef, tableDefinitions } from '../model/index.js';
 import { landingParts } from './landing.js';
 import { type OpenOptions, withDefaultMemoryLimit } from './open.js';
-import { ident, literal } from './sql.js';
 import { commitThroughCheckpoint } from './transaction.js';
 
 /**

@@ -1,5 +1,4 @@
 /** Load: the DuckDB warehouse (schema, merge, the Appender, state) and its readers. */
-export { tableDefinitions } from '../normalize/index.js';
 export { Batch, type BatchCounts, type BatchMeta, type RejectionRow } from './batch.js';
 export { commentSql, createTableSql, schemaFingerprint } from './ddl.js';
 export { DOCUMENTS_STREAM } from './documents.js';

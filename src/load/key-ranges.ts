@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { ident, literal } from './sql.js';
+import { ident, literal } from '../model/index.js';
 
 /**
  * What the loader knows of the keys stored in each unit table, per store: a range every stored key lies in. A

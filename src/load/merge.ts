@@ -1,9 +1,9 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { EntityKind } from '../contracts.js';
-import { ownedBy, planTables, type TableDef, TableRows, tableDef } from '../normalize/index.js';
+import { ident, literal, ownedBy, planTables, type TableDef, tableDef } from '../model/index.js';
+import { TableRows } from '../normalize/index.js';
 import type { AppenderPool } from './chunks.js';
 import { isAsciiText, type Key, KeyRanges } from './key-ranges.js';
-import { ident, literal } from './sql.js';
 
 /**
  * How a batch's rows of a unit table (a table whose rows are replaced as a whole with the tables they own:

@@ -11,7 +11,7 @@ import {
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
-import { literal } from './sql.js';
+import { literal } from '../model/index.js';
 
 /**
  * Opening the DuckDB file with the one-writer rule (docs/warehouse.md, "Transactions and one writer").

@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { ident, literal } from '../model/index.js';
 import { listStates } from '../state/index.js';
 import { DOCUMENTS_STREAM } from './documents.js';
-import { ident, literal } from './sql.js';
 import type { Warehouse } from './warehouse.js';
 
 /** What `store-sync status` prints: per store and stream, how far the warehouse got. */

@@ -4,7 +4,8 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { PageCommit, StreamState } from '../contracts.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import { dataTables, Normalizer, rawText } from '../normalize/index.js';
+import { dataTables, ident } from '../model/index.js';
+import { Normalizer, rawText } from '../normalize/index.js';
 import {
   CLOSE_ABANDONED_RUNS_SQL,
   finishRunSql,
@@ -34,7 +35,6 @@ import {
   setMemoryLimit,
   withDefaultMemoryLimit,
 } from './open.js';
-import { ident } from './sql.js';
 import { Transaction } from './transaction.js';
 
 /**

@@ -1,5 +1,5 @@
+import type { ColumnDef, Source } from '../model/index.js';
 import type { TableRows } from './rows.js';
-import type { ColumnDef, Source } from './types.js';
 import { type Converted, converterFor, ValueError } from './values.js';
 
 /**

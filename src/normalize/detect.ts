@@ -1,5 +1,5 @@
 import type { EntityKind } from '../contracts.js';
-import { API_2023, API_2024 } from './types.js';
+import { API_2023, API_2024 } from '../model/index.js';
 
 /**
  * Document detection for `store-sync ingest` (rules in docs/ingest.md): what a JSON document is, which order

@@ -1,8 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { EntityKind } from '../contracts.js';
+import { API_2023, API_2024, type ColumnDef, type PlanNode, plans, tableDef } from '../model/index.js';
 import { sourceFor } from './compile.js';
 import { DETECTION_FIELDS, type DocumentFields, isEnvelope, isPlainOrder, orderShapeOf } from './detect.js';
-import { type PlanNode, plans } from './plans.js';
 import type { TableRows } from './rows.js';
 import {
   ABSENT,
@@ -19,8 +19,6 @@ import {
   STRING,
   TRUE,
 } from './scan.js';
-import { tableDef } from './tables/index.js';
-import { API_2023, API_2024, type ColumnDef } from './types.js';
 import {
   type Converted,
   commonTimestampFromBytes,

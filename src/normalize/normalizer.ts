@@ -1,11 +1,19 @@
 import type { EntityKind } from '../contracts.js';
+import {
+  type ColumnDef,
+  type ColumnType,
+  dataTables,
+  type PlanNode,
+  plans,
+  planTables,
+  sourcedColumns,
+  type TableDef,
+  tableDef,
+} from '../model/index.js';
 import { ColumnError, compileRowWriter, type RowWriter, sourceFor, type WalkContext } from './compile.js';
 import { FastPath, type FastResult } from './fast.js';
 import { recordProblem } from './guard.js';
-import { type PlanNode, plans, planTables } from './plans.js';
 import { type RowsSnapshot, TableRows } from './rows.js';
-import { dataTables, sourcedColumns, tableDef } from './tables/index.js';
-import type { ColumnDef, ColumnType, TableDef } from './types.js';
 
 /**
  * Record → rows. A record is walked along its entity's plan; every row goes into the columnar buffer of

@@ -1,4 +1,4 @@
-import type { ColumnDef, ColumnType } from './types.js';
+import type { ColumnDef, ColumnType } from '../model/index.js';
 import type { Converted, Int64 } from './values.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ColumnType } from './types.js';
+import type { ColumnType } from '../model/index.js';
 
 /**
  * Value conversion with exactness: a value either becomes exactly what the column holds or is refused

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { literal } from '../load/sql.js';
+import { literal } from '../model/index.js';
 
 /** `_sync_runs`: one row a run, inserted when it starts and completed when it finishes. */
 

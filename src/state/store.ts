@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { emptyStreamState, type StreamState } from '../contracts.js';
-import { literal, timestampLiteral } from '../load/sql.js';
+import { literal, timestampLiteral } from '../model/index.js';
 
 /**
  * Stream state in `_sync_state`: one row per store and stream holding the whole StreamState as JSON, plus

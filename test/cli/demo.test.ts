@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { tableDefinitions } from '../../src/load/index.js';
+import { tableDefinitions } from '../../src/model/index.js';
 import {
   assertCleanError,
   assertExit,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { it } from 'node:test';
-import { renderWarehouseDoc, WAREHOUSE_DOC } from '../../src/load/docs.js';
-import { tableDefinitions } from '../../src/normalize/index.js';
+import { renderWarehouseDoc, WAREHOUSE_DOC } from '../../src/model/docs.js';
+import { tableDefinitions } from '../../src/model/index.js';
 
 it('docs/warehouse.md is what the table registry renders (run npm run docs:warehouse)', async () => {
   const current = await readFile(WAREHOUSE_DOC, 'utf8');

@@ -6,7 +6,7 @@ import { ingestPaths } from '../../pipelines/ingest.js';
 import { type EntityKind, emptyStreamState } from '../../src/contracts.js';
 import type { Warehouse } from '../../src/load/index.js';
 import { silentLogger } from '../../src/log.js';
-import { dataTables } from '../../src/normalize/index.js';
+import { dataTables } from '../../src/model/index.js';
 import { expected } from './golden-expected.js';
 import { count, FIXTURES, tableRows, tempWarehouse } from './helpers.js';
 

@@ -5,9 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
-import { ident, literal } from '../../src/load/sql.js';
 import { createLogger, type Logger, silentLogger } from '../../src/log.js';
-import { dataTables, tableDef } from '../../src/normalize/index.js';
+import { dataTables, ident, literal, tableDef } from '../../src/model/index.js';
 
 /** Shared by the warehouse tests: temp folders, warehouses, and rows read back in a comparable form. */
 

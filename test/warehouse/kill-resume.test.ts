@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openWarehouse } from '../../src/load/index.js';
-import { dataTables } from '../../src/normalize/index.js';
+import { dataTables } from '../../src/model/index.js';
 import { orderDoc, snapshot, tableRows, tempDir } from './helpers.js';
 
 /**

@@ -8,7 +8,8 @@ import { DOCUMENTS_STREAM, KIND, loadDocument } from '../../src/load/documents.j
 import { openWarehouse } from '../../src/load/index.js';
 import { prepareInWorkers } from '../../src/load/input/parallel.js';
 import { type FilePlan, prepareFiles } from '../../src/load/input/prepare.js';
-import { Normalizer, TableRows, tableDef } from '../../src/normalize/index.js';
+import { tableDef } from '../../src/model/index.js';
+import { Normalizer, TableRows } from '../../src/normalize/index.js';
 import { count, ndjson, orderDoc, tempDir } from './helpers.js';
 
 /**

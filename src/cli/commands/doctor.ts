@@ -131,7 +131,8 @@ async function warehouseChecks(config: SyncConfig): Promise<Check[]> {
     return checks;
   }
   try {
-    const { openWarehouse, tableDefinitions } = await import('../../load/index.js');
+    const { openWarehouse } = await import('../../load/index.js');
+    const { tableDefinitions } = await import('../../model/index.js');
     const warehouse = await openWarehouse(config.warehouse, { readOnly: true });
     try {
       const missing: string[] = [];

@@ -14,7 +14,7 @@ import {
   Ticket,
 } from '../../../schemas/index.js';
 import type { EntityKind } from '../../../src/contracts.js';
-import { API_2023, API_2024 } from '../../../src/normalize/index.js';
+import { API_2023, API_2024 } from '../../../src/model/index.js';
 import { applyChanges, type Change, changeArb } from './hostile.js';
 import { arbitraryFor } from './schema-arbitrary.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { EntityKind } from '../../../src/contracts.js';
-import { type PlanNode, plans, tableDef } from '../../../src/normalize/index.js';
+import { type PlanNode, plans, tableDef } from '../../../src/model/index.js';
 import { type Case, caseArbitrary } from './cases.js';
 import { applyChanges } from './hostile.js';
 

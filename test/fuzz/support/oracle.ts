@@ -2,17 +2,17 @@ import type { EntityKind } from '../../../src/contracts.js';
 import {
   type ColumnDef,
   type ColumnType,
-  MAX_NESTING,
   type PlanNode,
   plans,
   type Source,
   sourcedColumns,
   tableDef,
-} from '../../../src/normalize/index.js';
+} from '../../../src/model/index.js';
+import { MAX_NESTING } from '../../../src/normalize/index.js';
 
 /**
  * The fuzz oracle: what a document must become, worked out independently of the normalizer. It follows
- * the table registry's plans and source grammar as documented (src/normalize/types.ts) and converts each
+ * the table registry's plans and source grammar as documented (src/model/types.ts) and converts each
  * value by the column type's rule with its own arithmetic (BigInt decimals, calendar checks), so a value
  * is either stored exactly or the whole document is refused. Cells come out as canonical text, the form
  * both the staging buffers and DuckDB's rows are reduced to before comparing.

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { type ColumnDef, dataTables, sourcedColumns } from '../../../src/normalize/index.js';
+import { type ColumnDef, dataTables, sourcedColumns } from '../../../src/model/index.js';
 import { type Cell, canonicalDouble, decimalAsPrinted } from './oracle.js';
 
 /**

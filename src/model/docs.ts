@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type ColumnDef, type Source, type TableDef, tableDefinitions } from '../normalize/index.js';
 import { WAREHOUSE_GUIDE } from './docs-guide.js';
+import { type ColumnDef, type Source, type TableDef, tableDefinitions } from './index.js';
 
 /**
  * docs/warehouse.md, generated from the table registry (`npm run docs:warehouse`); a test fails when the

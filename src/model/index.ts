@@ -1,0 +1,18 @@
+/**
+ * The table model: every warehouse table (the registry), the plans that say which tables a record fills,
+ * and the quoting of table and column names in SQL. Normalize, load and state read it; it reads none of them.
+ */
+
+export { type PlanNode, plans, planTables } from './plans.js';
+export { ident, literal, timestampLiteral } from './sql.js';
+export { dataTables, ownedBy, sourcedColumns, tableDef, tableDefinitions } from './tables/index.js';
+export {
+  API_2023,
+  API_2024,
+  type ColumnDef,
+  type ColumnType,
+  MONEY,
+  MONEY_2,
+  type Source,
+  type TableDef,
+} from './types.js';
