@@ -14,5 +14,6 @@ export {
   MONEY,
   MONEY_2,
   type Source,
+  sourceFor,
   type TableDef,
 } from './types.js';

@@ -48,6 +48,13 @@ export const API_2024 = '2024-04-01';
  */
 export type Source = string | { [API_2023]?: string; [API_2024]?: string; default?: string };
 
+/** The source text that applies to a shape: its own entry, else `default`; null leaves the column NULL. */
+export function sourceFor(source: Source, shape: string | null): string | null {
+  if (typeof source === 'string') return source;
+  const own = shape === null ? undefined : (source as Record<string, string | undefined>)[shape];
+  return own ?? source.default ?? null;
+}
+
 export interface ColumnDef {
   name: string;
   type: ColumnType;

@@ -1,4 +1,4 @@
-import type { ColumnDef, Source } from '../model/index.js';
+import { type ColumnDef, type Source, sourceFor } from '../model/index.js';
 import type { TableRows } from './rows.js';
 import { type Converted, converterFor, ValueError } from './values.js';
 
@@ -39,13 +39,6 @@ export class ColumnError extends Error {
   ) {
     super(`${path}: expected ${expected}`);
   }
-}
-
-/** The source text that applies to a shape: its own entry, else `default`; null leaves the column NULL. */
-export function sourceFor(source: Source, shape: string | null): string | null {
-  if (typeof source === 'string') return source;
-  const own = shape === null ? undefined : (source as Record<string, string | undefined>)[shape];
-  return own ?? source.default ?? null;
 }
 
 const q = (s: string) => JSON.stringify(s);

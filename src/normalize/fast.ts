@@ -1,7 +1,14 @@
 import { isUtf8 } from 'node:buffer';
 import type { EntityKind } from '../contracts.js';
-import { API_2023, API_2024, type ColumnDef, type PlanNode, plans, tableDef } from '../model/index.js';
-import { sourceFor } from './compile.js';
+import {
+  API_2023,
+  API_2024,
+  type ColumnDef,
+  type PlanNode,
+  plans,
+  sourceFor,
+  tableDef,
+} from '../model/index.js';
 import { DETECTION_FIELDS, type DocumentFields, isEnvelope, isPlainOrder, orderShapeOf } from './detect.js';
 import type { TableRows } from './rows.js';
 import {

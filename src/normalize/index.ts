@@ -1,6 +1,5 @@
 /** Normalize: records and documents → rows of the warehouse tables, as the table model (src/model/) says. */
 
-export { sourceFor } from './compile.js';
 export {
   type DetectedRecord,
   type Detection,

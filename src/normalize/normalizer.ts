@@ -7,10 +7,11 @@ import {
   plans,
   planTables,
   sourcedColumns,
+  sourceFor,
   type TableDef,
   tableDef,
 } from '../model/index.js';
-import { ColumnError, compileRowWriter, type RowWriter, sourceFor, type WalkContext } from './compile.js';
+import { ColumnError, compileRowWriter, type RowWriter, type WalkContext } from './compile.js';
 import { FastPath, type FastResult } from './fast.js';
 import { recordProblem } from './guard.js';
 import { type RowsSnapshot, TableRows } from './rows.js';

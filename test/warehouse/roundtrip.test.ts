@@ -7,8 +7,7 @@ import { ingestPaths } from '../../pipelines/ingest.js';
 import { ApiClient } from '../../src/extract/index.js';
 import type { Warehouse } from '../../src/load/index.js';
 import { silentLogger } from '../../src/log.js';
-import { type ColumnDef, tableDef } from '../../src/model/index.js';
-import { sourceFor } from '../../src/normalize/index.js';
+import { type ColumnDef, sourceFor, tableDef } from '../../src/model/index.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { tableRows, tempWarehouse } from './helpers.js';
 
