@@ -1,6 +1,8 @@
 /**
  * The table model: every warehouse table (the registry), the plans that say which tables a record fills,
  * and the quoting of table and column names in SQL. Normalize, load and state read it; it reads none of them.
+ * validate.ts checks it whole against the resource schemas (test/model/model.test.ts); it is left out of
+ * this index so that loading the model (every ingest worker does) does not load the schemas.
  */
 
 export { type PlanNode, plans, planTables } from './plans.js';
