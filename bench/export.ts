@@ -4,7 +4,7 @@ import { DOCUMENTS, prepare, step } from './warehouse-lib.js';
 
 /**
  * `store-sync export` (every table, orders and children partitioned by month, atomic swap) of the
- * warehouse bench/ingest built, against DuckDB's plain COPY of the largest table alone. No target: the
+ * warehouse bench/ingest.ts built, against DuckDB's plain COPY of the largest table alone. No target: the
  * ratio shows what the whole export costs next to the cheapest possible single copy.
  */
 const bench: Benchmark = async ({ quick, log }) => {

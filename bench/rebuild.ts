@@ -1,7 +1,7 @@
 import { type Benchmark, ratioResult, runAloneIfMain } from './lib.js';
 import { DOCUMENTS, prepare, step } from './warehouse-lib.js';
 
-/** `store-sync rebuild` of the warehouse bench/ingest built, against that ingest's time. */
+/** `store-sync rebuild` of the warehouse bench/ingest.ts built, against that ingest's time. */
 const bench: Benchmark = async ({ quick, log }) => {
   const p = await prepare(quick ? DOCUMENTS.quick : DOCUMENTS.full, log);
   log('  rebuilding …');
