@@ -3,14 +3,9 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { emptyStreamState, type StreamName, type StreamState, type SyncMode } from '../src/contracts.js';
-import {
-  type ApiClient,
-  defaultStreamOptions,
-  runStream,
-  STREAMS,
-  type StreamSummary,
-} from '../src/extract/index.js';
+import { emptyStreamState, type StreamState, type SyncMode } from '../src/contracts.js';
+import { type ApiClient, runStream, STREAMS, type StreamSummary } from '../src/extract/index.js';
+import { defaultStreamOptions, type StreamName } from '../src/streams.js';
 
 /**
  * Shared by the extraction benchmarks. The sandbox runs in its own process, as a remote API would: its

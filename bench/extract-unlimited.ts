@@ -1,5 +1,4 @@
 import { Pool } from 'undici';
-import { OPERATIONS } from '../schemas/index.js';
 import { ApiClient, STREAMS } from '../src/extract/index.js';
 import { ALL_STREAMS, SANDBOX_TOKEN, seconds, spawnSandbox, syncAll } from './extract-support.js';
 import { type Benchmark, ratioResult, runAloneIfMain } from './lib.js';
@@ -20,7 +19,7 @@ async function bareDownload(baseUrl: string): Promise<{ ms: number; pages: numbe
   const started = performance.now();
   await Promise.all(
     ALL_STREAMS.map(async (name) => {
-      const spec = OPERATIONS[STREAMS[name].operation];
+      const spec = STREAMS[name].operation;
       const headers = { authorization: `Bearer ${SANDBOX_TOKEN}`, 'x-platform-api-version': spec.version };
       let link: string | null = new URL(spec.path.slice(1), base).href;
       while (link) {

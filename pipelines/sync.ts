@@ -1,6 +1,6 @@
 import type { StoreConfig, SyncConfig } from '../src/config.js';
 import { readToken } from '../src/config.js';
-import type { PageCommit, StreamName, SyncMode } from '../src/contracts.js';
+import type { PageCommit, StreamOptions, SyncMode } from '../src/contracts.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import {
   ApiClient,
@@ -9,11 +9,13 @@ import {
   probeStreamAccess,
   runStream,
   STREAMS,
+  type StreamDefinition,
   type StreamProgress,
 } from '../src/extract/index.js';
 import { openWarehouse, type Warehouse } from '../src/load/index.js';
 import type { Logger } from '../src/log.js';
 import { drainAfterSync } from '../src/receive/drain.js';
+import { defaultStreamOptions, type StreamName } from '../src/streams.js';
 import { exportParquet, prepareExportFolder } from './export.js';
 
 /**
@@ -26,7 +28,7 @@ import { exportParquet, prepareExportFolder } from './export.js';
 export type RunOutcome = 'succeeded' | 'completed_with_rejections' | 'partial' | 'failed' | 'interrupted';
 
 export interface StreamResult {
-  stream: StreamName;
+  stream: string;
   /** interrupted: stopped by a signal (SIGINT, SIGTERM) at a page boundary; the next run resumes it. */
   status: 'ok' | 'failed' | 'skipped' | 'interrupted';
   resumed: boolean;
@@ -63,7 +65,12 @@ export interface SyncJob {
   config: SyncConfig;
   store: StoreConfig;
   /** null: every enabled stream. */
-  streams: StreamName[] | null;
+  streams: readonly string[] | null;
+  /**
+   * The streams the run chooses from: the built-in ones (src/streams.ts) unless given, e.g. with a stream
+   * declared outside src/ (docs/architecture.md, "Adding a stream").
+   */
+  catalog?: readonly StreamDefinition[];
   mode: SyncMode;
   window?: DateWindow;
   logger: Logger;
@@ -76,7 +83,7 @@ export interface SyncJob {
   warehouse?: Warehouse;
 }
 
-const emptyResult = (stream: StreamName, status: StreamResult['status'], message?: string): StreamResult => ({
+const emptyResult = (stream: string, status: StreamResult['status'], message?: string): StreamResult => ({
   stream,
   status,
   resumed: false,
@@ -87,6 +94,13 @@ const emptyResult = (stream: StreamName, status: StreamResult['status'], message
   retries: 0,
   ...(message ? { message } : {}),
 });
+
+const BUILT_IN: readonly StreamDefinition[] = Object.values(STREAMS);
+
+/** A stream's options for `store`: its config's, or the stream's defaults when the config cannot name it. */
+function streamOptions(store: StoreConfig, stream: StreamDefinition): StreamOptions {
+  return store.streams[stream.name as StreamName] ?? defaultStreamOptions(stream);
+}
 
 export function outcomeOf(streams: StreamResult[]): RunOutcome {
   if (streams.some((s) => s.status === 'interrupted')) return 'interrupted';
@@ -101,9 +115,13 @@ export function outcomeOf(streams: StreamResult[]): RunOutcome {
  * command asks this of every store before the first runs, so a store with nothing to sync stops the command
  * before any store has changed the warehouse.
  */
-export function streamsToSync(store: StoreConfig, streams: StreamName[] | null | undefined): StreamName[] {
-  if (streams) return streams;
-  const names = (Object.keys(STREAMS) as StreamName[]).filter((name) => store.streams[name].enabled);
+export function streamsToSync(
+  store: StoreConfig,
+  streams: readonly string[] | null | undefined,
+  catalog: readonly StreamDefinition[] = BUILT_IN,
+): string[] {
+  if (streams) return [...streams];
+  const names = catalog.filter((stream) => streamOptions(store, stream).enabled).map((s) => s.name);
   if (names.length === 0)
     throw new StoreSyncError(ERROR_CODES.USAGE, `store "${store.name}" has no enabled stream to sync.`);
   return names;
@@ -114,7 +132,8 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
   const clock = job.now ?? (() => new Date());
   // The token is read before anything is opened, so a missing variable changes nothing.
   const token = job.token ?? readToken(job.store);
-  const names = streamsToSync(job.store, job.streams);
+  const catalog = job.catalog ?? BUILT_IN;
+  const names = streamsToSync(job.store, job.streams, catalog);
   // The base URL is checked before anything is opened, so an unsafe one changes nothing either.
   parseBaseUrl(job.store.baseUrl);
   // So is the Parquet folder of exportAfterSync: found unusable only after the sync, it would fail a run that
@@ -150,7 +169,11 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
     logger.info('sync.start', { mode: job.mode, streams: names.join(','), ...(job.window ?? {}) });
     const access = await probeStreamAccess(
       client,
-      names.map((name) => STREAMS[name]),
+      names.map((name) => {
+        const stream = catalog.find((s) => s.name === name);
+        if (!stream) throw new StoreSyncError(ERROR_CODES.USAGE, `no stream is named "${name}".`);
+        return stream;
+      }),
       job.signal ? { signal: job.signal } : {},
     );
     for (const denied of access.denied) {
@@ -179,7 +202,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
     // extraction counts them among the records it read; the run reports records stored, so they move from
     // `records` to `rejections` (else 5 stored and 4 rejected would show as "records 9").
     const loadRejections = new Map<string, number>();
-    const latest = new Map<StreamName, StreamProgress>();
+    const latest = new Map<string, StreamProgress>();
     const commit = async (page: PageCommit) => {
       const result = await warehouse.commitPage(page);
       const extra = result.rejections - page.rejections.length;
@@ -202,7 +225,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
             state: await warehouse.readState(job.store.name, stream.name),
             mode: job.mode,
             window: job.window,
-            options: job.store.streams[stream.name],
+            options: streamOptions(job.store, stream),
             now: clock(),
             commit,
             logger,
@@ -291,7 +314,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
       logger.error('export.failed', { dir: exportDir, code: exportError.code, message: exportError.message });
     }
   }
-  const order = (name: StreamName) => names.indexOf(name);
+  const order = (name: string) => names.indexOf(name);
   results.sort((a, b) => order(a.stream) - order(b.stream));
   try {
     await warehouse.finishRun(runId, {

@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { STREAM_NAMES, type StreamName, type StreamOptions } from './contracts.js';
+import type { StreamOptions } from './contracts.js';
 import { ERROR_CODES, StoreSyncError } from './errors.js';
 import { isCalendarDay } from './extract/dates.js';
-import { defaultStreamOptions } from './extract/options.js';
 import { parseBaseUrl } from './extract/url-safety.js';
 import { registerSecret } from './log.js';
+import { defaultStreamOptions, STREAM_NAMES, type StreamName } from './streams.js';
 
 /**
  * sync.config.json: validated with zod, published as JSON Schema (schemas/sync.config.schema.json) for editors.

@@ -4,8 +4,8 @@
  * one transaction by the runner.
  */
 
-/** What kind of API object a record is; normalize maps each kind to its tables. */
-export type EntityKind =
+/** What kind of API object a record is; normalize maps each kind to its tables (its plan). */
+export type BuiltinEntityKind =
   | 'order'
   | 'fulfillment'
   | 'fulfillment_event'
@@ -16,6 +16,12 @@ export type EntityKind =
   | 'subscription'
   | 'location'
   | 'metadata_definition';
+
+/**
+ * A built-in kind, or the kind of a stream declared outside src/ that registers its own plan and tables
+ * (docs/architecture.md, "Adding a stream").
+ */
+export type EntityKind = BuiltinEntityKind | (string & {});
 
 /** A record that failed validation or normalization: kept with its reason, never dropped. */
 export interface Rejection {
@@ -93,7 +99,7 @@ export interface PageCommit {
   completedBackfill?: boolean;
 }
 
-/** Tuning of one stream, from sync.config.json (defaults in src/config.ts). */
+/** Tuning of one stream, from sync.config.json (defaults in src/streams.ts). */
 export interface StreamOptions {
   enabled: boolean;
   /**
@@ -112,13 +118,3 @@ export interface StreamOptions {
   /** Upper bound of per-record refresh requests in one run (fulfillment orders still open). */
   maxRefreshPerRun: number;
 }
-
-/** The API-backed streams, in the order a sync runs them. Documents (orders, carts …) arrive by ingest instead. */
-export const STREAM_NAMES = [
-  'locations',
-  'metadata_definitions',
-  'products',
-  'subscriptions',
-  'fulfillment_orders',
-] as const;
-export type StreamName = (typeof STREAM_NAMES)[number];

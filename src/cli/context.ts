@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { checkBaseUrl, loadConfig, parseConfig, type StoreConfig, type SyncConfig } from '../config.js';
-import { STREAM_NAMES, type StreamName } from '../contracts.js';
 import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
+import { STREAM_NAMES, type StreamName } from '../streams.js';
 
 /**
  * What every command shares: where the job comes from (a config file, or flags for a one-off job), which

@@ -71,6 +71,10 @@ export interface ClientOptions {
   logger?: Logger;
 }
 
+/** An operation of the catalogue by its id, or one given whole (a stream declared outside src/streams.ts). */
+const specOf = (operation: OperationId | OperationSpec): OperationSpec =>
+  typeof operation === 'string' ? OPERATIONS[operation] : operation;
+
 /** One page of a list operation with its items still unvalidated (streams validate them one by one). */
 export interface RawPage {
   /** The absolute URL that was fetched. */
@@ -151,9 +155,16 @@ export class ApiClient {
     });
   }
 
-  /** The absolute URL of an operation: base URL + its path, with query values (arrays comma-separated). */
-  operationUrl(id: OperationId, params: Record<string, string | number> = {}, query: QueryParams = {}): URL {
-    const url = new URL(operationPath(OPERATIONS[id], params).replace(/^\//, ''), this.baseUrl);
+  /**
+   * The absolute URL of an operation (of the catalogue, or the spec of one outside it): base URL + its path,
+   * with query values (arrays comma-separated).
+   */
+  operationUrl(
+    operation: OperationId | OperationSpec,
+    params: Record<string, string | number> = {},
+    query: QueryParams = {},
+  ): URL {
+    const url = new URL(operationPath(specOf(operation), params).replace(/^\//, ''), this.baseUrl);
     for (const [key, value] of Object.entries(query)) {
       if (value === undefined || value === null) continue;
       url.searchParams.set(key, Array.isArray(value) ? value.join(',') : String(value));
@@ -192,8 +203,12 @@ export class ApiClient {
    * Fetches one page of a list operation. `link` is a page URL: a first page built by `operationUrl`, or
    * a `next` link from the previous page, which must stay on the base URL's origin.
    */
-  async listPage(id: ListOperationId, link: string, options: SendOptions = {}): Promise<RawPage> {
-    const spec: OperationSpec = OPERATIONS[id];
+  async listPage(
+    operation: ListOperationId | OperationSpec,
+    link: string,
+    options: SendOptions = {},
+  ): Promise<RawPage> {
+    const spec = specOf(operation);
     const url = checkSameOrigin(link, this.baseUrl);
     const json = await this.#send(spec, url, undefined, options, true);
     const page = this.#parsePage(json, spec, url);

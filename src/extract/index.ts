@@ -1,20 +1,31 @@
-import type { StreamName } from '../contracts.js';
+import { OPERATIONS } from '../../schemas/index.js';
+import { STREAMS as DECLARED, type StreamDeclaration, type StreamName } from '../streams.js';
 import { fulfillmentOrdersStream } from './streams/fulfillment-orders.js';
-import { locationsStream } from './streams/locations.js';
-import { metadataDefinitionsStream } from './streams/metadata-definitions.js';
-import { productsStream } from './streams/products.js';
+import { fullScanStream } from './streams/full-scan.js';
 import { subscriptionsStream } from './streams/subscriptions.js';
-import type { StreamDefinition } from './streams/types.js';
+import type { DeclaredStream, StreamDefinition } from './streams/types.js';
 
 /** The extract stage: the API client, the streams and the driver that runs a stream into `commit`. */
 
-export const STREAMS: Readonly<Record<StreamName, StreamDefinition>> = {
-  locations: locationsStream,
-  metadata_definitions: metadataDefinitionsStream,
-  products: productsStream,
+type WindowedStreamName = Extract<(typeof DECLARED)[number], { strategy: 'date_windows' }>['name'];
+
+/** The reader of each date-windowed stream: one missing here is a compile error. */
+const WINDOWED_READERS: Record<WindowedStreamName, (declared: DeclaredStream) => StreamDefinition> = {
   subscriptions: subscriptionsStream,
   fulfillment_orders: fulfillmentOrdersStream,
 };
+
+function runnable(declaration: StreamDeclaration): StreamDefinition {
+  const declared: DeclaredStream = { ...declaration, operation: OPERATIONS[declaration.operation] };
+  return declaration.strategy === 'full_scan'
+    ? fullScanStream(declared)
+    : WINDOWED_READERS[declaration.name as WindowedStreamName](declared);
+}
+
+/** The streams of src/streams.ts, runnable, by name, in the order a sync runs them. */
+export const STREAMS: Readonly<Record<StreamName, StreamDefinition>> = Object.fromEntries(
+  DECLARED.map((declaration) => [declaration.name, runnable(declaration)]),
+) as Record<StreamName, StreamDefinition>;
 
 export {
   ApiClient,
@@ -25,9 +36,9 @@ export {
 } from './client.js';
 export { type DateWindow, dayOf } from './dates.js';
 export type { CallInput, CallResult, ListPage, QueryParams, RequestMeter } from './operations.js';
-export { defaultStreamOptions } from './options.js';
 export { type DeniedStream, probeStreamAccess, type StreamAccess } from './probe.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 export { type RunStreamArgs, runStream, type StreamProgress, type StreamSummary } from './run-stream.js';
-export type { StreamDefinition, StreamName } from './streams/types.js';
+export { fullScanStream } from './streams/full-scan.js';
+export type { DeclaredStream, StreamDefinition } from './streams/types.js';
 export { isLoopbackHost, parseBaseUrl } from './url-safety.js';

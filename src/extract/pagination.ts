@@ -1,3 +1,4 @@
+import type { OperationSpec } from '../../schemas/index.js';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import type { ApiClient, RawPage } from './client.js';
 import type { ListOperationId, RequestMeter } from './operations.js';
@@ -11,7 +12,7 @@ import { checkSameOrigin, MAX_CURSOR_BYTES, printableLink } from './url-safety.j
 
 export interface ChainOptions {
   client: ApiClient;
-  operation: ListOperationId;
+  operation: ListOperationId | OperationSpec;
   /** The page to start from: a first page URL or a saved `next`. */
   startUrl: string;
   meter?: RequestMeter;

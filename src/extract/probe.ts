@@ -1,7 +1,7 @@
 import { asStoreSyncError, ERROR_CODES, isStoreSyncError, type StoreSyncError } from '../errors.js';
 import type { ApiClient } from './client.js';
 import type { RequestMeter } from './operations.js';
-import type { StreamDefinition, StreamName } from './streams/types.js';
+import type { StreamDefinition } from './streams/types.js';
 
 /**
  * Which streams the token may read, found before a run with one cheap request per stream (the first page of
@@ -14,14 +14,14 @@ import type { StreamDefinition, StreamName } from './streams/types.js';
  */
 
 export interface DeniedStream {
-  stream: StreamName;
+  stream: string;
   /** The token needs any one of these. */
   scopes: readonly string[];
   message: string;
 }
 
 export interface FailedStream {
-  stream: StreamName;
+  stream: string;
   error: StoreSyncError;
   /** What the stream's probe spent, its retries included. */
   requests: number;

@@ -3,6 +3,6 @@ export { Batch, type BatchCounts, type BatchMeta, type RejectionRow } from './ba
 export { commentSql, createTableSql, schemaFingerprint } from './ddl.js';
 export { DOCUMENTS_STREAM } from './documents.js';
 export { type QueryResult, runReadOnlyQuery } from './query.js';
-export { readStatus, STREAM_TABLES, type StatusRow } from './status.js';
+export { readStatus, type StatusRow } from './status.js';
 export { Transaction } from './transaction.js';
 export { openWarehouse, Warehouse, type WarehouseOptions } from './warehouse.js';

@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { ident, literal } from '../model/index.js';
+import { ident, literal, tableDef } from '../model/index.js';
 import { listStates } from '../state/index.js';
+import { streamDeclaration } from '../streams.js';
 import { DOCUMENTS_STREAM } from './documents.js';
 import type { Warehouse } from './warehouse.js';
 
@@ -23,15 +24,6 @@ export interface StatusRow {
    */
   rejectionsSinceLastSuccess: number;
 }
-
-/** The main table of each API stream. */
-export const STREAM_TABLES: Record<string, string> = {
-  products: 'products',
-  subscriptions: 'subscriptions',
-  locations: 'locations',
-  metadata_definitions: 'metadata_definitions',
-  fulfillment_orders: 'fulfillment_orders',
-};
 
 async function scalar(connection: DuckDBConnection, sql: string): Promise<unknown> {
   return (await connection.runAndReadAll(sql)).getRows()[0]?.[0] ?? null;
@@ -62,9 +54,10 @@ async function streamRows(
   store: string,
   stream: string,
 ): Promise<number | null> {
-  const table = STREAM_TABLES[stream];
+  const table = streamDeclaration(stream)?.table;
   if (!table) return null;
-  const live = table === 'fulfillment_orders' ? '' : ' AND _deleted_at IS NULL';
+  // Tables that full scans soft-delete count their live rows only.
+  const live = tableDef(table).fullScan ? ' AND _deleted_at IS NULL' : '';
   return Number(
     await scalar(connection, `SELECT count(*) FROM ${ident(table)} WHERE _store = ${literal(store)}${live}`),
   );

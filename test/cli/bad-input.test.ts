@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { STREAM_NAMES } from '../../src/contracts.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
+import { STREAM_NAMES } from '../../src/streams.js';
 import {
   assertCleanError,
   assertExit,

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { emptyStreamState, type StreamName, type StreamState } from '../../src/contracts.js';
+import { emptyStreamState, type StreamState } from '../../src/contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../src/errors.js';
-import { ApiClient, defaultStreamOptions, runStream, STREAMS } from '../../src/extract/index.js';
+import { ApiClient, runStream, STREAMS } from '../../src/extract/index.js';
 import { MAX_CURSOR_BYTES } from '../../src/extract/url-safety.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { defaultStreamOptions, type StreamName } from '../../src/streams.js';
 import { type ExpiringProxy, startExpiringProxy } from './expiring-cursors.js';
 import { captureLogger, MemoryWarehouse, sendJson, startServer, type TestServer } from './helpers.js';
 import { SANDBOX_TOKEN, truth } from './sandbox-helpers.js';

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { emptyStreamState } from '../../src/contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../src/errors.js';
-import { ApiClient, defaultStreamOptions, runStream, STREAMS } from '../../src/extract/index.js';
+import { ApiClient, runStream, STREAMS } from '../../src/extract/index.js';
 import { checkSameOrigin, parseBaseUrl } from '../../src/extract/url-safety.js';
+import { defaultStreamOptions } from '../../src/streams.js';
 import { captureLogger, MemoryWarehouse, sendJson, startServer, type TestServer } from './helpers.js';
 
 /**

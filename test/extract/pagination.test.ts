@@ -3,8 +3,9 @@ import { after, describe, it } from 'node:test';
 import { emptyStreamState } from '../../src/contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../src/errors.js';
 import { ApiClient } from '../../src/extract/client.js';
-import { defaultStreamOptions, runStream, STREAMS } from '../../src/extract/index.js';
+import { runStream, STREAMS } from '../../src/extract/index.js';
 import { followCursor } from '../../src/extract/pagination.js';
+import { defaultStreamOptions } from '../../src/streams.js';
 import { captureLogger, MemoryWarehouse, sendJson, startServer, type TestServer } from './helpers.js';
 
 const TOKEN = 'pagination-test-token-77ab';

@@ -1,19 +1,9 @@
-import {
-  emptyStreamState,
-  type StreamName,
-  type StreamOptions,
-  type StreamState,
-} from '../../src/contracts.js';
-import {
-  ApiClient,
-  type ClientOptions,
-  defaultStreamOptions,
-  runStream,
-  STREAMS,
-} from '../../src/extract/index.js';
+import { emptyStreamState, type StreamOptions, type StreamState } from '../../src/contracts.js';
+import { ApiClient, type ClientOptions, runStream, STREAMS } from '../../src/extract/index.js';
 import type { StreamSummary } from '../../src/extract/run-stream.js';
 import type { Logger } from '../../src/log.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
+import { defaultStreamOptions, type StreamName } from '../../src/streams.js';
 import { MemoryWarehouse } from './helpers.js';
 
 /** Runs extract streams against a sandbox and compares what they got with the sandbox's truth. */

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { emptyStreamState, type StreamName } from '../../src/contracts.js';
-import { type ApiClient, defaultStreamOptions, runStream, STREAMS } from '../../src/extract/index.js';
+import { emptyStreamState } from '../../src/contracts.js';
+import { type ApiClient, runStream, STREAMS } from '../../src/extract/index.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { defaultStreamOptions, type StreamName } from '../../src/streams.js';
 import { captureLogger, MemoryWarehouse } from './helpers.js';
 import {
   ALL_STREAMS,

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import { emptyStreamState, type StreamState } from '../../src/contracts.js';
-import { ApiClient, defaultStreamOptions, runStream, STREAMS } from '../../src/extract/index.js';
+import { ApiClient, runStream, STREAMS } from '../../src/extract/index.js';
 import type { Warehouse } from '../../src/load/index.js';
 import { silentLogger } from '../../src/log.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { defaultStreamOptions } from '../../src/streams.js';
 import { count, snapshot, tempWarehouse } from './helpers.js';
 
 /**

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { readToken, type StoreConfig, type SyncConfig } from '../../config.js';
 import { asStoreSyncError, ERROR_CODES } from '../../errors.js';
+import { STREAM_NAMES } from '../../streams.js';
 import { type JobArgs, resolveJob, selectStores, withJobOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 
@@ -60,7 +61,7 @@ async function storeChecks(store: StoreConfig): Promise<Check[]> {
     timeouts: { connectMs: 5000, headersMs: 10_000, bodyMs: 10_000 },
   });
   try {
-    const enabled = Object.values(STREAMS).filter((s) => store.streams[s.name].enabled);
+    const enabled = STREAM_NAMES.filter((name) => store.streams[name].enabled).map((name) => STREAMS[name]);
     const result = await probeStreamAccess(client, enabled);
     checks.push({
       name: `${label}: reachable and token accepted`,

@@ -5,6 +5,7 @@ import type { SyncMode } from '../../contracts.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { DateWindow } from '../../extract/index.js';
 import { redact } from '../../log.js';
+import { STREAM_NAMES } from '../../streams.js';
 import {
   cliLogger,
   type JobArgs,
@@ -203,8 +204,7 @@ async function runSyncCommand(
 const withStreams = <T>(yargs: Argv<T>) =>
   withJobOptions(yargs).option('streams', {
     type: 'string',
-    description:
-      'Comma-separated streams: locations, metadata_definitions, products, subscriptions, fulfillment_orders',
+    description: `Comma-separated streams: ${STREAM_NAMES.join(', ')}`,
   });
 
 export const syncCommand: CommandModule<object, SyncArgs> = {

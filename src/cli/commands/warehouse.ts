@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
-import { STREAM_NAMES } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
+import { STREAM_NAMES } from '../../streams.js';
 import {
   cliLogger,
   type JobArgs,

@@ -1,10 +1,16 @@
 import pLimit from 'p-limit';
-import { OPERATIONS } from '../../../schemas/index.js';
 import type { StreamState } from '../../contracts.js';
 import { ERROR_CODES, isStoreSyncError } from '../../errors.js';
 import { validateRecords } from '../validate.js';
 import { readListSlice } from './list-slice.js';
-import type { ExtractedPage, PassPlan, PlanInput, StreamContext, StreamDefinition } from './types.js';
+import type {
+  DeclaredStream,
+  ExtractedPage,
+  PassPlan,
+  PlanInput,
+  StreamContext,
+  StreamDefinition,
+} from './types.js';
 import { fullScanPlan, incrementalFrom, todayOf, windowSlices } from './windows.js';
 
 /**
@@ -71,7 +77,7 @@ async function fetchOne(ctx: StreamContext, id: string): Promise<Outcome> {
   }
 }
 
-async function* refreshOpen(ctx: StreamContext): AsyncGenerator<ExtractedPage> {
+async function* refreshOpen(stream: StreamDefinition, ctx: StreamContext): AsyncGenerator<ExtractedPage> {
   // A backfill loads a date range; keeping known records fresh is the nightly run's job.
   if (ctx.mode === 'backfill') return;
   const due = Object.entries(openFulfillmentOrders(ctx.state))
@@ -88,9 +94,9 @@ async function* refreshOpen(ctx: StreamContext): AsyncGenerator<ExtractedPage> {
     const found = outcomes.flatMap((o) => ('raw' in o ? [o] : []));
     const gone = outcomes.flatMap((o) => ('gone' in o ? [o.id] : []));
     const page = validateRecords(
-      fulfillmentOrdersStream.schema,
+      stream.schema,
       found.map((o) => o.raw),
-      'fulfillment_orders',
+      stream.name,
       'GET /fulfillment-orders/{id}/',
     );
     const rejected = page.rejections.map((r) => r.key).filter((k): k is string => k !== null);
@@ -107,17 +113,19 @@ async function* refreshOpen(ctx: StreamContext): AsyncGenerator<ExtractedPage> {
   }
 }
 
-export const fulfillmentOrdersStream: StreamDefinition = {
-  name: 'fulfillment_orders',
-  entity: 'fulfillment_order',
-  primaryKey: ['id'],
-  operation: 'listAssignedFulfillmentOrders',
-  schema: OPERATIONS.listAssignedFulfillmentOrders.response,
-  scopes: OPERATIONS.listAssignedFulfillmentOrders.scopes,
-  cursor: 'watermark day: date_created_from from watermark − lookback, then refresh of open ones by id',
-  softDeletes: false,
-  plan,
-  readSlice: (ctx, slice, sliceId) => readListSlice(ctx, fulfillmentOrdersStream, slice, sliceId),
-  afterPage: trackOpen,
-  finish: refreshOpen,
-};
+/** The fulfillment-orders stream as src/streams.ts declares it, with its windowed reader and refresh. */
+export function fulfillmentOrdersStream(declared: DeclaredStream): StreamDefinition {
+  const stream: StreamDefinition = {
+    ...declared,
+    primaryKey: ['id'],
+    schema: declared.operation.response,
+    scopes: declared.operation.scopes,
+    cursor: 'watermark day: date_created_from from watermark − lookback, then refresh of open ones by id',
+    softDeletes: false,
+    plan,
+    readSlice: (ctx, slice, sliceId) => readListSlice(ctx, stream, slice, sliceId),
+    afterPage: trackOpen,
+    finish: (ctx) => refreshOpen(stream, ctx),
+  };
+  return stream;
+}

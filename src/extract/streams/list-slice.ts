@@ -1,7 +1,7 @@
 import type { z } from 'zod';
+import type { OperationSpec } from '../../../schemas/index.js';
 import type { SliceState } from '../../contracts.js';
 import { isStoreSyncError } from '../../errors.js';
-import type { ListOperationId } from '../operations.js';
 import { cursorBytes, followCursor } from '../pagination.js';
 import { checkSameOrigin, MAX_CURSOR_BYTES } from '../url-safety.js';
 import { validateRecords } from '../validate.js';
@@ -35,7 +35,7 @@ function unusableCursor(ctx: StreamContext, saved: string): string | null {
  */
 export async function* readListSlice(
   ctx: StreamContext,
-  stream: { name: string; operation: ListOperationId; schema: z.ZodType },
+  stream: { name: string; operation: OperationSpec; schema: z.ZodType },
   slice: SliceState & { params: SlicePlan['params'] },
   sliceId = '-',
 ): AsyncGenerator<ExtractedPage> {
@@ -81,7 +81,7 @@ export async function* readListSlice(
 
 async function* readChain(
   ctx: StreamContext,
-  stream: { name: string; operation: ListOperationId; schema: z.ZodType },
+  stream: { name: string; operation: OperationSpec; schema: z.ZodType },
   startUrl: string,
 ): AsyncGenerator<ExtractedPage> {
   for await (const page of followCursor({

@@ -1,6 +1,5 @@
-import { OPERATIONS } from '../../../schemas/index.js';
 import { readListSlice } from './list-slice.js';
-import type { PassPlan, PlanInput, StreamDefinition } from './types.js';
+import type { DeclaredStream, PassPlan, PlanInput, StreamDefinition } from './types.js';
 import { fullScanDue, fullScanPlan, incrementalFrom, todayOf, windowSlices } from './windows.js';
 
 /**
@@ -21,8 +20,6 @@ import { fullScanDue, fullScanPlan, incrementalFrom, todayOf, windowSlices } fro
  * `date_from` windows from it and soft-delete only within it, and the canceled, recovered and failing
  * re-reads carry `date_from` too, so a subscription created before it is never read.
  */
-
-const operation = OPERATIONS.listSubscriptions;
 
 function plan({ mode, state, options, now, window }: PlanInput): PassPlan {
   if (mode === 'backfill' && window) {
@@ -48,15 +45,17 @@ function plan({ mode, state, options, now, window }: PlanInput): PassPlan {
   };
 }
 
-export const subscriptionsStream: StreamDefinition = {
-  name: 'subscriptions',
-  entity: 'subscription',
-  primaryKey: ['id'],
-  operation: 'listSubscriptions',
-  schema: operation.response,
-  scopes: operation.scopes,
-  cursor: 'watermark day: date_from, cancel_date_from and recoveries_date_from from watermark − lookback',
-  softDeletes: true,
-  plan,
-  readSlice: (ctx, slice, sliceId) => readListSlice(ctx, subscriptionsStream, slice, sliceId),
-};
+/** The subscriptions stream as src/streams.ts declares it, with its windowed reader. */
+export function subscriptionsStream(declared: DeclaredStream): StreamDefinition {
+  const stream: StreamDefinition = {
+    ...declared,
+    primaryKey: ['id'],
+    schema: declared.operation.response,
+    scopes: declared.operation.scopes,
+    cursor: 'watermark day: date_from, cancel_date_from and recoveries_date_from from watermark − lookback',
+    softDeletes: true,
+    plan,
+    readSlice: (ctx, slice, sliceId) => readListSlice(ctx, stream, slice, sliceId),
+  };
+  return stream;
+}

@@ -1,10 +1,9 @@
 import type { z } from 'zod';
-import type { Scope } from '../../../schemas/index.js';
+import type { OperationSpec, Scope } from '../../../schemas/index.js';
 import type {
   EntityKind,
   Rejection,
   SliceState,
-  StreamName,
   StreamOptions,
   StreamState,
   SyncMode,
@@ -12,15 +11,13 @@ import type {
 import type { Logger } from '../../log.js';
 import type { ApiClient } from '../client.js';
 import type { DateWindow } from '../dates.js';
-import type { ListOperationId, RequestMeter } from '../operations.js';
+import type { RequestMeter } from '../operations.js';
 
 /**
  * What a stream declares (as in Airbyte's CDK): name, key, cursor, how a pass is cut into slices, and how
  * a slice is read as pages of validated records. Streams never checkpoint: the driver (run-stream.ts)
  * saves each page with the state that follows it.
  */
-
-export type { StreamName } from '../../contracts.js';
 
 export interface SlicePlan {
   id: string;
@@ -77,12 +74,23 @@ export interface ExtractedPage {
   applyState?: (state: StreamState) => void;
 }
 
+/** What a stream's declaration gives its reader: the rest of a StreamDefinition comes from its strategy. */
+export type DeclaredStream = Pick<StreamDefinition, 'name' | 'entity' | 'table' | 'defaults' | 'operation'>;
+
+/**
+ * A runnable stream: its declaration (src/streams.ts) with the reader its strategy gives it. A stream declared
+ * outside src/streams.ts is made the same way (fullScanStream) and handed to the sync pipeline with the others.
+ */
 export interface StreamDefinition {
-  name: StreamName;
+  name: string;
   entity: EntityKind;
+  /** The table of the records themselves (its plan's root). */
+  table: string;
+  /** Options that differ from DEFAULT_STREAM_OPTIONS, for a store whose config says nothing of the stream. */
+  defaults: Partial<StreamOptions>;
   primaryKey: readonly string[];
   /** The list operation that reads it (its scopes are what the probe checks). */
-  operation: ListOperationId;
+  operation: OperationSpec;
   schema: z.ZodType;
   /** Any one of these scopes lets the token read the stream. */
   scopes: readonly Scope[];

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import type { StreamName } from '../../../src/contracts.js';
 import { dataTables, type TableDef, tableDef } from '../../../src/model/index.js';
+import type { StreamName } from '../../../src/streams.js';
 import { API_STREAMS, buildReference, fetchTruth, ROOT_TABLE, type Truth } from './truth.js';
 
 /**

@@ -1,12 +1,8 @@
 import { request } from 'undici';
-import {
-  type EntityKind,
-  emptyStreamState,
-  type Rejection,
-  type StreamName,
-} from '../../../src/contracts.js';
+import { type EntityKind, emptyStreamState, type Rejection } from '../../../src/contracts.js';
 import { STREAMS } from '../../../src/extract/index.js';
 import { openWarehouse } from '../../../src/load/index.js';
+import type { StreamName } from '../../../src/streams.js';
 
 /**
  * The sandbox's truth, and a warehouse built from it: every current record of every stream, read from
