@@ -5,9 +5,16 @@
  * this index so that loading the model (every ingest worker does) does not load the schemas.
  */
 
-export { type PlanNode, plans, planTables } from './plans.js';
+export { addPlan, type PlanNode, plans, planTables } from './plans.js';
 export { ident, literal, timestampLiteral } from './sql.js';
-export { dataTables, ownedBy, sourcedColumns, tableDef, tableDefinitions } from './tables/index.js';
+export {
+  addTables,
+  dataTables,
+  ownedBy,
+  sourcedColumns,
+  tableDef,
+  tableDefinitions,
+} from './tables/index.js';
 export {
   API_2023,
   API_2024,

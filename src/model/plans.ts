@@ -1,4 +1,4 @@
-import type { EntityKind } from '../contracts.js';
+import type { BuiltinEntityKind, EntityKind } from '../contracts.js';
 import type { Source } from './types.js';
 
 /**
@@ -141,7 +141,16 @@ export const plans: Record<EntityKind, PlanNode> = {
     unit: true,
     children: [{ table: 'metadata_definition_validations', field: 'validations' }],
   },
-};
+} satisfies Record<BuiltinEntityKind, PlanNode>;
+
+/**
+ * Adds the plan of an entity brought by a stream declared outside src/ (docs/architecture.md, "Adding a
+ * stream"); its tables are added to the registry first (addTables).
+ */
+export function addPlan(entity: string, plan: PlanNode): void {
+  if (entity in plans) throw new Error(`the entity ${entity} already has a plan`);
+  plans[entity] = plan;
+}
 
 /** Tables an entity's records can write, in plan order without duplicates. */
 export function planTables(entity: EntityKind): string[] {

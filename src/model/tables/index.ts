@@ -32,7 +32,7 @@ function withStandardColumns(def: TableDef): TableDef {
   return { ...def, columns };
 }
 
-export const tableDefinitions: readonly TableDef[] = [
+const registry: TableDef[] = [
   ...orderTables,
   ...fulfillmentTables,
   ...catalogueTables,
@@ -40,7 +40,22 @@ export const tableDefinitions: readonly TableDef[] = [
   ...bookkeepingTables,
 ].map(withStandardColumns);
 
+export const tableDefinitions: readonly TableDef[] = registry;
+
 const byName = new Map(tableDefinitions.map((t) => [t.name, t]));
+
+/**
+ * Adds the tables of a stream declared outside src/ (docs/architecture.md, "Adding a stream"), with the
+ * standard columns. Called before a warehouse is opened: its schema migration then creates them.
+ */
+export function addTables(defs: readonly TableDef[]): void {
+  for (const def of defs) {
+    if (byName.has(def.name)) throw new Error(`the registry already has a table named ${def.name}`);
+    const full = withStandardColumns(def);
+    registry.push(full);
+    byName.set(full.name, full);
+  }
+}
 
 export function tableDef(name: string): TableDef {
   const def = byName.get(name);
