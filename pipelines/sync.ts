@@ -111,16 +111,21 @@ export function outcomeOf(streams: StreamResult[]): RunOutcome {
 }
 
 /**
- * The streams a run of `store` syncs: those asked for, or every enabled one; none is a usage error. The sync
- * command asks this of every store before the first runs, so a store with nothing to sync stops the command
- * before any store has changed the warehouse.
+ * The streams a run of `store` syncs: those asked for, or every enabled one of the catalog; none, or one the
+ * catalog does not have, is a usage error. The sync command asks this of every store before the first runs,
+ * so a store with nothing to sync stops the command before any store has changed the warehouse.
  */
 export function streamsToSync(
   store: StoreConfig,
   streams: readonly string[] | null | undefined,
   catalog: readonly StreamDefinition[] = BUILT_IN,
 ): string[] {
-  if (streams) return [...streams];
+  if (streams) {
+    const unknown = streams.find((name) => !catalog.some((stream) => stream.name === name));
+    if (unknown !== undefined)
+      throw new StoreSyncError(ERROR_CODES.USAGE, `no stream is named "${unknown}".`);
+    return [...streams];
+  }
   const names = catalog.filter((stream) => streamOptions(store, stream).enabled).map((s) => s.name);
   if (names.length === 0)
     throw new StoreSyncError(ERROR_CODES.USAGE, `store "${store.name}" has no enabled stream to sync.`);
@@ -169,11 +174,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
     logger.info('sync.start', { mode: job.mode, streams: names.join(','), ...(job.window ?? {}) });
     const access = await probeStreamAccess(
       client,
-      names.map((name) => {
-        const stream = catalog.find((s) => s.name === name);
-        if (!stream) throw new StoreSyncError(ERROR_CODES.USAGE, `no stream is named "${name}".`);
-        return stream;
-      }),
+      names.map((name) => catalog.find((stream) => stream.name === name)!),
       job.signal ? { signal: job.signal } : {},
     );
     for (const denied of access.denied) {

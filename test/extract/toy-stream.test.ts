@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { runSync } from '../../pipelines/sync.js';
 import { API_VERSION_2024, type OperationSpec } from '../../schemas/index.js';
 import { parseConfig } from '../../src/config.js';
+import { ERROR_CODES, isStoreSyncError } from '../../src/errors.js';
 import { fullScanStream } from '../../src/extract/index.js';
 import { silentLogger } from '../../src/log.js';
 import { addPlan, addTables, type TableDef } from '../../src/model/index.js';
@@ -105,12 +106,12 @@ describe('a toy full-scan stream declared outside src/', () => {
       dir,
     );
 
-  const sync = async () => {
+  const sync = async (streams: string[] | null = null) => {
     const parsed = config();
     return runSync({
       config: parsed,
       store: parsed.stores[0]!,
-      streams: null,
+      streams,
       catalog: [toyStream],
       mode: 'incremental',
       logger: silentLogger,
@@ -163,6 +164,16 @@ describe('a toy full-scan stream declared outside src/', () => {
     const result = await sync();
     assert.equal(result.outcome, 'succeeded');
     assert.deepEqual(await rows(), expected());
+  });
+
+  it('refuses a stream its catalog does not have, before any request', async () => {
+    const requests = server.hits.length;
+    await assert.rejects(
+      sync(['locations']),
+      (error) =>
+        isStoreSyncError(error, ERROR_CODES.USAGE) && /no stream is named "locations"/.test(error.message),
+    );
+    assert.equal(server.hits.length, requests);
   });
 
   it('soft-deletes a toy that a completed scan no longer returns', async () => {
