@@ -15,7 +15,7 @@ import {
   Ticket,
 } from '../../schemas/resources.js';
 import { Location } from '../../schemas/shared.js';
-import type { EntityKind } from '../contracts.js';
+import type { BuiltinEntityKind, EntityKind } from '../contracts.js';
 import { API_2023, API_2024 } from './types.js';
 
 /**
@@ -50,4 +50,4 @@ export const planResources: Record<EntityKind, readonly ResourceShape[]> = {
   subscription: any('Subscription', Subscription),
   location: any('Location', Location),
   metadata_definition: any('MetadataDefinition', MetadataDefinition),
-};
+} satisfies Record<BuiltinEntityKind, readonly ResourceShape[]>;

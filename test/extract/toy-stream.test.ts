@@ -12,6 +12,8 @@ import { ERROR_CODES, isStoreSyncError } from '../../src/errors.js';
 import { fullScanStream } from '../../src/extract/index.js';
 import { silentLogger } from '../../src/log.js';
 import { addPlan, addTables, type TableDef } from '../../src/model/index.js';
+import { planResources } from '../../src/model/resources.js';
+import { MODEL, validateModel } from '../../src/model/validate.js';
 import { sendJson, startServer, type TestServer } from './helpers.js';
 
 /**
@@ -149,6 +151,25 @@ describe('a toy full-scan stream declared outside src/', () => {
       colour,
       deleted: deleted.includes(id as number),
     }));
+
+  it('passes the model validator like a built-in table and plan', () => {
+    const resources = { ...planResources, toy: [{ name: 'Toy', shape: null, schema: Toy }] };
+    const problems = validateModel({ ...MODEL, resources }).filter((problem) => /toy/.test(problem));
+    assert.deepEqual(problems, []);
+    // And names a misspelt source, which would otherwise leave the column empty.
+    const misspelt = MODEL.tables.map((table) =>
+      table.name !== 'toys'
+        ? table
+        : {
+            ...table,
+            columns: table.columns.map((c) => (c.name === 'colour' ? { ...c, source: 'color' } : c)),
+          },
+    );
+    assert.deepEqual(
+      validateModel({ ...MODEL, tables: misspelt, resources }).filter((problem) => /toy/.test(problem)),
+      ['toys.colour: source `color` names no field of the toys item in Toy'],
+    );
+  });
 
   it('syncs every page of the list into its table', async () => {
     const result = await sync();
