@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { NODE_FLAGS } from '../src/load/runtime-profile.js';
 import { writeOrderFiles } from './warehouse-data.js';
 
 /**
@@ -27,14 +28,9 @@ const fromRepo = (file: string): URL =>
 const CHILD = fileURLToPath(fromRepo('dist/bench/warehouse-child.js'));
 const run = promisify(execFile);
 
-/** The Node flags the store-sync command runs with, from its `#!/usr/bin/env -S node …` line. */
+/** The Node flags the store-sync command runs with (its `#!` line holds the same, see NODE_FLAGS). */
 export function commandNodeFlags(): string[] {
-  const bin = readFileSync(fromRepo('bin/store-sync.js'), 'utf8');
-  const line = bin.slice(0, bin.indexOf('\n'));
-  const flags = /^#!\/usr\/bin\/env -S node((?: --\S+)*)$/.exec(line);
-  if (!flags)
-    throw new Error(`bin/store-sync.js starts with ${line}, not with #!/usr/bin/env -S node and flags`);
-  return flags[1]!.split(' ').filter(Boolean);
+  return [...NODE_FLAGS];
 }
 
 export interface StepResult {

@@ -1,9 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=2
-// Node's flags for every run are on the line above (bench/warehouse-lib.ts reads them from there, so the
-// benchmarks run as the command does): a 2 MB young generation semi-space instead of up to 16 MB. The main
-// thread of a load holds only some 15 MB of live objects, and a larger young generation grown around them is
-// memory held for no time saved (docs/performance.md, "Settings and the measurements behind them").
-// V8 reads the flag only at start, so it cannot be set from here. `node bin/store-sync.js` runs without it.
+// Node's flags for every run are on the line above because V8 reads them only when it starts: they are
+// NODE_FLAGS in src/load/runtime-profile.ts, which says why, and test/cli/runtime-profile.test.ts keeps this
+// line equal to it. `node bin/store-sync.js` runs without them.
 // The CLI is written in TypeScript and runs compiled to JavaScript in dist/ (`npm run build`, which
 // `npm install`, `npm start` and `npm test` run first): a TypeScript loader would add a loader thread per
 // JavaScript thread to every run, in memory and in start-up time.

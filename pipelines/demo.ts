@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseConfig } from '../src/config.js';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import { ApiClient } from '../src/extract/index.js';
-import { openWarehouse, type Warehouse } from '../src/load/index.js';
+import { openWarehouse } from '../src/load/index.js';
 import type { Logger } from '../src/log.js';
 import { tableDefinitions } from '../src/model/index.js';
 import { drainStoreRun } from '../src/receive/drain.js';
@@ -59,13 +59,6 @@ FROM fulfillment_orders WHERE status NOT IN ('closed', 'incomplete', 'cancelled'
 GROUP BY ALL ORDER BY open_fulfillment_orders DESC`,
   },
 ];
-
-async function rows(warehouse: Warehouse, sql: string): Promise<{ columns: string[]; rows: unknown[][] }> {
-  return warehouse.exclusive(async () => {
-    const reader = await warehouse.connection.runAndReadAll(sql);
-    return { columns: reader.columnNames(), rows: reader.getRowsJson() as unknown[][] };
-  });
-}
 
 export interface DemoResult {
   sync: SyncResult;
@@ -187,12 +180,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       const tables: { table: string; rows: number }[] = [];
       const dataTables = tableDefinitions.map((t) => t.name).filter((name) => !name.startsWith('_'));
       for (const name of dataTables.sort()) {
-        const count = await rows(warehouse, `SELECT count(*) FROM "${name}"`);
-        tables.push({ table: name, rows: Number(count.rows[0]?.[0] ?? 0) });
+        tables.push({ table: name, rows: await warehouse.countRows(name) });
       }
       const answers = [];
       for (const query of DEMO_QUERIES)
-        answers.push({ title: query.title, ...(await rows(warehouse, query.sql)) });
+        answers.push({ title: query.title, ...(await warehouse.selectJson(query.sql)) });
       const webhooks = {
         delivered: delivered.delivered,
         loaded: drain.documents,

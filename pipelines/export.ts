@@ -17,7 +17,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import type { Warehouse } from '../src/load/index.js';
 import { lockHolder } from '../src/load/open.js';
-import { ident, literal, type TableDef, tableDefinitions } from '../src/model/index.js';
+import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
+import { ident, type TableDef, tableDefinitions } from '../src/model/index.js';
 
 /**
  * `store-sync export`: every table to Parquet under `<dir>/<table>/` with DuckDB's COPY. Orders and the
@@ -462,27 +463,21 @@ async function exportTables(
     const partitioned = isPartitioned(def);
     await mkdir(target);
     const destination = partitioned ? target : path.join(target, 'data.parquet');
-    const options = partitioned ? `, PARTITION_BY (month), FILENAME_PATTERN '${files}-{i}'` : '';
+    const options = partitioned ? { partitionBy: ['month'], filenamePattern: `${files}-{i}` } : {};
     // A writer's memory limit is sized for loading, not for a COPY with a Parquet row group in progress per
-    // month: at 256 MB the orders of a two-million-document warehouse cannot be exported.
-    const result = await warehouse.exclusive(() =>
-      warehouse.withDefaultMemoryLimit(async () => {
-        const copied = await warehouse.connection.run(
-          `COPY (${selectSql(def)}) TO ${literal(destination)} (FORMAT parquet${options})`,
-        );
-        // A partitioned COPY of no rows writes no file, and `read_parquet('<table>/**/*.parquet')` then fails
-        // with "No files found": an empty table gets one empty file, with the month as a column, so readers
-        // see the table's columns and no rows, as with every other empty table.
-        if (partitioned && Number(copied.rowsChanged) === 0)
-          await warehouse.connection.run(
-            `COPY (${selectSql(def)} LIMIT 0) TO ${literal(path.join(target, `${files}-0.parquet`))} (FORMAT parquet)`,
-          );
-        return copied;
-      }),
-    );
+    // month (RUNTIME_PROFILES.bulkCopy; a reader has DuckDB's default already).
+    const rows = await warehouse.withProfile(RUNTIME_PROFILES.bulkCopy, warehouse.logger, async () => {
+      const copied = await warehouse.copyToParquet(selectSql(def), destination, options);
+      // A partitioned COPY of no rows writes no file, and `read_parquet('<table>/**/*.parquet')` then fails
+      // with "No files found": an empty table gets one empty file, with the month as a column, so readers
+      // see the table's columns and no rows, as with every other empty table.
+      if (partitioned && copied === 0)
+        await warehouse.copyToParquet(`${selectSql(def)} LIMIT 0`, path.join(target, `${files}-0.parquet`));
+      return copied;
+    });
     tables.push({
       table: def.name,
-      rows: Number(result.rowsChanged),
+      rows,
       partitioned,
       path: path.join(absolute, def.name),
     });

@@ -21,6 +21,7 @@ import {
   type PrepareJob,
   prepareFiles,
 } from '../src/load/input/prepare.js';
+import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
 import type { LogFields, Logger } from '../src/log.js';
 
 /**
@@ -231,7 +232,11 @@ class IngestRun {
       this.fileLine(progress.path, result, { format, gzip });
     }
     batch.after.push(writeLedgersSql(store, rows, runId, at));
-    logger.debug('ingest_batch', { batch: event.batchIndex, documents: event.documents });
+    logger.debug('ingest_batch', {
+      batch: event.batchIndex,
+      documents: event.documents,
+      fast_path: event.prepared.fastPathDocuments,
+    });
     this.txDocs += event.documents;
     await this.rotate(batch, this.txDocs >= (this.options.commitDocuments ?? 200_000));
   };
@@ -262,8 +267,8 @@ class IngestRun {
       await tx.commit();
       this.log(logs);
       // A streaming ingest (worker threads, a large input) lets DuckDB drop what it keeps of the rows
-      // written so far (Warehouse.reattach).
-      if (this.summary.workers > 0) await this.warehouse.reattach(this.options.logger);
+      // written so far (the ingest profile's re-attach, Warehouse.afterCommit).
+      await this.warehouse.afterCommit(this.options.logger);
       this.tx = await this.warehouse.begin();
     })();
     this.txReady.catch(() => undefined);
@@ -420,41 +425,37 @@ export async function ingestPaths(
   const files = options.files ?? (await expandInputs(inputs));
   const run = new IngestRun(warehouse, options);
   await run.start();
-  let restoreThreads: () => Promise<void> = async () => {};
-  let restoreMemory: () => Promise<void> = async () => {};
-  try {
-    const plans = await run.plan(files);
-    // Stopped while the ledger was checked (hashing touched files can take a while): nothing is read.
-    if (plans.length && options.signal?.aborted) await run.interrupted(plans);
-    else if (plans.length) {
-      const job = run.job(plans);
-      // stdin belongs to this thread, and a pipe can be read only once: every worker reads all the input.
-      const bytes = plans.reduce((n, p) => n + p.entry.size - p.entry.byteOffset, 0);
-      const workers = plans.some(isStream) ? 0 : (options.workers ?? workersFor(bytes));
-      run.summary.workers = workers;
-      restoreThreads = await warehouse.shareCores(workers, options.logger);
-      if (workers > 0) restoreMemory = await warehouse.limitMemoryForStreaming(options.logger);
-      const reading =
-        workers > 0
-          ? prepareInWorkers(job, workers, run.accept)
-          : prepareFiles({ ...job, share: { index: 0, of: 1 } }, run.accept, { signal: options.signal });
-      // A stop unwinds the readers (and ends the workers); every batch accepted before it is kept.
-      await reading.catch((error: unknown) => {
-        if (!(error instanceof IngestStopped)) throw error;
-        return run.interrupted(plans);
+  // Restored once the last commit or the rollback is done: nothing of the run is still running then.
+  await warehouse.withProfile(RUNTIME_PROFILES.ingest, options.logger, async (runtime) => {
+    try {
+      const plans = await run.plan(files);
+      // Stopped while the ledger was checked (hashing touched files can take a while): nothing is read.
+      if (plans.length && options.signal?.aborted) await run.interrupted(plans);
+      else if (plans.length) {
+        const job = run.job(plans);
+        // stdin belongs to this thread, and a pipe can be read only once: every worker reads all the input.
+        const bytes = plans.reduce((n, p) => n + p.entry.size - p.entry.byteOffset, 0);
+        const workers = plans.some(isStream) ? 0 : (options.workers ?? workersFor(bytes));
+        run.summary.workers = workers;
+        await runtime.useWorkers(workers);
+        const reading =
+          workers > 0
+            ? prepareInWorkers(job, workers, run.accept)
+            : prepareFiles({ ...job, share: { index: 0, of: 1 } }, run.accept, { signal: options.signal });
+        // A stop unwinds the readers (and ends the workers); every batch accepted before it is kept.
+        await reading.catch((error: unknown) => {
+          if (!(error instanceof IngestStopped)) throw error;
+          return run.interrupted(plans);
+        });
+      }
+      await run.finish();
+    } catch (error) {
+      await run.abort();
+      if (error instanceof StoreSyncError) throw error;
+      throw new StoreSyncError(ERROR_CODES.INGEST, `ingest failed: ${(error as Error).message}`, {
+        cause: error,
       });
     }
-    await run.finish();
-  } catch (error) {
-    await run.abort();
-    if (error instanceof StoreSyncError) throw error;
-    throw new StoreSyncError(ERROR_CODES.INGEST, `ingest failed: ${(error as Error).message}`, {
-      cause: error,
-    });
-  } finally {
-    // After finish or abort: nothing of the run is still running on the connection.
-    await restoreThreads();
-    await restoreMemory();
-  }
+  });
   return run.summary;
 }

@@ -5,6 +5,7 @@ import type { BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { ReplayWorkers, workersFor } from '../src/load/input/parallel.js';
 import { storedBlocks } from '../src/load/landing.js';
 import type { StoredBlock } from '../src/load/replay.js';
+import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
 import type { Logger } from '../src/log.js';
 import { dataTables, literal } from '../src/model/index.js';
 
@@ -47,16 +48,6 @@ export interface RebuildSummary {
 
 /** Thrown inside the rebuild when its signal stops it: caught below, and the transaction rolled back. */
 class RebuildStopped extends Error {}
-
-/** The streams whose records the landing holds: what a rebuild covers (recorded with its run). */
-export async function landedStreams(warehouse: Warehouse): Promise<string[]> {
-  const reader = await warehouse.exclusive(() =>
-    warehouse.connection.runAndReadAll(
-      'SELECT DISTINCT unnest(streams) AS stream FROM _raw_landing ORDER BY stream',
-    ),
-  );
-  return reader.getRows().map(([stream]) => String(stream));
-}
 
 /** The landing's blocks, by first sequence number, in arrival order. */
 async function blockSeqs(tx: Transaction): Promise<number[]> {
@@ -113,96 +104,103 @@ export async function rebuildWarehouse(
   const stopIfAsked = () => {
     if (options.signal?.aborted) throw new RebuildStopped();
   };
-  const tx = await warehouse.begin();
-  let workers: ReplayWorkers | null = null;
-  let restoreThreads: () => Promise<void> = async () => {};
-  try {
-    // The block headers tell how much was landed without reading the payloads (a few KB per record).
-    const landed = await tx.read((c) => c.runAndReadAll('SELECT sum(records) FROM _raw_landing'));
-    const records = Number(landed.getRows()[0]![0] ?? 0);
-    const count = options.workers ?? workersFor(RECORD_BYTES * records);
-    summary.workers = count;
-    restoreThreads = await warehouse.shareCores(count, options.logger);
-    const replay = new ReplayWorkers(count);
-    workers = replay;
-    stopIfAsked();
-    await warehouse.recreateDataTables(tx);
-    await tx.run(
-      `DELETE FROM _rejected_records WHERE stage IN (${literal('parse')}, ${literal('normalize')})`,
-    );
-    let pending: Promise<BatchCounts> | null = null;
-    const settle = async () => {
-      if (!pending) return;
-      const counts = await pending;
-      pending = null;
-      summary.records += counts.records;
-      summary.rows += counts.rows;
-      summary.rejections += counts.rejections;
-    };
-    const blocks = await blockSeqs(tx);
-    options.logger.info('rebuild_start', { blocks: blocks.length, records, workers: count });
-    const seq = warehouse.nextSeq();
-    // Blocks are decoded and normalized in worker threads, a few ahead, while this thread writes them in
-    // order; the connection reads the next blocks between writes. With two ahead per worker, the worker
-    // would sit idle while a write holds up the read of the blocks after it.
-    const ahead = 3 * Math.max(1, count);
-    const replayed: Promise<PreparedBatch>[] = [];
-    // Blocks are read BLOCKS_PER_READ at a time, the next group while this one is replayed.
-    const side = await warehouse.sideConnection();
-    const groups = new Map<number, Promise<StoredBlock[]>>();
-    const group = (g: number) => {
-      let read = groups.get(g);
-      if (!read && g * BLOCKS_PER_READ < blocks.length) {
-        read = readBlocks(side, blocks.slice(g * BLOCKS_PER_READ, (g + 1) * BLOCKS_PER_READ));
-        read.catch(() => undefined);
-        groups.set(g, read);
-      }
-      return read;
-    };
-    const dispatch = async (i: number) => {
-      const g = Math.floor(i / BLOCKS_PER_READ);
-      const read = await group(g)!;
-      group(g + 1);
-      const promise = replay.replay(i, read[i % BLOCKS_PER_READ]!, seq);
-      if (i % BLOCKS_PER_READ === BLOCKS_PER_READ - 1 || i === blocks.length - 1) groups.delete(g);
-      promise.catch(() => undefined);
-      replayed[i] = promise;
-    };
-    let dispatched = 0;
-    for (let i = 0; i < blocks.length; i++) {
+  // The profile is restored after the commit or rollback: nothing of the rebuild is still running then.
+  await warehouse.withProfile(RUNTIME_PROFILES.rebuild, options.logger, async (runtime) => {
+    const tx = await warehouse.begin();
+    let workers: ReplayWorkers | null = null;
+    try {
+      // The block headers tell how much was landed without reading the payloads (a few KB per record).
+      const landed = await tx.read((c) => c.runAndReadAll('SELECT sum(records) FROM _raw_landing'));
+      const records = Number(landed.getRows()[0]![0] ?? 0);
+      const count = options.workers ?? workersFor(RECORD_BYTES * records);
+      summary.workers = count;
+      await runtime.useWorkers(count);
+      const replay = new ReplayWorkers(count);
+      workers = replay;
       stopIfAsked();
-      while (dispatched < blocks.length && dispatched < i + ahead) await dispatch(dispatched++);
-      const prepared = await replayed[i]!;
-      const batch = warehouse.adopt(prepared, () => replay.giveBack(i, prepared));
-      delete replayed[i];
-      await settle();
-      pending = tx.write(batch);
-      pending.catch(() => undefined);
-      summary.blocks++;
-      if (summary.blocks % 50 === 0)
-        options.logger.debug('rebuild_progress', { blocks: summary.blocks, rows: summary.rows });
-    }
-    await settle();
-    // The last moment a stop can still roll everything back.
-    stopIfAsked();
-    options.logger.debug('rebuild_committing', { blocks: summary.blocks, rows: summary.rows });
-    await tx.commit();
-  } catch (error) {
-    await tx.rollback();
-    await warehouse.reopenTables();
-    if (error instanceof RebuildStopped) summary.interrupted = true;
-    else if (error instanceof StoreSyncError) throw error;
-    else
-      throw new StoreSyncError(
-        ERROR_CODES.WAREHOUSE,
-        `rebuild failed, nothing changed: ${(error as Error).message}`,
-        { cause: error },
+      await warehouse.recreateDataTables(tx);
+      await tx.run(
+        `DELETE FROM _rejected_records WHERE stage IN (${literal('parse')}, ${literal('normalize')})`,
       );
-  } finally {
-    await workers?.close();
-    // After the commit or rollback: nothing of the rebuild is still running on the connection.
-    await restoreThreads();
-  }
+      let pending: Promise<BatchCounts> | null = null;
+      const settle = async () => {
+        if (!pending) return;
+        const counts = await pending;
+        pending = null;
+        summary.records += counts.records;
+        summary.rows += counts.rows;
+        summary.rejections += counts.rejections;
+      };
+      const blocks = await blockSeqs(tx);
+      options.logger.info('rebuild_start', { blocks: blocks.length, records, workers: count });
+      const seq = warehouse.nextSeq();
+      // Blocks are decoded and normalized in worker threads, a few ahead, while this thread writes them in
+      // order; the connection reads the next blocks between writes. With two ahead per worker, the worker
+      // would sit idle while a write holds up the read of the blocks after it.
+      const ahead = 3 * Math.max(1, count);
+      const replayed: Promise<PreparedBatch>[] = [];
+      // Blocks are read BLOCKS_PER_READ at a time, the next group while this one is replayed.
+      const side = await warehouse.sideConnection();
+      const groups = new Map<number, Promise<StoredBlock[]>>();
+      const group = (g: number) => {
+        let read = groups.get(g);
+        if (!read && g * BLOCKS_PER_READ < blocks.length) {
+          read = readBlocks(side, blocks.slice(g * BLOCKS_PER_READ, (g + 1) * BLOCKS_PER_READ));
+          read.catch(() => undefined);
+          groups.set(g, read);
+        }
+        return read;
+      };
+      const dispatch = async (i: number) => {
+        const g = Math.floor(i / BLOCKS_PER_READ);
+        const read = await group(g)!;
+        group(g + 1);
+        const promise = replay.replay(i, read[i % BLOCKS_PER_READ]!, seq);
+        if (i % BLOCKS_PER_READ === BLOCKS_PER_READ - 1 || i === blocks.length - 1) groups.delete(g);
+        promise.catch(() => undefined);
+        replayed[i] = promise;
+      };
+      let dispatched = 0;
+      // Documents the fast path read (normalize/fast.ts): none with it turned off.
+      let fastPath = 0;
+      for (let i = 0; i < blocks.length; i++) {
+        stopIfAsked();
+        while (dispatched < blocks.length && dispatched < i + ahead) await dispatch(dispatched++);
+        const prepared = await replayed[i]!;
+        fastPath += prepared.fastPathDocuments;
+        const batch = warehouse.adopt(prepared, () => replay.giveBack(i, prepared));
+        delete replayed[i];
+        await settle();
+        pending = tx.write(batch);
+        pending.catch(() => undefined);
+        summary.blocks++;
+        if (summary.blocks % 50 === 0)
+          options.logger.debug('rebuild_progress', { blocks: summary.blocks, rows: summary.rows });
+      }
+      await settle();
+      // The last moment a stop can still roll everything back.
+      stopIfAsked();
+      options.logger.debug('rebuild_committing', {
+        blocks: summary.blocks,
+        rows: summary.rows,
+        fast_path: fastPath,
+      });
+      await tx.commit();
+    } catch (error) {
+      await tx.rollback();
+      await warehouse.reopenTables();
+      if (error instanceof RebuildStopped) summary.interrupted = true;
+      else if (error instanceof StoreSyncError) throw error;
+      else
+        throw new StoreSyncError(
+          ERROR_CODES.WAREHOUSE,
+          `rebuild failed, nothing changed: ${(error as Error).message}`,
+          { cause: error },
+        );
+    } finally {
+      await workers?.close();
+    }
+  });
   const { interrupted, ...counts } = summary;
   if (interrupted) options.logger.warn('rebuild_rolled_back', counts);
   else options.logger.info('rebuild_done', counts);

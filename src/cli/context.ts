@@ -4,6 +4,7 @@ import type { Argv } from 'yargs';
 import { checkBaseUrl, loadConfig, parseConfig, type StoreConfig, type SyncConfig } from '../config.js';
 import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
+import { FAST_PATH_VARIABLE } from '../normalize/fast-switch.js';
 import { STREAM_NAMES, type StreamName } from '../streams.js';
 
 /**
@@ -180,3 +181,30 @@ export function withWorkersOption<T>(yargs: Argv<T>): Argv<T & WorkersArgs> {
 
 export const workersFrom = (args: WorkersArgs): number | undefined =>
   args.workers === undefined ? undefined : integerOption('workers', args.workers, 0, 64);
+
+export interface FastPathArgs {
+  'fast-path'?: boolean;
+}
+
+/** `--no-fast-path` of ingest and rebuild (src/normalize/fast-switch.ts). */
+export function withFastPathOption<T>(yargs: Argv<T>): Argv<T & FastPathArgs> {
+  return yargs.option('fast-path', {
+    type: 'boolean',
+    description: `Read documents with the byte-scanning fast path (on unless ${FAST_PATH_VARIABLE}=0). --no-fast-path parses every document with JSON.parse instead: the same rows, more slowly, to rule out a fast-path bug`,
+  }) as Argv<T & FastPathArgs>;
+}
+
+/**
+ * Applies `--fast-path`/`--no-fast-path` to the run, through the environment variable that worker threads
+ * inherit, after checking a value the environment gave it.
+ */
+export function useFastPathSwitch(args: FastPathArgs): void {
+  const given = process.env[FAST_PATH_VARIABLE];
+  if (given !== undefined && given !== '' && given !== '0' && given !== '1')
+    throw new StoreSyncError(
+      ERROR_CODES.USAGE,
+      `${FAST_PATH_VARIABLE}=${JSON.stringify(given)}: expected 0 (fast path off) or 1 (on)`,
+      { details: { field: FAST_PATH_VARIABLE } },
+    );
+  if (args['fast-path'] !== undefined) process.env[FAST_PATH_VARIABLE] = args['fast-path'] ? '1' : '0';
+}

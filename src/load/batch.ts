@@ -91,6 +91,8 @@ export interface PreparedBatch {
   rejected: RowsSnapshot;
   landing: LandingBlock | null;
   counts: BatchCounts;
+  /** Of `counts.records`, the documents the fast path read (normalize/fast.ts): the ingest's debug log shows it. */
+  fastPathDocuments: number;
   after: string[];
 }
 
@@ -109,6 +111,8 @@ const REJECTED_COLUMNS = tableDef('_rejected_records').columns;
 
 export class Batch {
   readonly counts: BatchCounts = { records: 0, rows: 0, rejections: 0 };
+  /** Documents the fast path read into this batch (see PreparedBatch). */
+  fastPathDocuments = 0;
   /**
    * Rows `write` appended to any table, bookkeeping included (rejections, raw landing): the transaction
    * uses it to decide how to commit (see Transaction.commit).
@@ -150,6 +154,7 @@ export class Batch {
     batch.prepared = { tables, landing: prepared.landing };
     batch.rejected = TableRows.fromSnapshot(prepared.rejected, REJECTED_COLUMNS);
     Object.assign(batch.counts, prepared.counts);
+    batch.fastPathDocuments = prepared.fastPathDocuments;
     batch.after.push(...prepared.after);
     return batch;
   }
@@ -173,6 +178,7 @@ export class Batch {
       rejected,
       landing,
       counts: { ...this.counts },
+      fastPathDocuments: this.fastPathDocuments,
       after: [...this.after],
     };
   }
@@ -227,6 +233,7 @@ export class Batch {
   addDocumentBytes(bytes: Uint8Array): boolean {
     if (this.normalizer!.normalizeBytes(bytes) === null) return false;
     this.counts.records++;
+    this.fastPathDocuments++;
     return true;
   }
 

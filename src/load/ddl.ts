@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import type { DuckDBBlobValue, DuckDBConnection, DuckDBListValue } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { ident, literal, type TableDef, tableDef, tableDefinitions } from '../model/index.js';
+import { commitThroughCheckpoint } from './checkpoint.js';
 import { landingParts } from './landing.js';
-import { type OpenOptions, withDefaultMemoryLimit } from './open.js';
-import { commitThroughCheckpoint } from './transaction.js';
+import type { OpenOptions } from './open.js';
+import { RUNTIME_PROFILES, withProfileMemory } from './runtime-profile.js';
 
 /**
  * Schema from the registry: tables, columns and the `COMMENT ON` data dictionary.
@@ -80,10 +81,10 @@ export async function migrate(connection: DuckDBConnection, options: OpenOptions
   };
   // DuckDB pins every old blob of the vector it fetches a row from, so a large landing in the old layout
   // needs far more memory to move than a writer's limit (docs/performance.md, "Settings and the measurements
-  // behind them"). A one-off upgrade, so it runs at DuckDB's default limit, lifted around the whole
-  // transaction: an aborted transaction refuses even SET, so restoring the limit inside it would hide the
-  // error that aborted it.
-  if (oldLanding.length) await withDefaultMemoryLimit(connection, options, upgrade);
+  // behind them"). A one-off upgrade, so it runs under the bulk-copy profile (DuckDB's default limit), lifted
+  // around the whole transaction: an aborted transaction refuses even SET, so restoring the limit inside it
+  // would hide the error that aborted it.
+  if (oldLanding.length) await withProfileMemory(connection, options, RUNTIME_PROFILES.bulkCopy, upgrade);
   else await upgrade();
 }
 

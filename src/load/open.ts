@@ -12,6 +12,7 @@ import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { literal } from '../model/index.js';
+import { WRITER_CHECKPOINT_THRESHOLD, writerMemoryLimit } from './runtime-profile.js';
 
 /**
  * Opening the DuckDB file with the one-writer rule (docs/warehouse.md, "Transactions and one writer").
@@ -24,42 +25,13 @@ export interface OpenOptions {
   /** The file must exist already, for a writer too (rebuild: a new warehouse has no landing to rebuild). */
   existing?: boolean;
   /**
-   * DuckDB memory_limit, e.g. '2GB'. Writers default to WRITER_MEMORY_LIMIT: batches are bounded and DuckDB
-   * spills what does not fit, while DuckDB's own default, 80% of RAM, would let one ingest fill the machine
-   * with cached blocks. Read-only opens keep DuckDB's default, for analysts' queries.
+   * DuckDB memory_limit, e.g. '2GB'. Writers default to WRITER_MEMORY_LIMIT (runtime-profile.ts): batches are
+   * bounded and DuckDB spills what does not fit, while DuckDB's own default, 80% of RAM, would let one ingest
+   * fill the machine with cached blocks. Read-only opens keep DuckDB's default, for analysts' queries.
    */
   memoryLimit?: string;
   threads?: number;
 }
-
-/**
- * A writer's DuckDB memory. What it must hold at once is a checkpoint's work plus a block for every column
- * of every table's row group in progress, so it goes with the checkpoint threshold, the row-group size and
- * the block size below: with those, 256 MB carries a large ingest as fast as more memory would, and less
- * fails. Many small loads into one warehouse (a sync commits page by page) slow down sharply below it.
- * docs/performance.md, "Settings and the measurements behind them".
- */
-export const WRITER_MEMORY_LIMIT = '256MB';
-
-/**
- * DuckDB's memory while an ingest streams a large input through worker threads (input/parallel.ts,
- * WORKERS_FROM_BYTES): a few large commits, which read back little of what they wrote. Because such an ingest
- * re-attaches the file after each commit (Warehouse.reattach), DuckDB holds little besides the rows in
- * progress, and 160 MB loads a fresh warehouse or merges into a large one in the same time as the writer's
- * limit, with a lower peak; 128 MB spills and is slower. Small ingests and syncs, many small commits, keep
- * the writer's limit (above). docs/performance.md, "Settings and the measurements behind them".
- */
-export const STREAMING_INGEST_MEMORY_LIMIT = '160MB';
-
-/**
- * WAL size at which a writer's commit also checkpoints. Each checkpoint then writes at most one large
- * transaction (an ingest commits every 200,000 documents) plus this much, which is what bounds the memory
- * it needs. A higher threshold saves checkpoints (each rewrites the tables' last, partly filled row groups)
- * only when commits are small; with 200,000-document commits it saves no time and costs memory. DuckDB's
- * own default (16 MB) would checkpoint after nearly every page of a sync. Every commit is durable in the WAL
- * either way, and closing the warehouse checkpoints.
- */
-export const WRITER_CHECKPOINT_THRESHOLD = '64MB';
 
 /**
  * Rows per row group in the tables a writer appends to (DuckDB's default is 122,880). DuckDB writes a
@@ -300,53 +272,6 @@ export async function openInstance(
       if (!readOnly) writersInProcess.delete(absolute);
     },
   };
-}
-
-/** A writer's DuckDB memory limit: the one asked for, or WRITER_MEMORY_LIMIT. */
-export const writerMemoryLimit = (options: OpenOptions): string => options.memoryLimit ?? WRITER_MEMORY_LIMIT;
-
-/**
- * Sets DuckDB's memory limit to `limit` and returns what sets the writer's back (`options` are the writer's
- * open options). Call both between statements, never beside one, and outside a transaction that may abort.
- */
-export async function setMemoryLimit(
-  connection: DuckDBConnection,
-  options: OpenOptions,
-  limit: string,
-): Promise<() => Promise<void>> {
-  await connection.run(`SET memory_limit = ${literal(limit)}`);
-  // The limit as configured: DuckDB shows it rounded (15.2 MiB for 16MB), and setting what it shows would
-  // lower it a little at every round.
-  return async () => {
-    await connection.run(`SET memory_limit = ${literal(writerMemoryLimit(options))}`);
-  };
-}
-
-/**
- * Runs `fn` with DuckDB's default memory limit (80 % of the machine's or container's memory), as a read-only
- * open has, then restores the writer's (setMemoryLimit). A writer's limit is sized for loading; an export's
- * partitioned COPY and the move of an old landing need more (see their callers). DuckDB 1.5.6's RESET changes
- * the setting it reports but not its buffer pool's limit, so RESET only serves to learn the default, which
- * is then SET.
- */
-export async function withDefaultMemoryLimit<T>(
-  connection: DuckDBConnection,
-  options: OpenOptions,
-  fn: () => Promise<T>,
-): Promise<T> {
-  await connection.run('RESET memory_limit');
-  const reader = await connection.runAndReadAll("SELECT current_setting('memory_limit')");
-  const restore = await setMemoryLimit(connection, options, String(reader.getRows()[0]![0]));
-  let result: T;
-  try {
-    result = await fn();
-  } catch (error) {
-    // Restoring can fail too (an aborted transaction refuses SET): fn's error is the one that explains.
-    await restore().catch(() => undefined);
-    throw error;
-  }
-  await restore();
-  return result;
 }
 
 /** A connection to the warehouse of an instance from openInstance (a writer's is the attached database). */

@@ -1,8 +1,11 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { asStoreSyncError, ERROR_CODES } from '../errors.js';
 import type { Batch, BatchCounts } from './batch.js';
-import { WRITER_CHECKPOINT_THRESHOLD, WRITER_ROW_GROUP_ROWS } from './open.js';
-import type { Warehouse } from './warehouse.js';
+import { commitThroughCheckpoint } from './checkpoint.js';
+import type { AppenderPool } from './chunks.js';
+import type { KeyRanges } from './key-ranges.js';
+import type { Layouts } from './layouts.js';
+import { WRITER_ROW_GROUP_ROWS } from './open.js';
 
 /**
  * Rows appended in one transaction from which its commit goes through a checkpoint: half of the writer's
@@ -14,27 +17,19 @@ import type { Warehouse } from './warehouse.js';
 export const CHECKPOINTED_COMMIT_ROWS = WRITER_ROW_GROUP_ROWS / 2;
 
 /**
- * COMMIT that writes the transaction into the database file by a checkpoint, skipping the write-ahead log.
- *
- * DuckDB (1.5.6) writes a table's appends to the database file before the commit once they fill a row
- * group, and its commit then logs pointers to those blocks in the WAL. A process killed while that WAL entry
- * is being written leaves a torn log, and replaying it brings the pointed-to rows back although the
- * transaction never committed (duckdb/duckdb#25931, open): a cut WAL of a 200,000-document ingest reopens
- * with its landing parts, or its orders, and none of the other tables, nor the ledger, nor the run's state.
- * A checkpoint is atomic (the file's header is written last), so a commit made by one is all or nothing.
- * It costs no more than the WAL for such a transaction (3.1 s either way for 200,000 documents), because
- * the rows are on disk already. Small transactions (a sync's page) keep the WAL, whose torn tail DuckDB
- * does discard, and which a checkpoint per page would make slow.
+ * What a transaction needs of the warehouse that opened it (warehouse.ts, which imports this module: the
+ * interface keeps the two from importing each other).
  */
-export async function commitThroughCheckpoint(connection: DuckDBConnection): Promise<void> {
-  await connection.run(`SET checkpoint_threshold = '0KB'; SET auto_checkpoint_skip_wal_threshold = 0`);
-  try {
-    await connection.run('COMMIT');
-  } finally {
-    await connection.run(
-      `SET checkpoint_threshold = '${WRITER_CHECKPOINT_THRESHOLD}'; RESET auto_checkpoint_skip_wal_threshold`,
-    );
-  }
+export interface TransactionOwner {
+  readonly layouts: Layouts;
+  readonly appenders: AppenderPool;
+  readonly keyRanges: KeyRanges;
+  /** Gives a batch's buffers back once it is written (or failed). */
+  discard(batch: Batch): void;
+  /** A commit made the records before `nextSeq` durable. */
+  committed(nextSeq: number): void;
+  /** A rollback lost the batches written in the transaction. */
+  rolledBack(): void;
 }
 
 /**
@@ -52,13 +47,10 @@ export class Transaction {
   private failure: unknown = null;
 
   constructor(
-    private readonly warehouse: Warehouse,
+    readonly connection: DuckDBConnection,
+    private readonly warehouse: TransactionOwner,
     private readonly release: () => void,
   ) {}
-
-  get connection(): DuckDBConnection {
-    return this.warehouse.connection;
-  }
 
   /** Stages and merges a batch (after the batches written before it) and hands its buffers back. */
   write(batch: Batch): Promise<BatchCounts> {

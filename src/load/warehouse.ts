@@ -4,7 +4,7 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { PageCommit, StreamState } from '../contracts.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import { dataTables, ident } from '../model/index.js';
+import { dataTables, ident, literal } from '../model/index.js';
 import { Normalizer, rawText } from '../normalize/index.js';
 import {
   CLOSE_ABANDONED_RUNS_SQL,
@@ -26,25 +26,36 @@ import { KeyRanges } from './key-ranges.js';
 import { DELETE_ORPHAN_LANDING_PARTS_SQL } from './landing.js';
 import { Layouts } from './layouts.js';
 import { CREATE_KEY_TABLES_SQL, entityFullScanSql } from './merge.js';
+import { connectWarehouse, type OpenOptions, openInstance, reattachWarehouse } from './open.js';
 import {
-  connectWarehouse,
-  type OpenOptions,
-  openInstance,
-  reattachWarehouse,
+  type RuntimeProfile,
   STREAMING_INGEST_MEMORY_LIMIT,
   setMemoryLimit,
-  withDefaultMemoryLimit,
-} from './open.js';
+  withProfileMemory,
+} from './runtime-profile.js';
 import { Transaction } from './transaction.js';
 
 /**
  * The warehouse: one DuckDB file, one writer. Writes are batches (see batch.ts) built in memory and
  * committed by `commit`, which serializes callers (streams may commit pages concurrently) and writes a
  * batch's rows, rejections, raw landing and state together or not at all.
+ *
+ * Pipelines and commands use it through its named operations only (batches, transactions, state, runs, the
+ * reads and copies below, `withProfile`); the DuckDB connection is for src/load's own modules and for tests
+ * (test/structure/boundaries.test.ts fails when pipelines/, src/cli/ or bench/ read it).
  */
 
 export interface WarehouseOptions extends OpenOptions {
   logger?: Logger;
+}
+
+/** The part of a runtime profile that waits for the work to know its worker threads (see withProfile). */
+export interface WarehouseRuntime {
+  /**
+   * Applies what the profile does beside `workers` worker threads (DuckDB's threads and memory, the
+   * re-attach after each commit); nothing for 0. Call it once, between statements.
+   */
+  useWorkers(workers: number): Promise<void>;
 }
 
 export class Warehouse {
@@ -52,6 +63,8 @@ export class Warehouse {
   /** Normalizers not in use: each batch being built needs its own buffers. */
   private readonly idleNormalizers: Normalizer[] = [];
   private lastBatch: Batch | null = null;
+  /** Set by the runtime profile in force (withProfile): re-attach the file after each commit of a load. */
+  private reattachAfterCommit = false;
   private side: Promise<DuckDBConnection> | null = null;
   /** Appenders stay open for the connection's life (opening one per batch leaked native memory until GC). */
   readonly appenders: AppenderPool;
@@ -62,13 +75,14 @@ export class Warehouse {
     readonly path: string,
     readonly readOnly: boolean,
     private readonly instance: DuckDBInstance,
+    /** For src/load and tests only: pipelines and commands use the named operations (see above). */
     readonly connection: DuckDBConnection,
     private readonly release: () => void,
     readonly logger: Logger,
     private committedSeq: number,
     /** Physical column order of the tables (writers only). */
     private currentLayouts: Layouts,
-    /** As opened: a writer's memory limit is restored from them (withDefaultMemoryLimit). */
+    /** As opened: a writer's memory limit is restored from them (withProfile). */
     private readonly options: OpenOptions,
   ) {
     this.appenders = new AppenderPool(connection);
@@ -124,20 +138,66 @@ export class Warehouse {
     return run;
   }
 
-  /** withDefaultMemoryLimit (open.ts) for a writer; a reader has DuckDB's default limit already. */
-  withDefaultMemoryLimit<T>(fn: () => Promise<T>): Promise<T> {
-    return this.readOnly ? fn() : withDefaultMemoryLimit(this.connection, this.options, fn);
+  /**
+   * Runs `fn` under a runtime profile (runtime-profile.ts) and sets everything back once it has settled,
+   * after its commit or rollback: DuckDB's memory limit for the whole of it, and what the profile does
+   * beside worker threads once `fn` knows how many it runs (`runtime.useWorkers`). Call it where nothing
+   * else runs on the warehouse: around the work, never beside a batch. When `fn` fails, a restore that
+   * fails too is let go (`fn`'s error is the one that explains).
+   */
+  async withProfile<T>(
+    profile: RuntimeProfile,
+    logger: Logger,
+    fn: (runtime: WarehouseRuntime) => Promise<T>,
+  ): Promise<T> {
+    if (this.readOnly) return fn({ useWorkers: async () => undefined });
+    const restores: (() => Promise<void>)[] = [];
+    const runtime: WarehouseRuntime = {
+      useWorkers: async (workers) => {
+        const streaming = profile.withWorkers;
+        if (!streaming || workers === 0) return;
+        if (streaming.shareCores) restores.push(await this.shareCores(workers, logger));
+        if (streaming.memoryLimit !== null)
+          restores.push(await this.limitMemory(streaming.memoryLimit, logger));
+        this.reattachAfterCommit = streaming.reattachAfterCommit;
+      },
+    };
+    const restore = async (failed: boolean) => {
+      this.reattachAfterCommit = false;
+      for (const undo of restores.splice(0)) await (failed ? undo().catch(() => undefined) : undo());
+    };
+    let result: T;
+    try {
+      result = await withProfileMemory(this.connection, this.options, profile, () => fn(runtime));
+    } catch (error) {
+      await restore(true);
+      throw error;
+    }
+    await restore(false);
+    return result;
   }
 
   /**
-   * Gives DuckDB STREAMING_INGEST_MEMORY_LIMIT (open.ts) while an ingest streams a large input, unless the
-   * writer was opened with a limit of its own; returns what restores the writer's. Call both between
-   * statements, never beside one.
+   * What the profile in force does after a commit of a load: a streaming ingest (RUNTIME_PROFILES.ingest with
+   * workers) re-attaches the warehouse file (see reattach); otherwise nothing.
    */
-  async limitMemoryForStreaming(logger: Logger): Promise<() => Promise<void>> {
+  async afterCommit(logger: Logger): Promise<void> {
+    if (this.reattachAfterCommit) await this.reattach(logger);
+  }
+
+  /**
+   * Gives DuckDB STREAMING_INGEST_MEMORY_LIMIT (runtime-profile.ts), as an ingest that streams a large input
+   * does, unless the writer was opened with a limit of its own; returns what restores the writer's. Call
+   * both between statements, never beside one.
+   */
+  limitMemoryForStreaming(logger: Logger): Promise<() => Promise<void>> {
+    return this.limitMemory(STREAMING_INGEST_MEMORY_LIMIT, logger);
+  }
+
+  private async limitMemory(limit: string, logger: Logger): Promise<() => Promise<void>> {
     if (this.readOnly || this.options.memoryLimit !== undefined) return async () => undefined;
-    const restore = await setMemoryLimit(this.connection, this.options, STREAMING_INGEST_MEMORY_LIMIT);
-    logger.debug('duckdb_memory_limit', { limit: STREAMING_INGEST_MEMORY_LIMIT });
+    const restore = await setMemoryLimit(this.connection, this.options, limit);
+    logger.debug('duckdb_memory_limit', { limit });
     return restore;
   }
 
@@ -252,7 +312,7 @@ export class Warehouse {
     this.queue = previous.then(() => held);
     await previous.catch(() => undefined);
     await this.connection.run('BEGIN TRANSACTION');
-    return new Transaction(this, release);
+    return new Transaction(this.connection, this, release);
   }
 
   /** Writes a batch and its `after` statements in one transaction (ROLLBACK on any error). */
@@ -351,6 +411,53 @@ export class Warehouse {
   async finishRun(runId: string, finish: RunFinish): Promise<void> {
     this.assertWritable();
     await this.exclusive(() => this.connection.run(finishRunSql(runId, finish)));
+  }
+
+  /** Rows in a table (every one, deleted ones included): reading them all verifies each block's checksum. */
+  async countRows(table: string): Promise<number> {
+    const reader = await this.exclusive(() =>
+      this.connection.runAndReadAll(`SELECT count(*) FROM ${ident(table)}`),
+    );
+    return Number(reader.getRows()[0]?.[0] ?? 0);
+  }
+
+  /** The streams whose records the raw landing holds (what a rebuild covers), by name. */
+  async landedStreams(): Promise<string[]> {
+    const reader = await this.exclusive(() =>
+      this.connection.runAndReadAll(
+        'SELECT DISTINCT unnest(streams) AS stream FROM _raw_landing ORDER BY stream',
+      ),
+    );
+    return reader.getRows().map(([stream]) => String(stream));
+  }
+
+  /** A read-only SELECT's columns and rows, as JSON values (the demo's answers). */
+  async selectJson(sql: string): Promise<{ columns: string[]; rows: unknown[][] }> {
+    return this.exclusive(async () => {
+      const reader = await this.connection.runAndReadAll(sql);
+      return { columns: reader.columnNames(), rows: reader.getRowsJson() as unknown[][] };
+    });
+  }
+
+  /**
+   * Writes what `select` returns to Parquet at `destination` (a file, or with `partitionBy` a folder of
+   * files named by `filenamePattern`); returns the rows written. Run it under RUNTIME_PROFILES.bulkCopy
+   * from a writer: a writer's memory limit is sized for loading, not for a COPY.
+   */
+  async copyToParquet(
+    select: string,
+    destination: string,
+    { partitionBy, filenamePattern }: { partitionBy?: string[]; filenamePattern?: string } = {},
+  ): Promise<number> {
+    const options = [
+      'FORMAT parquet',
+      ...(partitionBy ? [`PARTITION_BY (${partitionBy.map(ident).join(', ')})`] : []),
+      ...(filenamePattern ? [`FILENAME_PATTERN ${literal(filenamePattern)}`] : []),
+    ];
+    const copied = await this.exclusive(() =>
+      this.connection.run(`COPY (${select}) TO ${literal(destination)} (${options.join(', ')})`),
+    );
+    return Number(copied.rowsChanged);
   }
 
   /**

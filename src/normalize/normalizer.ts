@@ -13,6 +13,7 @@ import {
 } from '../model/index.js';
 import { ColumnError, compileRowWriter, type RowWriter, type WalkContext } from './compile.js';
 import { FastPath, type FastResult } from './fast.js';
+import { fastPathOn } from './fast-switch.js';
 import { recordProblem } from './guard.js';
 import { type RowsSnapshot, TableRows } from './rows.js';
 
@@ -76,7 +77,10 @@ export class Normalizer {
   /** Made on first use: a normalizer that never reads a document's bytes does not compile it. */
   private fast: FastPath | null = null;
 
-  constructor() {
+  constructor(
+    /** Whether documents in bytes may take the fast path (fast.ts; turned off by fast-switch.ts). */
+    private readonly fastPath = fastPathOn(),
+  ) {
     for (const def of dataTables()) this.tables.set(def.name, new TableRows(def.name, stagingColumns(def)));
   }
 
@@ -102,9 +106,11 @@ export class Normalizer {
 
   /**
    * Rows of a document still in bytes, by the fast path (fast.ts), when it is an order this normalizer would
-   * load whole; null, with nothing written, when it must be parsed and normalized the ordinary way.
+   * load whole; null, with nothing written, when it must be parsed and normalized the ordinary way (always,
+   * with the fast path turned off).
    */
   normalizeBytes(bytes: Uint8Array): FastResult | null {
+    if (!this.fastPath) return null;
     this.fast ??= new FastPath(this.tables, {
       get: () => this.units,
       set: (units) => {

@@ -141,8 +141,7 @@ async function warehouseChecks(config: SyncConfig): Promise<Check[]> {
       for (const table of tableDefinitions) {
         try {
           // Reading every table makes DuckDB verify the checksum of each block it reads.
-          const reader = await warehouse.connection.runAndReadAll(`SELECT count(*) FROM "${table.name}"`);
-          rows += Number(reader.getRows()[0]?.[0] ?? 0);
+          rows += await warehouse.countRows(table.name);
         } catch {
           missing.push(table.name);
         }

@@ -2,11 +2,14 @@ import type { CommandModule } from 'yargs';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import {
   cliLogger,
+  type FastPathArgs,
   integerOption,
   type JobArgs,
   resolveJob,
   selectStores,
+  useFastPathSwitch,
   type WorkersArgs,
+  withFastPathOption,
   withJobOptions,
   withWorkersOption,
   workersFrom,
@@ -15,7 +18,7 @@ import { exitCodeForOutcome } from '../exit-codes.js';
 import { runOutcome, StopOnSignal } from '../stop.js';
 import { ingestSpool, SPOOL_OPTION } from './ingest-spool.js';
 
-interface IngestArgs extends JobArgs, WorkersArgs {
+interface IngestArgs extends JobArgs, WorkersArgs, FastPathArgs {
   inputs: string[];
   'max-document-bytes'?: number;
   spool?: string;
@@ -26,7 +29,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
   describe:
     'Load captured API documents (orders, fulfillments, carts, tickets …) from files, folders or - for stdin',
   builder: (yargs) =>
-    withWorkersOption(withJobOptions(yargs))
+    withFastPathOption(withWorkersOption(withJobOptions(yargs)))
       .positional('inputs', {
         type: 'string',
         array: true,
@@ -46,6 +49,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       .example('zcat orders.ndjson.gz | $0 ingest - --warehouse w.duckdb', 'Ingest from stdin')
       .example('$0 ingest --spool', "Drain the webhook receivers' spools (docs/receiver.md)") as never,
   handler: async (args) => {
+    useFastPathSwitch(args);
     if (args.spool !== undefined) return ingestSpool({ ...args, spool: args.spool });
     if (!args.inputs?.length)
       throw new StoreSyncError(ERROR_CODES.USAGE, 'ingest needs a file, folder or - (stdin), or --spool');

@@ -3,13 +3,16 @@ import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import { STREAM_NAMES } from '../../streams.js';
 import {
   cliLogger,
+  type FastPathArgs,
   type JobArgs,
   jobFromFlags,
   positiveNumberOption,
   readerBlocked,
   resolveJob,
   selectStores,
+  useFastPathSwitch,
   type WorkersArgs,
+  withFastPathOption,
   withJobOptions,
   withWorkersOption,
   workersFrom,
@@ -182,17 +185,18 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
   },
 };
 
-export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs> = {
+export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs & FastPathArgs> = {
   command: 'rebuild',
   describe:
     'Re-derive every table from the raw landing, with no API calls (after an upgrade or a fix), in one transaction: Ctrl-C rolls it back',
-  builder: (yargs) => withWorkersOption(withJobOptions(yargs)) as never,
+  builder: (yargs) => withFastPathOption(withWorkersOption(withJobOptions(yargs))) as never,
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
     const workers = workersFrom(args);
+    useFastPathSwitch(args);
     const logger = cliLogger(args);
     const { openWarehouse } = await import('../../load/index.js');
-    const { landedStreams, rebuildWarehouse } = await import('../../../pipelines/rebuild.js');
+    const { rebuildWarehouse } = await import('../../../pipelines/rebuild.js');
     // A mistyped path must not become a new, empty warehouse "rebuilt" from nothing.
     const warehouse = await openWarehouse(config.warehouse, { logger, existing: true });
     try {
@@ -202,7 +206,7 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs> = {
         store: null,
         command: 'rebuild',
         mode: null,
-        streams: await landedStreams(warehouse),
+        streams: await warehouse.landedStreams(),
       });
       // Ctrl-C or SIGTERM stops before the next block and rolls the one transaction back, so the warehouse is
       // as it was. A second signal ends the process at once (the transaction, never committed, is lost as

@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { Normalizer, snapshotBuffers } from '../../normalize/index.js';
 import type { PreparedBatch } from '../batch.js';
 import { replayBlock, type StoredBlock } from '../replay.js';
+import { WORKER_YOUNG_GENERATION_MB } from '../runtime-profile.js';
 import type { PreparedEvent, PrepareJob } from './prepare.js';
 import type { ToWorker } from './worker.js';
 
@@ -31,12 +32,6 @@ const COMPILED = import.meta.url.endsWith('.js');
 const BOOT = new URL(COMPILED ? './worker.js' : './worker-boot.mjs', import.meta.url);
 const ENTRY = new URL('./worker.ts', import.meta.url).href;
 
-/**
- * The workers' young generation. Documents read by the fast path (normalize/fast.ts) leave little garbage,
- * so a small one costs no time and saves memory; V8's default would be 48 MB per worker.
- */
-const YOUNG_GENERATION_MB = 16;
-
 type FromWorker =
   | { type: 'batch'; event: PreparedEvent }
   | { type: 'replayed'; index: number; prepared: PreparedBatch }
@@ -61,7 +56,7 @@ function spawn(
 ): Worker {
   const thread = new Worker(BOOT, {
     workerData: COMPILED ? undefined : { entry: ENTRY },
-    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
   });
   thread.on('message', (message: FromWorker) =>
     message.type === 'error' ? onFailure(workerError(message)) : onMessage(message),

@@ -1,0 +1,181 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { literal } from '../model/index.js';
+import { DUCKDB_ALLOCATOR_CONF } from './allocator.js';
+
+/**
+ * How a run tunes its runtime, in one place: the Node flags and DuckDB's allocator (the same for every
+ * command, set when the process starts), a writer's DuckDB settings, and the profile each command runs its
+ * work under (DuckDB's memory limit and threads, and when the warehouse file is re-attached). A pipeline
+ * names its profile and runs inside `Warehouse.withProfile`, which applies it and sets everything back on
+ * the way out; nothing else changes these settings. The measurements behind each value are in
+ * docs/performance.md, "Settings and the measurements behind them".
+ */
+
+/**
+ * Node's flags for every run of the command: a 2 MB young generation semi-space instead of up to 16 MB. The
+ * main thread of a load holds only some 15 MB of live objects, and a larger young generation grown around
+ * them is memory held for no time saved. V8 reads them only when it starts, so they are on bin/store-sync.js's `#!` line (test/cli/runtime-profile.test.ts keeps that line
+ * equal to this list), and the benchmarks start their measured steps with them (bench/warehouse-lib.ts).
+ */
+export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
+
+/**
+ * How DuckDB's allocator returns freed memory (`DUCKDB_JE_MALLOC_CONF`, see allocator.ts). The value lives in
+ * allocator.ts because jemalloc reads it once, when DuckDB's library loads: that module must be evaluated
+ * before anything imports DuckDB, and so imports nothing itself.
+ */
+export const DUCKDB_ALLOCATOR = DUCKDB_ALLOCATOR_CONF;
+
+/**
+ * The young generation of the worker threads that read and normalize (ingest) or replay (rebuild).
+ * Documents read by the fast path (normalize/fast.ts) leave little garbage, so a small one costs no time
+ * and saves memory; V8's default would be 48 MB per worker.
+ */
+export const WORKER_YOUNG_GENERATION_MB = 16;
+
+/**
+ * A writer's DuckDB memory (set when it opens; `OpenOptions.memoryLimit` overrides it). What it must hold at
+ * once is a checkpoint's work plus a block for every column of every table's row group in progress, so it
+ * goes with the checkpoint threshold below and the row-group and block sizes of open.ts: with those, 256 MB
+ * carries a large ingest as fast as more memory would, and less fails. Many small loads into one warehouse
+ * (a sync commits page by page) slow down sharply below it. Readers keep DuckDB's default (80 % of the
+ * memory), for analysts.
+ */
+export const WRITER_MEMORY_LIMIT = '256MB';
+
+/**
+ * WAL size at which a writer's commit also checkpoints. Each checkpoint then writes at most one large
+ * transaction (an ingest commits every 200,000 documents) plus this much, which is what bounds the memory
+ * it needs. A higher threshold saves checkpoints (each rewrites the tables' last, partly filled row groups)
+ * only when commits are small; with 200,000-document commits it saves no time and costs memory. DuckDB's
+ * own default (16 MB) would checkpoint after nearly every page of a sync. Every commit is durable in the WAL
+ * either way, and closing the warehouse checkpoints.
+ */
+export const WRITER_CHECKPOINT_THRESHOLD = '64MB';
+
+/**
+ * DuckDB's memory while an ingest streams a large input through worker threads (input/parallel.ts,
+ * WORKERS_FROM_BYTES): a few large commits, which read back little of what they wrote. Because such an ingest
+ * re-attaches the file after each commit (Warehouse.reattach), DuckDB holds little besides the rows in
+ * progress, and 160 MB loads a fresh warehouse or merges into a large one in the same time as the writer's
+ * limit, with a lower peak; 128 MB spills and is slower. Small ingests and syncs, many small commits, keep
+ * the writer's limit (above).
+ */
+export const STREAMING_INGEST_MEMORY_LIMIT = '160MB';
+
+/** What a profile changes once worker threads read or replay beside DuckDB (`WarehouseRuntime.useWorkers`). */
+export interface WithWorkers {
+  /**
+   * DuckDB runs on the cores the workers leave, at least one. On a small machine DuckDB's extra threads only
+   * compete with the workers, and the thread waiting on a query spins while they run (on 2 cores, a tenth
+   * of an ingest's CPU: docs/ingest.md, "Threads").
+   */
+  readonly shareCores: boolean;
+  /** DuckDB's memory limit while they run, unless the writer was opened with a limit of its own. */
+  readonly memoryLimit: string | null;
+  /**
+   * Detach the warehouse file and attach it again after each commit (Warehouse.reattach): DuckDB otherwise
+   * keeps the storage metadata of every row group written, about 60 MB per million documents.
+   */
+  readonly reattachAfterCommit: boolean;
+}
+
+export interface RuntimeProfile {
+  readonly name: 'sync' | 'ingest' | 'rebuild' | 'bulk-copy';
+  /**
+   * DuckDB's memory limit for the whole profile: the writer's as opened, or DuckDB's own default (80 % of
+   * the machine's or container's memory), for work a writer's limit is too small for. A reader has DuckDB's
+   * default already.
+   */
+  readonly memoryLimit: 'writer' | 'duckdb-default';
+  /** Null: the profile's work never runs beside worker threads. */
+  readonly withWorkers: WithWorkers | null;
+}
+
+/**
+ * The profiles, by the work that chooses them. Readers (query, status, export, doctor) open read-only with
+ * DuckDB's defaults and no profile.
+ */
+export const RUNTIME_PROFILES = {
+  /** sync, schedule, the demo's sync, the spool's drain: many small commits, at the writer's settings. */
+  sync: { name: 'sync', memoryLimit: 'writer', withWorkers: null },
+  /** ingest (pipelines/ingest.ts): a large input streams through workers, DuckDB gets less of everything. */
+  ingest: {
+    name: 'ingest',
+    memoryLimit: 'writer',
+    withWorkers: { shareCores: true, memoryLimit: STREAMING_INGEST_MEMORY_LIMIT, reattachAfterCommit: true },
+  },
+  /** rebuild (pipelines/rebuild.ts): one transaction; workers replay blocks while DuckDB writes them. */
+  rebuild: {
+    name: 'rebuild',
+    memoryLimit: 'writer',
+    withWorkers: { shareCores: true, memoryLimit: null, reattachAfterCommit: false },
+  },
+  /**
+   * A COPY to Parquet (pipelines/export.ts) or the one-off move of an old landing (ddl.ts): a partitioned
+   * COPY holds a Parquet row group per month, and moving a landing pins every old blob of the vector it
+   * reads, which a writer's limit cannot carry (at 256 MB the orders of a two-million-document warehouse
+   * cannot be exported, and a large landing in the old layout needs far more to move).
+   */
+  bulkCopy: { name: 'bulk-copy', memoryLimit: 'duckdb-default', withWorkers: null },
+} as const satisfies Record<string, RuntimeProfile>;
+
+/** A writer's DuckDB memory limit: the one asked for at open, or WRITER_MEMORY_LIMIT. */
+export const writerMemoryLimit = (opened: { memoryLimit?: string | undefined }): string =>
+  opened.memoryLimit ?? WRITER_MEMORY_LIMIT;
+
+/**
+ * Sets DuckDB's memory limit to `limit` and returns what sets the writer's back (`opened` are the writer's
+ * open options). Call both between statements, never beside one, and outside a transaction that may abort.
+ */
+export async function setMemoryLimit(
+  connection: DuckDBConnection,
+  opened: { memoryLimit?: string | undefined },
+  limit: string,
+): Promise<() => Promise<void>> {
+  await connection.run(`SET memory_limit = ${literal(limit)}`);
+  // The limit as configured: DuckDB shows it rounded (15.2 MiB for 16MB), and setting what it shows would
+  // lower it a little at every round.
+  return async () => {
+    await connection.run(`SET memory_limit = ${literal(writerMemoryLimit(opened))}`);
+  };
+}
+
+/**
+ * Gives a writer's connection DuckDB's default memory limit (80 % of the machine's or container's memory), as
+ * a read-only open has; returns what restores the writer's. DuckDB 1.5.6's RESET changes the setting it
+ * reports but not its buffer pool's limit, so RESET only serves to learn the default, which is then SET.
+ */
+async function useDuckDBDefaultMemory(
+  connection: DuckDBConnection,
+  opened: { memoryLimit?: string | undefined },
+): Promise<() => Promise<void>> {
+  await connection.run('RESET memory_limit');
+  const reader = await connection.runAndReadAll("SELECT current_setting('memory_limit')");
+  return setMemoryLimit(connection, opened, String(reader.getRows()[0]![0]));
+}
+
+/**
+ * Runs `fn` with the profile's DuckDB memory limit on a writer's connection, then restores the writer's
+ * (Warehouse.withProfile does this and more; ddl.ts, which runs before a Warehouse exists, uses it alone).
+ * When `fn` fails, a restore that fails too is let go: an aborted transaction refuses even SET, and `fn`'s
+ * error is the one that explains.
+ */
+export async function withProfileMemory<T>(
+  connection: DuckDBConnection,
+  opened: { memoryLimit?: string | undefined },
+  profile: RuntimeProfile,
+  fn: () => Promise<T>,
+): Promise<T> {
+  if (profile.memoryLimit === 'writer') return fn();
+  const restore = await useDuckDBDefaultMemory(connection, opened);
+  let result: T;
+  try {
+    result = await fn();
+  } catch (error) {
+    await restore().catch(() => undefined);
+    throw error;
+  }
+  await restore();
+  return result;
+}

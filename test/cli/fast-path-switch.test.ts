@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { copyFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { writeOrderFiles } from '../../bench/warehouse-data.js';
+import { openWarehouse } from '../../src/load/index.js';
+import { FIXTURES, snapshot, tableRows } from '../warehouse/helpers.js';
+import { assertCleanError, assertExit, jsonLines, runCli, tempDir } from './helpers.js';
+
+/**
+ * `--no-fast-path` (and STORE_SYNC_FAST_PATH=0) sends every document through JSON.parse and the object
+ * normalizer instead of the byte-scanning fast path (src/normalize/fast.ts). The tables must come out the
+ * same, and the debug log's count of documents the fast path read shows that the switch reached the
+ * worker threads that read them: some without it, none with it.
+ */
+describe('cli: the fast path can be turned off', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let inputs: string;
+  before(async () => {
+    ({ dir, cleanup } = await tempDir());
+    inputs = path.join(dir, 'inputs');
+    await writeOrderFiles(inputs, 600, 2);
+    // Documents of other kinds, and orders of both API versions, which the fast path leaves or takes.
+    for (const name of ['order-2023.json', 'order-2024.json', 'others.ndjson'])
+      await copyFile(path.join(FIXTURES, name), path.join(inputs, name));
+  });
+  after(() => cleanup());
+
+  /** Ingests the inputs into a new warehouse; returns it and the documents the fast path read. */
+  async function ingest(name: string, args: string[], env: Record<string, string> = {}) {
+    const file = path.join(dir, `${name}.duckdb`);
+    const result = await runCli(
+      ['ingest', inputs, '--warehouse', file, '--workers', '1', '--verbose', '--log-format', 'json', ...args],
+      { env, withToken: false },
+    );
+    assertExit(result, 0);
+    const batches = jsonLines(result.stderr).filter((line) => line.event === 'ingest_batch');
+    assert.ok(batches.length > 0, 'the debug log has a line per batch');
+    const fastPath = batches.reduce((n, line) => n + Number(line.fast_path), 0);
+    return { file, fastPath, summary: JSON.parse(result.stdout) as { documents: number } };
+  }
+
+  /** Every data table and the rejections, without what differs between runs. */
+  async function contents(file: string) {
+    const warehouse = await openWarehouse(file, { readOnly: true });
+    try {
+      return {
+        tables: await snapshot(warehouse.connection, ['_synced_at', '_run_id']),
+        rejected: await tableRows(warehouse.connection, '_rejected_records'),
+      };
+    } finally {
+      await warehouse.close();
+    }
+  }
+
+  it('the same input ingested with and without it gives the same tables; without it, the fast path reads none', async () => {
+    const fast = await ingest('fast', []);
+    const slow = await ingest('slow', ['--no-fast-path']);
+    const variable = await ingest('variable', [], { STORE_SYNC_FAST_PATH: '0' });
+    assert.ok(fast.fastPath >= 600, `the fast path read the generated orders (${fast.fastPath})`);
+    assert.equal(slow.fastPath, 0, '--no-fast-path');
+    assert.equal(variable.fastPath, 0, 'STORE_SYNC_FAST_PATH=0');
+    assert.equal(slow.summary.documents, fast.summary.documents);
+    const expected = await contents(fast.file);
+    assert.ok(expected.tables.order_lines!.length > 600, 'the orders have lines');
+    assert.deepEqual(await contents(slow.file), expected);
+    assert.deepEqual(await contents(variable.file), expected);
+    // The flag wins over the environment.
+    const flagged = await ingest('flagged', ['--fast-path'], { STORE_SYNC_FAST_PATH: '0' });
+    assert.equal(flagged.fastPath, fast.fastPath);
+  });
+
+  it('rebuild --no-fast-path re-derives the same tables without the fast path', async () => {
+    const { file } = await ingest('rebuilt', []);
+    const before = await contents(file);
+    const rebuild = async (args: string[]) => {
+      const result = await runCli(
+        ['rebuild', '--warehouse', file, '--workers', '1', '--verbose', '--log-format', 'json', ...args],
+        { withToken: false },
+      );
+      assertExit(result, 0);
+      const committing = jsonLines(result.stderr).find((line) => line.event === 'rebuild_committing');
+      return Number(committing?.fast_path);
+    };
+    assert.ok((await rebuild([])) >= 600, 'a rebuild replays documents through the fast path');
+    assert.equal(await rebuild(['--no-fast-path']), 0);
+    assert.deepEqual(await contents(file), before);
+  });
+
+  it('refuses a STORE_SYNC_FAST_PATH other than 0 or 1, naming it', async () => {
+    const result = await runCli(['ingest', inputs, '--warehouse', path.join(dir, 'refused.duckdb')], {
+      env: { STORE_SYNC_FAST_PATH: 'off' },
+      withToken: false,
+    });
+    assertCleanError(result, 2, /STORE_SYNC_FAST_PATH="off": expected 0 \(fast path off\) or 1 \(on\)/);
+  });
+
+  it('--help says what the switch does', async () => {
+    for (const command of ['ingest', 'rebuild']) {
+      const help = await runCli([command, '--help'], { withToken: false });
+      assertExit(help, 0);
+      assert.match(
+        help.stdout.replace(/\s+/g, ' '),
+        /--fast-path Read documents with the byte-scanning fast path/,
+      );
+      assert.match(help.stdout.replace(/\s+/g, ' '), /--no-fast-path parses every document with JSON\.parse/);
+    }
+  });
+});

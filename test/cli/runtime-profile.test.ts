@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { commandNodeFlags } from '../../bench/warehouse-lib.js';
+import { openWarehouse } from '../../src/load/index.js';
+import { NODE_FLAGS, RUNTIME_PROFILES } from '../../src/load/runtime-profile.js';
+import { silentLogger } from '../../src/log.js';
+import { currentSetting, loggedValues, tempDir } from '../warehouse/helpers.js';
+import { BIN } from './helpers.js';
+
+/**
+ * The runtime profiles (src/load/runtime-profile.ts): Node's flags are declared once and reach the command's
+ * `#!` line and the benchmarks; a profile's DuckDB settings hold while its work runs and are set back after,
+ * also when the work fails.
+ */
+describe('runtime profiles', () => {
+  it("bin/store-sync.js's #! line holds NODE_FLAGS, which the benchmarks start their steps with", async () => {
+    const bin = await readFile(BIN, 'utf8');
+    assert.equal(bin.slice(0, bin.indexOf('\n')), `#!/usr/bin/env -S node ${NODE_FLAGS.join(' ')}`);
+    assert.deepEqual(commandNodeFlags(), NODE_FLAGS);
+  });
+
+  it("bulk-copy gives a writer DuckDB's default memory, and its own limit back after, also after a failure", async () => {
+    const { dir, cleanup } = await tempDir();
+    const warehouse = await openWarehouse(path.join(dir, 'w.duckdb'));
+    const memory = () => currentSetting(warehouse.connection, 'memory_limit');
+    try {
+      const during = await warehouse.withProfile(RUNTIME_PROFILES.bulkCopy, silentLogger, memory);
+      assert.notEqual(during, '244.1 MiB');
+      assert.equal(await memory(), '244.1 MiB');
+      await assert.rejects(
+        warehouse.withProfile(RUNTIME_PROFILES.bulkCopy, silentLogger, async () => {
+          throw new Error('the copy failed');
+        }),
+        /the copy failed/,
+      );
+      assert.equal(await memory(), '244.1 MiB');
+      // The writer's profiles leave its limit alone.
+      assert.equal(await warehouse.withProfile(RUNTIME_PROFILES.sync, silentLogger, memory), '244.1 MiB');
+    } finally {
+      await warehouse.close();
+      await cleanup();
+    }
+  });
+
+  it('ingest beside workers: less memory and threads for DuckDB, a re-attach after each commit; none of it after', async () => {
+    const { dir, cleanup } = await tempDir();
+    const file = path.join(dir, 'w.duckdb');
+    const warehouse = await openWarehouse(file, { threads: 4 });
+    const { logger, values: reattached } = loggedValues('warehouse_reattached', 'path');
+    const settings = async () => [
+      await currentSetting(warehouse.connection, 'memory_limit'),
+      Number(await currentSetting(warehouse.connection, 'threads')),
+    ];
+    try {
+      const during = await warehouse.withProfile(RUNTIME_PROFILES.ingest, logger, async (runtime) => {
+        await warehouse.afterCommit(logger);
+        assert.deepEqual(reattached, [], 'no re-attach before the workers start');
+        await runtime.useWorkers(64);
+        await warehouse.afterCommit(logger);
+        return settings();
+      });
+      assert.deepEqual(during, ['152.5 MiB', 1]);
+      assert.deepEqual(reattached, [file]);
+      assert.deepEqual(await settings(), ['244.1 MiB', 4]);
+      await warehouse.afterCommit(logger);
+      assert.deepEqual(reattached, [file], 'no re-attach outside the profile');
+      // Rebuild shares the cores and keeps the writer's memory; it never re-attaches.
+      const rebuilding = await warehouse.withProfile(RUNTIME_PROFILES.rebuild, logger, async (runtime) => {
+        await runtime.useWorkers(64);
+        await warehouse.afterCommit(logger);
+        return settings();
+      });
+      assert.deepEqual(rebuilding, ['244.1 MiB', 1]);
+      assert.deepEqual(reattached, [file]);
+      assert.deepEqual(await settings(), ['244.1 MiB', 4]);
+    } finally {
+      await warehouse.close();
+      await cleanup();
+    }
+  });
+});
