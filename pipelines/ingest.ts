@@ -87,6 +87,8 @@ class IngestRun {
   private txReady: Promise<void> = Promise.resolve();
   private pending: Promise<BatchCounts> | null = null;
   private txDocs = 0;
+  /** Documents the fast path read (normalize/fast.ts): none when it is turned off (debug log). */
+  private fastPathDocuments = 0;
   private aborted = false;
   /** Ledger entries of the files being read, by input index, as the committed batches leave them. */
   private readonly ledger = new Map<number, LedgerEntry>();
@@ -232,11 +234,8 @@ class IngestRun {
       this.fileLine(progress.path, result, { format, gzip });
     }
     batch.after.push(writeLedgersSql(store, rows, runId, at));
-    logger.debug('ingest_batch', {
-      batch: event.batchIndex,
-      documents: event.documents,
-      fast_path: event.prepared.fastPathDocuments,
-    });
+    logger.debug('ingest_batch', { batch: event.batchIndex, documents: event.documents });
+    this.fastPathDocuments += event.prepared.fastPathDocuments;
     this.txDocs += event.documents;
     await this.rotate(batch, this.txDocs >= (this.options.commitDocuments ?? 200_000));
   };
@@ -285,6 +284,7 @@ class IngestRun {
     await this.txReady;
     await this.settle();
     // Every batch is written: from here a stop has nothing left to skip.
+    this.options.logger.debug('ingest_fast_path', { documents: this.fastPathDocuments });
     this.options.logger.debug('ingest_committing', { documents: this.txDocs });
     await this.tx.commit();
     this.log(this.takeLogs());

@@ -35,9 +35,9 @@ describe('cli: the fast path can be turned off', () => {
       { env, withToken: false },
     );
     assertExit(result, 0);
-    const batches = jsonLines(result.stderr).filter((line) => line.event === 'ingest_batch');
-    assert.ok(batches.length > 0, 'the debug log has a line per batch');
-    const fastPath = batches.reduce((n, line) => n + Number(line.fast_path), 0);
+    const counted = jsonLines(result.stderr).find((line) => line.event === 'ingest_fast_path');
+    assert.ok(counted, 'the debug log counts the documents the fast path read');
+    const fastPath = Number(counted.documents);
     return { file, fastPath, summary: JSON.parse(result.stdout) as { documents: number } };
   }
 
