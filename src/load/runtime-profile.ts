@@ -14,8 +14,9 @@ import { DUCKDB_ALLOCATOR_CONF } from './allocator.js';
 /**
  * Node's flags for every run of the command: a 2 MB young generation semi-space instead of up to 16 MB. The
  * main thread of a load holds only some 15 MB of live objects, and a larger young generation grown around
- * them is memory held for no time saved. V8 reads them only when it starts, so they are on bin/store-sync.js's `#!` line (test/cli/runtime-profile.test.ts keeps that line
- * equal to this list), and the benchmarks start their measured steps with them (bench/warehouse-lib.ts).
+ * them is memory held for no time saved. V8 reads them only when it starts, so they are on
+ * bin/store-sync.js's `#!` line (test/cli/runtime-profile.test.ts keeps that line equal to this list), and
+ * the benchmarks start their measured steps with them (bench/warehouse-lib.ts).
  */
 export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 
