@@ -186,7 +186,7 @@ export interface FastPathArgs {
   'fast-path'?: boolean;
 }
 
-/** `--no-fast-path` of ingest and rebuild (src/normalize/fast-switch.ts). */
+/** `--no-fast-path` of ingest, rebuild and sync (src/normalize/fast-switch.ts). */
 export function withFastPathOption<T>(yargs: Argv<T>): Argv<T & FastPathArgs> {
   return yargs.option('fast-path', {
     type: 'boolean',

@@ -1,11 +1,21 @@
 import assert from 'node:assert/strict';
-import { copyFile } from 'node:fs/promises';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { writeOrderFiles } from '../../bench/warehouse-data.js';
 import { openWarehouse } from '../../src/load/index.js';
+import { spoolFileName } from '../../src/receive/spool-files.js';
+import { orderEvent } from '../receive/helpers.js';
 import { FIXTURES, snapshot, tableRows } from '../warehouse/helpers.js';
-import { assertCleanError, assertExit, jsonLines, runCli, tempDir } from './helpers.js';
+import {
+  assertCleanError,
+  assertExit,
+  jsonLines,
+  runCli,
+  tempDir,
+  testSandbox,
+  writeConfig,
+} from './helpers.js';
 
 /**
  * `--no-fast-path` (and STORE_SYNC_FAST_PATH=0) sends every document through JSON.parse and the object
@@ -88,6 +98,69 @@ describe('cli: the fast path can be turned off', () => {
     assert.deepEqual(await contents(file), before);
   });
 
+  it("sync --no-fast-path drains a receiver's spool without the fast path, to the same orders", async () => {
+    const sandbox = await testSandbox();
+    // The same webhooks in both spools (the generator moves on with every call).
+    const events = `${[1, 2, 3, 4, 5].map((n) => JSON.stringify(orderEvent(n))).join('\n')}\n`;
+    try {
+      const drained = async (name: string, args: string[]) => {
+        const spoolDir = path.join(dir, `${name}-spool`);
+        await mkdir(spoolDir, { recursive: true });
+        await writeFile(path.join(spoolDir, spoolFileName(Date.UTC(2024, 0, 1))), events);
+        const file = path.join(dir, `${name}.duckdb`);
+        const config = await writeConfig(
+          dir,
+          {
+            warehouse: file,
+            stores: [
+              {
+                name: 'main',
+                baseUrl: sandbox.baseUrl,
+                receiver: { secretEnv: 'FAST_PATH_TEST_SECRET', spoolDir },
+              },
+            ],
+          },
+          `${name}.config.json`,
+        );
+        const result = await runCli(
+          [
+            'sync',
+            '--config',
+            config,
+            '--streams',
+            'locations',
+            '--verbose',
+            '--log-format',
+            'json',
+            ...args,
+          ],
+          { env: { FAST_PATH_TEST_SECRET: 'whsec-fast-path-test' } },
+        );
+        assertExit(result, 0);
+        const counted = jsonLines(result.stderr).find((line) => line.event === 'ingest_fast_path');
+        const warehouse = await openWarehouse(file, { readOnly: true });
+        try {
+          const orders = await tableRows(warehouse.connection, 'orders', {
+            exclude: ['_synced_at', '_run_id'],
+          });
+          const lines = await tableRows(warehouse.connection, 'order_lines');
+          return { fastPath: Number(counted?.documents), orders, lines };
+        } finally {
+          await warehouse.close();
+        }
+      };
+      const fast = await drained('sync-fast', []);
+      const slow = await drained('sync-slow', ['--no-fast-path']);
+      assert.equal(fast.fastPath, 5, 'the spool drain reads webhook orders by the fast path');
+      assert.equal(slow.fastPath, 0);
+      assert.equal(slow.orders.length, 5);
+      assert.deepEqual(slow.orders, fast.orders);
+      assert.deepEqual(slow.lines, fast.lines);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   it('refuses a STORE_SYNC_FAST_PATH other than 0 or 1, naming it', async () => {
     const result = await runCli(['ingest', inputs, '--warehouse', path.join(dir, 'refused.duckdb')], {
       env: { STORE_SYNC_FAST_PATH: 'off' },
@@ -97,7 +170,7 @@ describe('cli: the fast path can be turned off', () => {
   });
 
   it('--help says what the switch does', async () => {
-    for (const command of ['ingest', 'rebuild']) {
+    for (const command of ['ingest', 'rebuild', 'sync']) {
       const help = await runCli([command, '--help'], { withToken: false });
       assertExit(help, 0);
       assert.match(

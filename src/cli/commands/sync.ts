@@ -8,10 +8,13 @@ import { redact } from '../../log.js';
 import { STREAM_NAMES } from '../../streams.js';
 import {
   cliLogger,
+  type FastPathArgs,
   type JobArgs,
   parseStreamList,
   resolveJob,
   selectStores,
+  useFastPathSwitch,
+  withFastPathOption,
   withJobOptions,
 } from '../context.js';
 import { EXIT, type ExitCode, exitCodeForError } from '../exit-codes.js';
@@ -19,7 +22,7 @@ import { renderTable } from '../output.js';
 import { createProgressDisplay } from '../progress.js';
 import { StopOnSignal } from '../stop.js';
 
-interface SyncArgs extends JobArgs {
+interface SyncArgs extends JobArgs, FastPathArgs {
   streams?: string;
   'full-refresh'?: boolean;
 }
@@ -211,7 +214,8 @@ export const syncCommand: CommandModule<object, SyncArgs> = {
   command: 'sync',
   describe: 'Incremental sync of every enabled stream (resumes an interrupted run)',
   builder: (yargs) =>
-    withStreams(yargs)
+    // The fast path reads the documents of the receivers' spools, which a sync drains after its streams.
+    withFastPathOption(withStreams(yargs))
       .option('full-refresh', {
         type: 'boolean',
         description: 'Re-read everything (does not move the nightly watermarks)',
@@ -222,7 +226,10 @@ export const syncCommand: CommandModule<object, SyncArgs> = {
         '$0 sync --base-url https://shop.example.com/api/ --token-env SHOP_TOKEN --warehouse shop.duckdb',
         'One-off job, no config file',
       ) as never,
-  handler: async (args) => runSyncCommand(args, args['full-refresh'] ? 'full_refresh' : 'incremental'),
+  handler: async (args) => {
+    useFastPathSwitch(args);
+    await runSyncCommand(args, args['full-refresh'] ? 'full_refresh' : 'incremental');
+  },
 };
 
 export const backfillCommand: CommandModule<object, BackfillArgs> = {
