@@ -6,8 +6,8 @@ import path from 'node:path';
 import { exportParquet } from '../pipelines/export.js';
 import { ingestPaths } from '../pipelines/ingest.js';
 import { rebuildWarehouse } from '../pipelines/rebuild.js';
+import { LineSplitter } from '../src/ingest/splitters.js';
 import { openWarehouse, type Warehouse } from '../src/load/index.js';
-import { LineSplitter } from '../src/load/input/splitters.js';
 import { silentLogger } from '../src/log.js';
 import { dataTables, ident } from '../src/model/index.js';
 

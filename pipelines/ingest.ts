@@ -1,6 +1,6 @@
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import type { Batch, BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
-import { expandInputs, type InputFile } from '../src/load/input/inputs.js';
+import { expandInputs, type InputFile } from '../src/ingest/inputs.js';
 import {
   hashFile,
   type LedgerEntry,
@@ -11,8 +11,8 @@ import {
   touchLedgerSql,
   writeLedgerSql,
   writeLedgersSql,
-} from '../src/load/input/ledger.js';
-import { prepareInWorkers, workersFor } from '../src/load/input/parallel.js';
+} from '../src/ingest/ledger.js';
+import { prepareInWorkers, workersFor } from '../src/ingest/parallel.js';
 import {
   type FilePlan,
   IngestStopped,
@@ -20,14 +20,14 @@ import {
   type PreparedEvent,
   type PrepareJob,
   prepareFiles,
-} from '../src/load/input/prepare.js';
+} from '../src/ingest/prepare.js';
 import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
 import type { LogFields, Logger } from '../src/log.js';
 
 /**
  * `store-sync ingest`: documents from files, folders or stdin into the warehouse (docs/ingest.md).
  * First the ledger decides, per file, whether it is unchanged (skipped), partly read (resumed) or new.
- * Then the files are read, parsed and normalized in worker threads (input/prepare.ts) into batches of
+ * Then the files are read, parsed and normalized in worker threads (src/ingest/prepare.ts) into batches of
  * thousands of documents, while this thread writes earlier batches into DuckDB. Each batch carries the
  * ledger position of every file it touched and a transaction takes several batches, so a killed run
  * resumes after the last commit and a finished file is never read twice. stdin is read on this thread.

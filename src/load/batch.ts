@@ -80,7 +80,7 @@ export interface LandingBlock {
 }
 
 /**
- * A batch built and encoded away from the warehouse (in the ingest worker, see input/prepare.ts), as plain
+ * A batch built and encoded away from the warehouse (in the ingest worker, see ingest/prepare.ts), as plain
  * data that moves between threads: its rows sealed, its raw landing already compressed.
  */
 export interface PreparedBatch {
@@ -286,7 +286,7 @@ export class Batch {
     if (this.rejected.length)
       (await appenders.get(this.rejected.name)).append(this.rejected, identityFeeds(this.rejected));
     // The rows are in DuckDB: their buffers can go back to their maker while the landing and the ledger are
-    // written. An ingest worker waits for them before it starts its next batch (input/worker.ts).
+    // written. An ingest worker waits for them before it starts its next batch (ingest/worker.ts).
     this.handBack();
     const landing = this.prepared ? this.prepared.landing : await this.finishLanding();
     this.appendedRows += this.rejected.length;

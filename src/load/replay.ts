@@ -44,7 +44,7 @@ export async function replayBlock(
   normalizer: Normalizer,
   block: StoredBlock,
   seq: number,
-  /** The block's records, when decoding was started ahead (see input/worker.ts). */
+  /** The block's records, when decoding was started ahead (see ingest/worker.ts). */
   decoded: Promise<LandedRecord[]> = decodeBlock(block.codec, block.payload),
 ): Promise<PreparedBatch> {
   const records = await decoded;

@@ -55,7 +55,7 @@ export const WRITER_MEMORY_LIMIT = '256MB';
 export const WRITER_CHECKPOINT_THRESHOLD = '64MB';
 
 /**
- * DuckDB's memory while an ingest streams a large input through worker threads (input/parallel.ts,
+ * DuckDB's memory while an ingest streams a large input through worker threads (ingest/parallel.ts,
  * WORKERS_FROM_BYTES): a few large commits, which read back little of what they wrote. Because such an ingest
  * re-attaches the file after each commit (Warehouse.reattach), DuckDB holds little besides the rows in
  * progress, and 160 MB loads a fresh warehouse or merges into a large one in the same time as the writer's

@@ -8,7 +8,7 @@ import { type IngestSummary, ingestPaths } from '../../pipelines/ingest.js';
 import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import { StoreSyncError } from '../../src/errors.js';
 import { openWarehouse } from '../../src/load/index.js';
-import { DocumentReader } from '../../src/load/input/reader.js';
+import { DocumentReader } from '../../src/ingest/reader.js';
 import { createLogger, silentLogger } from '../../src/log.js';
 import {
   count,

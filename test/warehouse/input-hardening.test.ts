@@ -7,7 +7,7 @@ import { ingestPaths } from '../../pipelines/ingest.js';
 import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import { payloadExcerpt, REJECTED_PAYLOAD_BYTES } from '../../src/load/batch.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
-import { invalidUtf8At } from '../../src/load/input/prepare.js';
+import { invalidUtf8At } from '../../src/ingest/prepare.js';
 import {
   EXCERPT_BYTES,
   LineSplitter,
@@ -15,7 +15,7 @@ import {
   type Splitter,
   splitterCopies,
   ValueSplitter,
-} from '../../src/load/input/splitters.js';
+} from '../../src/ingest/splitters.js';
 import { CODEC, decodeBlock, storedBlocks } from '../../src/load/landing.js';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { count, ndjson, orderDoc, tableRows, tempDir } from './helpers.js';

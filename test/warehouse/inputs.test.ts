@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { expandInputs } from '../../src/load/input/inputs.js';
+import { expandInputs } from '../../src/ingest/inputs.js';
 import { tempDir } from './helpers.js';
 
 /** What `store-sync ingest` reads, in what order: folders walked through links, stdin where it was named. */

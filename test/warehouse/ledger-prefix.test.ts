@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { partialPrefixHash } from '../../src/load/input/ledger.js';
+import { partialPrefixHash } from '../../src/ingest/ledger.js';
 
 /**
  * The hash a stopped run keeps of a file it was inside: of the bytes before the position it reached, which the

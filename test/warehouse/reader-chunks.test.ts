@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { openWarehouse } from '../../src/load/index.js';
-import { DocumentReader } from '../../src/load/input/reader.js';
+import { DocumentReader } from '../../src/ingest/reader.js';
 import { CODEC, decodeBlock, storedBlocks } from '../../src/load/landing.js';
 import { silentLogger } from '../../src/log.js';
 import { count, orderDoc, tempDir } from './helpers.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { LineSplitter, type Piece, type Splitter, ValueSplitter } from '../../src/load/input/splitters.js';
+import { LineSplitter, type Piece, type Splitter, ValueSplitter } from '../../src/ingest/splitters.js';
 
 /** The splitters cut the same documents, at the same lines and offsets, however the bytes are chunked. */
 

@@ -71,7 +71,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
     const logger = cliLogger(args);
     const { ingestPaths } = await import('../../../pipelines/ingest.js');
     const { openWarehouse } = await import('../../load/index.js');
-    const { expandInputs } = await import('../../load/input/inputs.js');
+    const { expandInputs } = await import('../../ingest/inputs.js');
     // Read in the order given: for records without a version (carts, fulfillment orders) the one read last
     // wins, so `cat new.ndjson | store-sync ingest old.ndjson -` reads stdin after old.ndjson.
     const inputs = args.inputs;

@@ -1,14 +1,14 @@
 import { isUtf8 } from 'node:buffer';
-import { Normalizer } from '../../normalize/index.js';
-import { Batch, type PreparedBatch } from '../batch.js';
-import { DOCUMENTS_STREAM, KIND, loadDocument } from '../documents.js';
+import { Normalizer } from '../normalize/index.js';
+import { Batch, type PreparedBatch } from '../load/batch.js';
+import { DOCUMENTS_STREAM, KIND, loadDocument } from '../load/documents.js';
 import type { LedgerEntry } from './ledger.js';
 import { DocumentReader, type Format } from './reader.js';
 import type { Piece } from './splitters.js';
 
 /**
  * The reading half of `store-sync ingest`, with no DuckDB in it, so it runs in worker threads
- * (input/worker.ts) while the main thread loads earlier batches: files are read, split, parsed, detected
+ * (worker.ts) while the main thread loads earlier batches: files are read, split, parsed, detected
  * and normalized into batches, each sealed and its raw landing compressed. Batches span files, so a
  * folder of small files makes few, large batches.
  *
@@ -17,7 +17,7 @@ import type { Piece } from './splitters.js';
  * each parses and normalizes only the batches whose index falls to it. Only the first share hashes the
  * files: it reports each file's digest as soon as it has read the file (`onDigest`), and the batch that
  * ends a file, whichever share made it, carries a null digest that the caller fills from that report
- * (input/parallel.ts). The same function runs alone (one share of one) on the main thread for stdin.
+ * (parallel.ts). The same function runs alone (one share of one) on the main thread for stdin.
  */
 
 /** One file to read, decided beforehand from the ledger (docs/ingest.md). */

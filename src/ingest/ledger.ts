@@ -4,7 +4,7 @@ import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { literal, timestampLiteral } from '../../model/index.js';
+import { literal, timestampLiteral } from '../model/index.js';
 
 /**
  * `_ingested_files`: what ingest has read, by store and path, with size, modification time and content

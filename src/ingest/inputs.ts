@@ -1,6 +1,6 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ERROR_CODES, StoreSyncError } from '../../errors.js';
+import { ERROR_CODES, StoreSyncError } from '../errors.js';
 
 /** What `store-sync ingest` was pointed at, expanded: files as given, folders recursively, '-' for stdin. */
 
