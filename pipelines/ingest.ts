@@ -1,5 +1,4 @@
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
-import type { Batch, BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { expandInputs, type InputFile } from '../src/ingest/inputs.js';
 import {
   hashFile,
@@ -21,6 +20,7 @@ import {
   type PrepareJob,
   prepareFiles,
 } from '../src/ingest/prepare.js';
+import type { Batch, BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
 import type { LogFields, Logger } from '../src/log.js';
 

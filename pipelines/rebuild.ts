@@ -1,8 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
+import { ReplayWorkers, workersFor } from '../src/ingest/parallel.js';
 import type { PreparedBatch } from '../src/load/batch.js';
 import type { BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
-import { ReplayWorkers, workersFor } from '../src/ingest/parallel.js';
 import { storedBlocks } from '../src/load/landing.js';
 import type { StoredBlock } from '../src/load/replay.js';
 import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';

@@ -1,9 +1,9 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { Normalizer, snapshotBuffers } from '../normalize/index.js';
 import type { PreparedBatch } from '../load/batch.js';
 import { replayBlock, type StoredBlock } from '../load/replay.js';
 import { WORKER_YOUNG_GENERATION_MB } from '../load/runtime-profile.js';
+import { Normalizer, snapshotBuffers } from '../normalize/index.js';
 import type { PreparedEvent, PrepareJob } from './prepare.js';
 import type { ToWorker } from './worker.js';
 

@@ -1,9 +1,9 @@
 import { parentPort } from 'node:worker_threads';
-import type { RowsSnapshot } from '../normalize/index.js';
-import { Normalizer } from '../normalize/index.js';
 import { preparedBuffers } from '../load/batch.js';
 import { decodeBlock } from '../load/landing.js';
 import { replayBlock, type StoredBlock } from '../load/replay.js';
+import type { RowsSnapshot } from '../normalize/index.js';
+import { Normalizer } from '../normalize/index.js';
 import { type PrepareJob, prepareFiles } from './prepare.js';
 
 /**

@@ -6,8 +6,8 @@ import { after, before, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { ingestPaths } from '../../pipelines/ingest.js';
-import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { DocumentReader } from '../../src/ingest/reader.js';
+import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { silentLogger } from '../../src/log.js';
 import { fuzzParameters, fuzzRuns } from './support/cases.js';
 

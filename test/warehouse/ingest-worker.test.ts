@@ -7,8 +7,8 @@ import { gzipSync } from 'node:zlib';
 import { type IngestSummary, ingestPaths } from '../../pipelines/ingest.js';
 import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import { StoreSyncError } from '../../src/errors.js';
-import { openWarehouse } from '../../src/load/index.js';
 import { DocumentReader } from '../../src/ingest/reader.js';
+import { openWarehouse } from '../../src/load/index.js';
 import { createLogger, silentLogger } from '../../src/log.js';
 import {
   count,

@@ -5,8 +5,6 @@ import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { rebuildWarehouse } from '../../pipelines/rebuild.js';
-import { payloadExcerpt, REJECTED_PAYLOAD_BYTES } from '../../src/load/batch.js';
-import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { invalidUtf8At } from '../../src/ingest/prepare.js';
 import {
   EXCERPT_BYTES,
@@ -16,6 +14,8 @@ import {
   splitterCopies,
   ValueSplitter,
 } from '../../src/ingest/splitters.js';
+import { payloadExcerpt, REJECTED_PAYLOAD_BYTES } from '../../src/load/batch.js';
+import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { CODEC, decodeBlock, storedBlocks } from '../../src/load/landing.js';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { count, ndjson, orderDoc, tableRows, tempDir } from './helpers.js';
