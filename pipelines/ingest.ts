@@ -1,16 +1,14 @@
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import { expandInputs, type InputFile } from '../src/ingest/inputs.js';
 import {
-  hashFile,
-  type LedgerEntry,
+  decideFile,
   partialPrefixHash,
   readLedgers,
-  readPrefix,
-  sameTime,
   touchLedgerSql,
   writeLedgerSql,
   writeLedgersSql,
 } from '../src/ingest/ledger.js';
+import { type LedgerEntry, streamLedgerKey } from '../src/ingest/ledger-decision.js';
 import { prepareInWorkers, workersFor } from '../src/ingest/parallel.js';
 import {
   type FilePlan,
@@ -26,7 +24,8 @@ import type { LogFields, Logger } from '../src/log.js';
 
 /**
  * `store-sync ingest`: documents from files, folders or stdin into the warehouse (docs/ingest.md).
- * First the ledger decides, per file, whether it is unchanged (skipped), partly read (resumed) or new.
+ * First the ledger decides, per file, whether it is unchanged (skipped), partly read (resumed) or new
+ * (src/ingest/ledger-decision.ts).
  * Then the files are read, parsed and normalized in worker threads (src/ingest/prepare.ts) into batches of
  * thousands of documents, while this thread writes earlier batches into DuckDB. Each batch carries the
  * ledger position of every file it touched and a transaction takes several batches, so a killed run
@@ -135,35 +134,33 @@ class IngestRun {
       const ledger = stream ? null : (ledgers.get(input.path) ?? null);
       const result: IngestFileResult = { path: input.path, status: 'loaded', documents: 0, rejections: 0 };
       this.summary.files.push(result);
-      const same = ledger && ledger.size === input.size ? await this.unchanged(input, ledger) : null;
-      if (same) {
+      const decision = await decideFile(
+        { path: input.path, size: input.size, mtimeMs: input.mtimeMs, stream },
+        ledger,
+      );
+      if (decision.action === 'skip') {
         result.status = 'unchanged';
         unchanged++;
-        logger.debug('ingest_file_unchanged', { path: input.path, by: same });
-        if (same === 'content') touched.push([input.path, input.mtimeMs]);
+        logger.debug('ingest_file_unchanged', { path: input.path, by: decision.by });
+        if (decision.by === 'content') touched.push([input.path, input.mtimeMs]);
         continue;
       }
-      const resume =
-        (ledger?.status === 'partial' &&
-          ledger.size === input.size &&
-          sameTime(ledger.mtimeMs, input.mtimeMs)) ||
-        (ledger !== null && (await this.stoppedThenGrew(input, ledger))) ||
-        (ledger !== null && (await this.appendedTo(input, ledger)));
-      if (resume) result.status = 'resumed';
+      const from = decision.action === 'resume' ? decision.from : null;
+      if (from) result.status = 'resumed';
       plans.push({
         index,
         path: input.path,
         stream,
-        status: resume ? 'resumed' : 'loaded',
+        status: from ? 'resumed' : 'loaded',
         entry: {
           size: input.size,
           mtimeMs: input.mtimeMs,
           sha256: null,
           status: 'partial',
-          byteOffset: resume ? ledger.byteOffset : 0,
-          line: resume ? ledger.line : 0,
-          documents: resume ? ledger.documents : 0,
-          rejected: resume ? ledger.rejected : 0,
+          byteOffset: from?.byteOffset ?? 0,
+          line: from?.line ?? 0,
+          documents: from?.documents ?? 0,
+          rejected: from?.rejected ?? 0,
         },
       });
     }
@@ -228,7 +225,7 @@ class IngestRun {
       const { sha256, bytes, format, gzip } = progress.done;
       const done: LedgerEntry = { ...entry, status: 'complete', sha256 };
       if (stream) done.size = bytes;
-      rows.push([stream ? streamKey(progress.path, sha256) : progress.path, done]);
+      rows.push([stream ? streamLedgerKey(progress.path, sha256) : progress.path, done]);
       this.summary.documents += result.documents;
       this.summary.bytes += bytes;
       this.fileLine(progress.path, result, { format, gzip });
@@ -349,15 +346,6 @@ class IngestRun {
   }
 
   /**
-   * A file a stopped run read part of (see rememberPrefix), changed since, whose bytes up to where that run
-   * stopped are what it read: resumed from there, like a complete file that was appended to.
-   */
-  private async stoppedThenGrew(input: InputFile, ledger: LedgerEntry): Promise<boolean> {
-    if (ledger.status !== 'partial' || ledger.sha256 === null || input.size < ledger.byteOffset) return false;
-    return (await partialPrefixHash(input.path, ledger.byteOffset).catch(() => null)) === ledger.sha256;
-  }
-
-  /**
    * Rolls back what is not committed. A batch being accepted when the run failed may still go on to commit
    * and begin the next transaction, so this waits until neither the pending write nor the commit-and-begin
    * changes any more, and no batch is accepted after it starts.
@@ -373,49 +361,7 @@ class IngestRun {
     }
     await this.tx.rollback();
   }
-
-  /**
-   * A file that grew and whose first bytes are what the last run read whole: only appended to, so it is read
-   * from where that run stopped. Read again from the start, its documents would be loaded again, and for
-   * records without a version (carts, fulfillment orders) the file's older states would replace newer ones
-   * loaded since from other files; its old rejections would be recorded again at every run.
-   *
-   * When the old content did not end at a line break, its last line is judged by what it was: a complete
-   * JSON value was loaded, and is not read again once a newline completes it (the piece is skipped because
-   * it starts before the old end); a cut-short one was rejected, so the file is read again whole and the
-   * completed document loads.
-   */
-  private async appendedTo(input: InputFile, ledger: LedgerEntry): Promise<boolean> {
-    if (ledger.status !== 'complete' || ledger.sha256 === null || input.size <= ledger.size) return false;
-    const prefix = await readPrefix(input.path, ledger.size);
-    if (prefix.sha256 !== ledger.sha256) return false;
-    if (prefix.endsLine) return true;
-    if (prefix.lastLine === null) return false;
-    try {
-      JSON.parse(prefix.lastLine);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  /**
-   * Same size: unchanged when the time matches too, without reading the file (`time`), or when the content
-   * hash does (`content`: a touched file); null when it changed.
-   */
-  private async unchanged(input: InputFile, ledger: LedgerEntry): Promise<'time' | 'content' | null> {
-    if (ledger.status !== 'complete') return null;
-    if (sameTime(ledger.mtimeMs, input.mtimeMs)) return 'time';
-    return ledger.sha256 !== null && (await hashFile(input.path)) === ledger.sha256 ? 'content' : null;
-  }
 }
-
-/**
- * The ledger's name for an input read in one pass: stdin is `stdin:<sha256>`, as it always was; a pipe or a
- * device `stream:<sha256>:<path>` (`/dev/fd/63` means nothing in the next run, the content hash does).
- */
-const streamKey = (path: string, sha256: string | null): string =>
-  path === '-' ? `stdin:${sha256}` : `stream:${sha256}:${path}`;
 
 export async function ingestPaths(
   warehouse: Warehouse,

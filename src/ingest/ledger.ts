@@ -5,27 +5,20 @@ import { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { literal, timestampLiteral } from '../model/index.js';
+import {
+  decideLedger,
+  type LedgerDecision,
+  type LedgerEntry,
+  type LedgerEvidence,
+  type LedgerInput,
+  type Prefix,
+} from './ledger-decision.js';
 
 /**
  * `_ingested_files`: what ingest has read, by store and path, with size, modification time and content
- * hash. A file whose path, size and time match a complete entry is skipped without reading; a touched
- * file with the same size is hashed and skipped when the content is the same; a partial entry (a run
- * stopped inside the file) is resumed from its offset when the file is unchanged, or when it keeps the hash
- * of the bytes before that offset (a run stopped by a signal) and they are unchanged; a file that grew,
- * whose first bytes still hash to the entry's hash (appended to, as captures are), is resumed from where
- * the entry ends.
+ * hash. Here its rows are read and written, and the facts its decisions (ledger-decision.ts) ask of a file
+ * are read from the file.
  */
-
-export interface LedgerEntry {
-  size: number;
-  mtimeMs: number;
-  sha256: string | null;
-  status: 'partial' | 'complete';
-  byteOffset: number;
-  line: number;
-  documents: number;
-  rejected: number;
-}
 
 const LEDGER_COLUMNS = 'size, epoch_ms(mtime), sha256, status, byte_offset, line, documents, rejected';
 
@@ -152,15 +145,6 @@ export async function partialPrefixHash(path: string, byteOffset: number): Promi
   return hashFile(path, byteOffset + bom);
 }
 
-/** What an earlier run read of a file that has grown since. */
-export interface Prefix {
-  sha256: string;
-  /** Whether the content (gunzipped, for gzip) ends at a line break: then nothing straddles its end. */
-  endsLine: boolean;
-  /** When it does not: its unfinished last line, for a plain file and up to 64 MB (else null). */
-  lastLine: string | null;
-}
-
 const LAST_LINE_LIMIT = 64 << 20;
 
 /** Hex SHA-256 of a file's first `bytes` bytes, with how that content ends (see Prefix). */
@@ -213,9 +197,6 @@ export async function readPrefix(path: string, bytes: number): Promise<Prefix> {
   return { sha256: hash.digest('hex'), endsLine, lastLine };
 }
 
-/** Modification times are compared at millisecond precision (what the ledger stores). */
-export const sameTime = (a: number, b: number): boolean => Math.floor(a) === Math.floor(b);
-
 /**
  * Records new modification times of files found unchanged by their content (touched, or copied anew), so
  * the next run skips them by their time, unread; the rest of their entries stays as the run that read them
@@ -233,4 +214,24 @@ export function touchLedgerSql(store: string, touched: readonly (readonly [strin
     );
   }
   return statements.join(';\n');
+}
+
+/**
+ * The ledger's decision for one input (see ledger-decision.ts), with the facts it asks for read from the file:
+ * its content's hash, the hash of the bytes a stopped run read (an unreadable file has none), or what its
+ * first bytes were when it has grown.
+ */
+export async function decideFile(
+  input: LedgerInput & { path: string },
+  entry: LedgerEntry | null,
+): Promise<Exclude<LedgerDecision, { action: 'check' }>> {
+  const evidence: LedgerEvidence = {};
+  for (;;) {
+    const decision = decideLedger(input, entry, evidence);
+    if (decision.action !== 'check') return decision;
+    if (decision.evidence === 'content_hash') evidence.contentSha256 = await hashFile(input.path);
+    else if (decision.evidence === 'read_prefix_hash')
+      evidence.readPrefixSha256 = await partialPrefixHash(input.path, decision.bytes).catch(() => null);
+    else evidence.appendedPrefix = await readPrefix(input.path, decision.bytes);
+  }
 }

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { Batch, type PreparedBatch } from '../load/batch.js';
 import { DOCUMENTS_STREAM, KIND, loadDocument } from '../load/documents.js';
 import { Normalizer } from '../normalize/index.js';
-import type { LedgerEntry } from './ledger.js';
+import type { LedgerEntry } from './ledger-decision.js';
 import { DocumentReader, type Format } from './reader.js';
 import type { Piece } from './splitters.js';
 
