@@ -18,7 +18,7 @@ import {
   type PrepareJob,
   prepareFiles,
 } from '../src/ingest/prepare.js';
-import type { Batch, BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
+import type { BatchCounts, BatchWriter, Transaction, Warehouse } from '../src/load/index.js';
 import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
 import type { LogFields, Logger } from '../src/log.js';
 
@@ -247,7 +247,7 @@ class IngestRun {
    * Hands the batch to the transaction. One batch is merged while the next is built; with `commit`, the
    * transaction commits (and the next begins) while the next batch is built too.
    */
-  private async rotate(batch: Batch, commit: boolean): Promise<void> {
+  private async rotate(batch: BatchWriter, commit: boolean): Promise<void> {
     const writing = this.tx.write(batch);
     writing.catch(() => undefined);
     await this.settle();

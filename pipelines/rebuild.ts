@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import { ReplayWorkers, workersFor } from '../src/ingest/parallel.js';
-import type { PreparedBatch } from '../src/load/batch.js';
+import type { PreparedBatch } from '../src/load/batch-builder.js';
 import type { BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { storedBlocks } from '../src/load/landing.js';
 import type { StoredBlock } from '../src/load/replay.js';

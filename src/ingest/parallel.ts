@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { PreparedBatch } from '../load/batch.js';
+import type { PreparedBatch } from '../load/batch-builder.js';
 import { replayBlock, type StoredBlock } from '../load/replay.js';
 import { WORKER_YOUNG_GENERATION_MB } from '../load/runtime-profile.js';
 import { Normalizer, snapshotBuffers } from '../normalize/index.js';

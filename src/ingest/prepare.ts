@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { Batch, type PreparedBatch } from '../load/batch.js';
+import { BatchBuilder, type PreparedBatch } from '../load/batch-builder.js';
 import { DOCUMENTS_STREAM, KIND, loadDocument } from '../load/documents.js';
 import { Normalizer } from '../normalize/index.js';
 import type { LedgerEntry } from './ledger-decision.js';
@@ -120,14 +120,18 @@ export async function prepareFiles(
   const hashes = mine === 0;
   let seq = job.firstSeq;
   let batchIndex = 0;
-  let batch: Batch | null = null;
+  let batch: BatchBuilder | null = null;
   let documents = 0;
   let bytes = 0;
   let files: FileProgress[] = [];
 
   const open = () => {
     if (batchIndex % readers === mine)
-      batch = new Batch(normalizer, { store: job.store, runId: job.runId, syncedAtMs: Date.now() }, seq);
+      batch = new BatchBuilder(
+        normalizer,
+        { store: job.store, runId: job.runId, syncedAtMs: Date.now() },
+        seq,
+      );
   };
   // The file's entry in the current batch (a batch may end a file without holding any of its pieces).
   const touch = (file: FilePlan): FileProgress => {
@@ -175,7 +179,7 @@ export async function prepareFiles(
 
   const take = (file: FilePlan, piece: Piece, skipped: number) => {
     const progress = touch(file);
-    const own = batch as Batch | null;
+    const own = batch as BatchBuilder | null;
     if (own) {
       const source = `${file.path === '-' ? 'stdin' : file.path}:${piece.line}`;
       // Bytes that are not UTF-8 make the document unreadable here, before either way of reading it (the fast

@@ -50,7 +50,7 @@ const isBlank = (buf: Buffer, start: number, end: number) => skipBlanks(buf, sta
 /** Largest document read when none is configured (`maxDocumentBytes`): a larger one is rejected with its size. */
 export const DEFAULT_MAX_DOCUMENT_BYTES = 64 << 20;
 
-/** What is kept of a document over the limit: its first 64 KiB (as of any rejected payload, see batch.ts). */
+/** What is kept of a document over the limit: its first 64 KiB (as of any rejected payload, see load/batch-builder.ts). */
 export const EXCERPT_BYTES = 64 << 10;
 
 export interface SplitterOptions {

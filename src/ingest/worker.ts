@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { preparedBuffers } from '../load/batch.js';
+import { preparedBuffers } from '../load/batch-builder.js';
 import { decodeBlock } from '../load/landing.js';
 import { replayBlock, type StoredBlock } from '../load/replay.js';
 import type { RowsSnapshot } from '../normalize/index.js';

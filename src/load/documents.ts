@@ -1,6 +1,6 @@
 import type { EntityKind } from '../contracts.js';
 import { detectDocument, detectOrderShape } from '../normalize/index.js';
-import type { Batch } from './batch.js';
+import type { BatchBuilder } from './batch-builder.js';
 import type { LandedMeta } from './landing.js';
 
 /**
@@ -21,7 +21,7 @@ export const KIND = {
 
 type Origin = { stream: string; source: string | null; payload: string; seq: number };
 
-function reject(batch: Batch, origin: Origin, stage: 'parse' | 'normalize', reason: string): 1 {
+function reject(batch: BatchBuilder, origin: Origin, stage: 'parse' | 'normalize', reason: string): 1 {
   batch.reject({ ...origin, stage, key: null, reason });
   return 1;
 }
@@ -32,7 +32,7 @@ function reject(batch: Batch, origin: Origin, stage: 'parse' | 'normalize', reas
  * a document that holds several (a move result, an array). Bytes go to the fast path first, which loads
  * the common case (an order with nothing to refuse) without parsing it into objects.
  */
-export function loadDocument(batch: Batch, landed: LandedMeta, payload: string | Uint8Array): number {
+export function loadDocument(batch: BatchBuilder, landed: LandedMeta, payload: string | Uint8Array): number {
   if (typeof payload !== 'string') {
     if (landed.kind !== KIND.unreadable && batch.addDocumentBytes(payload)) return 0;
     payload = Buffer.from(payload.buffer, payload.byteOffset, payload.length).toString('utf8');
@@ -56,7 +56,7 @@ export function loadDocument(batch: Batch, landed: LandedMeta, payload: string |
 
 /** An API record of a known entity that has already been landed as `seq`. */
 export function loadRecord(
-  batch: Batch,
+  batch: BatchBuilder,
   landed: LandedMeta,
   text: string,
   record: Record<string, unknown>,

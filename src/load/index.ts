@@ -1,5 +1,6 @@
 /** Load: the DuckDB warehouse (schema, merge, the Appender, state) and its readers. */
-export { Batch, type BatchCounts, type BatchMeta, type RejectionRow } from './batch.js';
+export { BatchBuilder, type BatchCounts, type BatchMeta, type RejectionRow } from './batch-builder.js';
+export { BatchWriter } from './batch-writer.js';
 export { commentSql, createTableSql, schemaFingerprint } from './ddl.js';
 export { DOCUMENTS_STREAM } from './documents.js';
 export { type QueryResult, runReadOnlyQuery } from './query.js';

@@ -1,6 +1,6 @@
 import type { EntityKind } from '../contracts.js';
 import type { Normalizer } from '../normalize/index.js';
-import { Batch, type PreparedBatch } from './batch.js';
+import { BatchBuilder, type PreparedBatch } from './batch-builder.js';
 import { KIND, loadDocument, loadRecord } from './documents.js';
 import { decodeBlock, type LandedRecord } from './landing.js';
 import { entityFullScanSql } from './merge.js';
@@ -20,7 +20,7 @@ export interface StoredBlock {
   runId: string;
 }
 
-function replay(batch: Batch, record: LandedRecord, store: string): void {
+function replay(batch: BatchBuilder, record: LandedRecord, store: string): void {
   if (record.kind === KIND.fullScan) {
     const { entity, passStartedAt, createdFrom } = JSON.parse(record.bytes.toString('utf8')) as {
       entity: EntityKind;
@@ -48,7 +48,7 @@ export async function replayBlock(
   decoded: Promise<LandedRecord[]> = decodeBlock(block.codec, block.payload),
 ): Promise<PreparedBatch> {
   const records = await decoded;
-  const batch = new Batch(
+  const batch = new BatchBuilder(
     normalizer,
     { store: block.store, runId: block.runId, syncedAtMs: block.syncedAtMs },
     seq,

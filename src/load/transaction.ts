@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { asStoreSyncError, ERROR_CODES } from '../errors.js';
-import type { Batch, BatchCounts } from './batch.js';
+import type { BatchCounts } from './batch-builder.js';
+import type { BatchWriter } from './batch-writer.js';
 import { commitThroughCheckpoint } from './checkpoint.js';
 import type { AppenderPool } from './chunks.js';
 import type { KeyRanges } from './key-ranges.js';
@@ -25,7 +26,7 @@ export interface TransactionOwner {
   readonly appenders: AppenderPool;
   readonly keyRanges: KeyRanges;
   /** Gives a batch's buffers back once it is written (or failed). */
-  discard(batch: Batch): void;
+  discard(batch: BatchWriter): void;
   /** A commit made the records before `nextSeq` durable. */
   committed(nextSeq: number): void;
   /** A rollback lost the batches written in the transaction. */
@@ -53,7 +54,7 @@ export class Transaction {
   ) {}
 
   /** Stages and merges a batch (after the batches written before it) and hands its buffers back. */
-  write(batch: Batch): Promise<BatchCounts> {
+  write(batch: BatchWriter): Promise<BatchCounts> {
     const run = this.chain.then(async () => {
       try {
         if (this.failure) throw this.failure;

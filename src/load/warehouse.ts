@@ -18,7 +18,8 @@ import {
   startRunSql,
   writeStateSql,
 } from '../state/index.js';
-import { Batch, type BatchCounts, type BatchMeta, type PreparedBatch } from './batch.js';
+import { BatchBuilder, type BatchCounts, type BatchMeta, type PreparedBatch } from './batch-builder.js';
+import { BatchWriter } from './batch-writer.js';
 import { AppenderPool } from './chunks.js';
 import { commentSql, createTableSql, migrate } from './ddl.js';
 import { KIND, loadDocument, loadRecord } from './documents.js';
@@ -36,7 +37,7 @@ import {
 import { Transaction } from './transaction.js';
 
 /**
- * The warehouse: one DuckDB file, one writer. Writes are batches (see batch.ts) built in memory and
+ * The warehouse: one DuckDB file, one writer. Writes are batches (see batch-builder.ts) built in memory and
  * committed by `commit`, which serializes callers (streams may commit pages concurrently) and writes a
  * batch's rows, rejections, raw landing and state together or not at all.
  *
@@ -62,7 +63,7 @@ export class Warehouse {
   private queue: Promise<unknown> = Promise.resolve();
   /** Normalizers not in use: each batch being built needs its own buffers. */
   private readonly idleNormalizers: Normalizer[] = [];
-  private lastBatch: Batch | null = null;
+  private lastBatch: BatchBuilder | BatchWriter | null = null;
   /** Set by the runtime profile in force (withProfile): re-attach the file after each commit of a load. */
   private reattachAfterCommit = false;
   private side: Promise<DuckDBConnection> | null = null;
@@ -269,9 +270,9 @@ export class Warehouse {
   }
 
   /** A new batch; its records land after those of every batch made before it. */
-  newBatch(meta: BatchMeta): Batch {
+  newBatch(meta: BatchMeta): BatchBuilder {
     this.assertWritable();
-    const batch = new Batch(this.idleNormalizers.pop() ?? new Normalizer(), meta, this.nextSeq());
+    const batch = new BatchBuilder(this.idleNormalizers.pop() ?? new Normalizer(), meta, this.nextSeq());
     this.lastBatch = batch;
     return batch;
   }
@@ -285,7 +286,7 @@ export class Warehouse {
    * A batch prepared elsewhere (the ingest worker) from `nextSeq()` on, ready to write; `onRelease` runs
    * once it is written or discarded (its buffers can go back to their maker).
    */
-  adopt(prepared: PreparedBatch, onRelease?: () => void): Batch {
+  adopt(prepared: PreparedBatch, onRelease?: () => void): BatchWriter {
     this.assertWritable();
     const expected = this.nextSeq();
     if (prepared.firstSeq !== expected)
@@ -293,7 +294,7 @@ export class Warehouse {
         ERROR_CODES.INTERNAL,
         `a prepared batch starts at landing sequence ${prepared.firstSeq}, the warehouse expected ${expected}`,
       );
-    const batch = Batch.fromPrepared(prepared, onRelease);
+    const batch = BatchWriter.fromPrepared(prepared, onRelease);
     this.lastBatch = batch;
     return batch;
   }
@@ -316,10 +317,10 @@ export class Warehouse {
   }
 
   /** Writes a batch and its `after` statements in one transaction (ROLLBACK on any error). */
-  async commit(batch: Batch): Promise<BatchCounts> {
+  async commit(batch: BatchBuilder): Promise<BatchCounts> {
     const tx = await this.begin();
     try {
-      const counts = await tx.write(batch);
+      const counts = await tx.write(BatchWriter.of(batch));
       await tx.commit();
       return counts;
     } catch (error) {
@@ -339,7 +340,7 @@ export class Warehouse {
   }
 
   /** Gives a batch's buffers back without writing it. */
-  discard(batch: Batch): void {
+  discard(batch: BatchBuilder | BatchWriter): void {
     batch.release();
     const normalizer = batch.normalizer;
     if (normalizer && !this.idleNormalizers.includes(normalizer)) this.idleNormalizers.push(normalizer);

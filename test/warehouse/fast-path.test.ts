@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, it, test } from 'node:test';
 import fc from 'fast-check';
 import { orderDocuments } from '../../bench/warehouse-data.js';
-import { Batch } from '../../src/load/batch.js';
+import { BatchBuilder as Batch } from '../../src/load/batch-builder.js';
 import { DOCUMENTS_STREAM, KIND, loadDocument } from '../../src/load/documents.js';
 import { Normalizer, type TableRows } from '../../src/normalize/index.js';
 import { fuzzParameters, fuzzRuns } from '../fuzz/support/cases.js';

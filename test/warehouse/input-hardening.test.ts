@@ -14,7 +14,7 @@ import {
   splitterCopies,
   ValueSplitter,
 } from '../../src/ingest/splitters.js';
-import { payloadExcerpt, REJECTED_PAYLOAD_BYTES } from '../../src/load/batch.js';
+import { payloadExcerpt, REJECTED_PAYLOAD_BYTES } from '../../src/load/batch-builder.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { CODEC, decodeBlock, storedBlocks } from '../../src/load/landing.js';
 import { createLogger, silentLogger } from '../../src/log.js';

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { prepareInWorkers } from '../../src/ingest/parallel.js';
 import { type FilePlan, prepareFiles } from '../../src/ingest/prepare.js';
-import { Batch } from '../../src/load/batch.js';
+import { BatchWriter as Batch } from '../../src/load/batch-writer.js';
 import { DOCUMENTS_STREAM, KIND, loadDocument } from '../../src/load/documents.js';
 import { openWarehouse } from '../../src/load/index.js';
 import { tableDef } from '../../src/model/index.js';

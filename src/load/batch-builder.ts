@@ -1,26 +1,20 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
 import type { EntityKind } from '../contracts.js';
-import { ownedBy, tableDef } from '../model/index.js';
+import { tableDef } from '../model/index.js';
 import {
   NormalizeError,
   type Normalizer,
   type RowsSnapshot,
   snapshotBuffers,
-  stagingColumns,
   TableRows,
 } from '../normalize/index.js';
-import type { AppenderPool, Feed, LandingValue } from './chunks.js';
-import type { KeyRanges } from './key-ranges.js';
-import { BlockWriter, CODEC, type LandedMeta, landingParts } from './landing.js';
-import type { Layouts } from './layouts.js';
-import { mergeUnits } from './merge.js';
+import { BlockWriter, type LandedMeta } from './landing.js';
 
 /**
- * The work of one transaction, built in memory first: records are landed raw and normalized into
- * columnar buffers with no DuckDB call, so the next batch can be parsed while DuckDB merges the previous
- * one. `write` then runs inside the warehouse's transaction: the units that win (merge.ts) go through the
- * Appender straight into the warehouse tables, after the stored ones they replace are deleted, and the raw
- * landing and rejections into theirs.
+ * The work of one transaction, built in memory first, with no DuckDB call: records are landed raw (the
+ * landing compressed as they arrive) and normalized into per-column buffers, and what cannot be stored
+ * becomes a rejection row. It runs in the ingest workers (sealed into a PreparedBatch that moves between
+ * threads) and on the main thread for a sync's page; batch-writer.ts then writes the buffers into DuckDB
+ * inside the warehouse's transaction, so the next batch can be built while DuckDB merges the previous one.
  */
 
 export interface BatchMeta {
@@ -107,56 +101,32 @@ export function preparedBuffers(prepared: PreparedBatch): ArrayBuffer[] {
   return buffers;
 }
 
-const REJECTED_COLUMNS = tableDef('_rejected_records').columns;
+/** The columns of `_rejected_records`, as a batch's rejection rows hold them. */
+export const REJECTED_COLUMNS = tableDef('_rejected_records').columns;
 
-export class Batch {
+export class BatchBuilder {
   readonly counts: BatchCounts = { records: 0, rows: 0, rejections: 0 };
   /** Documents the fast path read into this batch (see PreparedBatch). */
   fastPathDocuments = 0;
-  /**
-   * Rows `write` appended to any table, bookkeeping included (rejections, raw landing): the transaction
-   * uses it to decide how to commit (see Transaction.commit).
-   */
-  appendedRows = 0;
   /** The raw landing of the records landed so far, compressed as they arrive (made by the first record). */
   private landing: BlockWriter | null = null;
-  private rejected = new TableRows('_rejected_records', REJECTED_COLUMNS);
-  /** Set on a batch made from a PreparedBatch: its rows and landing, ready to write. */
-  private prepared: { tables: Map<string, TableRows>; landing: LandingBlock | null } | null = null;
+  /** The batch's rejections, in `_rejected_records`' columns. */
+  readonly rejected = new TableRows('_rejected_records', REJECTED_COLUMNS);
   private readonly syncedMicros: number;
   /** Statements to run in the same transaction after the merge (state, ledger, soft deletes). */
   readonly after: string[] = [];
+  /** Where the batch's landing starts. */
   readonly firstSeq: number;
 
   constructor(
-    /** Null for a batch made from a PreparedBatch (its rows were normalized elsewhere). */
-    readonly normalizer: Normalizer | null,
+    /** Normalizes the records into its tables' buffers, which the batch's rows are. */
+    readonly normalizer: Normalizer,
     readonly meta: BatchMeta,
     /** The next raw landing sequence number; advanced as records land. */
     public nextSeq: number,
-    /** Where the batch's landing starts (a prepared batch has landed its records already). */
-    firstSeq = nextSeq,
   ) {
-    this.firstSeq = firstSeq;
+    this.firstSeq = nextSeq;
     this.syncedMicros = meta.syncedAtMs * 1000;
-  }
-
-  /** Called once the batch's buffers are no longer needed (see `release`). */
-  private onRelease: (() => void) | null = null;
-
-  /** A batch prepared elsewhere, ready to write; `onRelease` may take its buffers back once it is written. */
-  static fromPrepared(prepared: PreparedBatch, onRelease?: () => void): Batch {
-    const batch = new Batch(null, prepared.meta, prepared.nextSeq, prepared.firstSeq);
-    batch.onRelease = onRelease ?? null;
-    const tables = new Map<string, TableRows>();
-    for (const snapshot of prepared.tables)
-      tables.set(snapshot.name, TableRows.fromSnapshot(snapshot, stagingColumns(tableDef(snapshot.name))));
-    batch.prepared = { tables, landing: prepared.landing };
-    batch.rejected = TableRows.fromSnapshot(prepared.rejected, REJECTED_COLUMNS);
-    Object.assign(batch.counts, prepared.counts);
-    batch.fastPathDocuments = prepared.fastPathDocuments;
-    batch.after.push(...prepared.after);
-    return batch;
   }
 
   /**
@@ -164,7 +134,7 @@ export class Batch {
    * so the normalizer can go on with the next batch at once).
    */
   async prepare(): Promise<PreparedBatch> {
-    const normalizer = this.normalizer!;
+    const normalizer = this.normalizer;
     const tables = [...normalizer.tables.values()].filter((t) => t.length).map((t) => t.takeSnapshot());
     normalizer.clear();
     const rejected = this.rejected.takeSnapshot();
@@ -181,11 +151,6 @@ export class Batch {
       fastPathDocuments: this.fastPathDocuments,
       after: [...this.after],
     };
-  }
-
-  /** The rows to write, by table. */
-  private get tables(): Map<string, TableRows> {
-    return this.prepared?.tables ?? this.normalizer!.tables;
   }
 
   /**
@@ -215,7 +180,7 @@ export class Batch {
     at?: string,
   ): boolean {
     try {
-      this.normalizer!.normalize(record, entity, apiVersion);
+      this.normalizer.normalize(record, entity, apiVersion);
       this.counts.records++;
       return true;
     } catch (error) {
@@ -231,7 +196,7 @@ export class Batch {
    * false when it must go the ordinary way (nothing was written).
    */
   addDocumentBytes(bytes: Uint8Array): boolean {
-    if (this.normalizer!.normalizeBytes(bytes) === null) return false;
+    if (this.normalizer.normalizeBytes(bytes) === null) return false;
     this.counts.records++;
     this.fastPathDocuments++;
     return true;
@@ -254,78 +219,16 @@ export class Batch {
     this.counts.rejections++;
   }
 
-  /**
-   * Writes the batch inside a transaction. Each unit table's rows, with the rows they own, are appended
-   * straight into the warehouse tables, keeping only the units that win against the batch's other rows
-   * and the stored ones, whose replaced units are deleted first (see merge.ts).
-   */
-  async write(
-    connection: DuckDBConnection,
-    layouts: Layouts,
-    appenders: AppenderPool,
-    keyRanges: KeyRanges,
-  ): Promise<BatchCounts> {
-    const tables = this.tables;
-    for (const rows of tables.values()) {
-      const def = tableDef(rows.name);
-      if (rows.length === 0 || !def.unit) continue;
-      const family = [rows, ...ownedBy(def.name).map((t) => tables.get(t.name))].filter(
-        (r): r is TableRows => r !== undefined && r.length > 0,
-      );
-      for (const member of family) member.seal();
-      const units = await mergeUnits(connection, appenders, rows, this.meta.store, keyRanges);
-      for (const member of family) {
-        this.counts.rows += member.length;
-        if (units) member.keepUnits(units);
-        if (member.length === 0) continue;
-        (await appenders.get(member.name)).append(member, this.directFeeds(member, layouts));
-        this.appendedRows += member.length;
-      }
-    }
-    this.rejected.seal();
-    if (this.rejected.length)
-      (await appenders.get(this.rejected.name)).append(this.rejected, identityFeeds(this.rejected));
-    // The rows are in DuckDB: their buffers can go back to their maker while the landing and the ledger are
-    // written. An ingest worker waits for them before it starts its next batch (ingest/worker.ts).
-    this.handBack();
-    const landing = this.prepared ? this.prepared.landing : await this.finishLanding();
-    this.appendedRows += this.rejected.length;
-    if (landing) this.appendedRows += await this.writeLanding(landing, layouts, appenders);
-    const statements = this.after.filter((sql) => sql.trim() !== '');
-    if (statements.length) await connection.run(statements.join(';\n'));
-    return this.counts;
-  }
-
-  /** Feeds for a warehouse table in its physical column order: the standard columns are the same on every row. */
-  private directFeeds(rows: TableRows, layouts: Layouts): Feed[] {
-    return layouts.columns(rows.name).map((name): Feed => {
-      if (name === '_store') return { from: 'text', value: this.meta.store };
-      if (name === '_synced_at') return { from: 'int64', value: this.syncedMicros };
-      if (name === '_run_id') return { from: 'text', value: this.meta.runId };
-      const column = rows.columns.findIndex((c) => c.name === name);
-      return column > 0 ? { from: 'rows', column } : { from: 'null' };
-    });
-  }
-
-  /** Empties the buffers so the normalizer can serve the next batch (or hands them back, see fromPrepared). */
+  /** Empties the buffers so the normalizer can serve the next batch. */
   release(): void {
-    this.normalizer?.clear();
-    this.prepared = null;
+    this.normalizer.clear();
     this.landing?.discard();
     this.landing = null;
     this.rejected.clear();
-    this.handBack();
-  }
-
-  /** Runs `onRelease` once: the rows' buffers are no longer read (see `write` and `release`). */
-  private handBack(): void {
-    const onRelease = this.onRelease;
-    this.onRelease = null;
-    onRelease?.();
   }
 
   /** The block of what was landed, or null when nothing was. */
-  private async finishLanding(): Promise<LandingBlock | null> {
+  async finishLanding(): Promise<LandingBlock | null> {
     const writer = this.landing;
     if (!writer) return null;
     return {
@@ -336,42 +239,4 @@ export class Batch {
       streams: [...writer.streams],
     };
   }
-
-  /**
-   * The batch's `_raw_landing` row and its bytes as `_raw_landing_parts` rows (see landing.ts), through
-   * pooled appenders (flushed, so their buffers are reused). Returns the rows appended.
-   */
-  private async writeLanding(
-    block: LandingBlock,
-    layouts: Layouts,
-    appenders: AppenderPool,
-  ): Promise<number> {
-    const values: Record<string, LandingValue> = {
-      first_seq: { int64: block.firstSeq },
-      last_seq: { int64: block.lastSeq },
-      _store: { text: this.meta.store },
-      records: { int64: block.records },
-      streams: { texts: block.streams },
-      codec: { text: CODEC },
-      _synced_at: { timestampMicros: this.syncedMicros },
-      _run_id: { text: this.meta.runId },
-    };
-    (await appenders.get('_raw_landing')).appendRows([
-      layouts.columns('_raw_landing').map((c) => values[c] ?? null),
-    ]);
-    const columns = layouts.columns('_raw_landing_parts');
-    const rows = landingParts(block.payload).map((bytes, part) => {
-      const value: Record<string, LandingValue> = {
-        first_seq: { int64: block.firstSeq },
-        part: { int64: part },
-        bytes: { blob: bytes },
-      };
-      return columns.map((c) => value[c] ?? null);
-    });
-    (await appenders.get('_raw_landing_parts')).appendRows(rows);
-    return 1 + rows.length;
-  }
 }
-
-const identityFeeds = (rows: TableRows): Feed[] =>
-  rows.columns.map((_, column) => ({ from: 'rows', column }));

@@ -1,0 +1,202 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { ownedBy, tableDef } from '../model/index.js';
+import { type Normalizer, stagingColumns, TableRows } from '../normalize/index.js';
+import {
+  type BatchBuilder,
+  type BatchCounts,
+  type BatchMeta,
+  type LandingBlock,
+  type PreparedBatch,
+  REJECTED_COLUMNS,
+} from './batch-builder.js';
+import type { AppenderPool, Feed, LandingValue } from './chunks.js';
+import type { KeyRanges } from './key-ranges.js';
+import { CODEC, landingParts } from './landing.js';
+import type { Layouts } from './layouts.js';
+import { mergeUnits } from './merge.js';
+
+/**
+ * The DuckDB side of a batch (built by batch-builder.ts): `write` runs inside the warehouse's transaction.
+ * The units that win (merge.ts) go through the Appender straight into the warehouse tables, after the
+ * stored ones they replace are deleted, and the raw landing and rejections into theirs. A batch prepared
+ * in an ingest worker is written from its sealed buffers; a sync's page from its builder's own.
+ */
+
+const NO_TABLES: ReadonlyMap<string, TableRows> = new Map();
+
+export class BatchWriter {
+  /**
+   * Rows `write` appended to any table, bookkeeping included (rejections, raw landing): the transaction
+   * uses it to decide how to commit (see Transaction.commit).
+   */
+  appendedRows = 0;
+  private readonly syncedMicros: number;
+
+  private constructor(
+    readonly meta: BatchMeta,
+    /** The rows to write, by table. */
+    private tables: ReadonlyMap<string, TableRows>,
+    private readonly rejected: TableRows,
+    readonly counts: BatchCounts,
+    /** Statements to run in the same transaction after the merge (state, ledger, soft deletes). */
+    readonly after: string[],
+    /** The builder whose own buffers are written (a sync's page), or null for a prepared batch. */
+    private readonly builder: BatchBuilder | null,
+    /** A prepared batch's landing, encoded already (a builder's is finished as it is written). */
+    private readonly preparedLanding: LandingBlock | null,
+    private readonly preparedNextSeq: number,
+    /** Called once the batch's buffers are no longer needed (see `release`). */
+    private onRelease: (() => void) | null,
+  ) {
+    this.syncedMicros = meta.syncedAtMs * 1000;
+  }
+
+  /** A batch prepared elsewhere, ready to write; `onRelease` may take its buffers back once it is written. */
+  static fromPrepared(prepared: PreparedBatch, onRelease?: () => void): BatchWriter {
+    const tables = new Map<string, TableRows>();
+    for (const snapshot of prepared.tables)
+      tables.set(snapshot.name, TableRows.fromSnapshot(snapshot, stagingColumns(tableDef(snapshot.name))));
+    return new BatchWriter(
+      prepared.meta,
+      tables,
+      TableRows.fromSnapshot(prepared.rejected, REJECTED_COLUMNS),
+      Object.assign({ records: 0, rows: 0, rejections: 0 }, prepared.counts),
+      [...prepared.after],
+      null,
+      prepared.landing,
+      prepared.nextSeq,
+      onRelease ?? null,
+    );
+  }
+
+  /** A batch built on this thread, written from its builder's buffers, which it shares (no copy). */
+  static of(builder: BatchBuilder): BatchWriter {
+    return new BatchWriter(
+      builder.meta,
+      builder.normalizer.tables,
+      builder.rejected,
+      builder.counts,
+      builder.after,
+      builder,
+      null,
+      builder.firstSeq,
+      null,
+    );
+  }
+
+  /** The raw landing sequence number after the batch's records. */
+  get nextSeq(): number {
+    return this.builder ? this.builder.nextSeq : this.preparedNextSeq;
+  }
+
+  /** The normalizer whose buffers the batch shares, which can serve another batch once it is released. */
+  get normalizer(): Normalizer | null {
+    return this.builder?.normalizer ?? null;
+  }
+
+  /**
+   * Writes the batch inside a transaction. Each unit table's rows, with the rows they own, are appended
+   * straight into the warehouse tables, keeping only the units that win against the batch's other rows
+   * and the stored ones, whose replaced units are deleted first (see merge.ts).
+   */
+  async write(
+    connection: DuckDBConnection,
+    layouts: Layouts,
+    appenders: AppenderPool,
+    keyRanges: KeyRanges,
+  ): Promise<BatchCounts> {
+    const tables = this.tables;
+    for (const rows of tables.values()) {
+      const def = tableDef(rows.name);
+      if (rows.length === 0 || !def.unit) continue;
+      const family = [rows, ...ownedBy(def.name).map((t) => tables.get(t.name))].filter(
+        (r): r is TableRows => r !== undefined && r.length > 0,
+      );
+      for (const member of family) member.seal();
+      const units = await mergeUnits(connection, appenders, rows, this.meta.store, keyRanges);
+      for (const member of family) {
+        this.counts.rows += member.length;
+        if (units) member.keepUnits(units);
+        if (member.length === 0) continue;
+        (await appenders.get(member.name)).append(member, this.directFeeds(member, layouts));
+        this.appendedRows += member.length;
+      }
+    }
+    this.rejected.seal();
+    if (this.rejected.length)
+      (await appenders.get(this.rejected.name)).append(this.rejected, identityFeeds(this.rejected));
+    // The rows are in DuckDB: their buffers can go back to their maker while the landing and the ledger are
+    // written. An ingest worker waits for them before it starts its next batch (ingest/worker.ts).
+    this.handBack();
+    const landing = this.builder ? await this.builder.finishLanding() : this.preparedLanding;
+    this.appendedRows += this.rejected.length;
+    if (landing) this.appendedRows += await this.writeLanding(landing, layouts, appenders);
+    const statements = this.after.filter((sql) => sql.trim() !== '');
+    if (statements.length) await connection.run(statements.join(';\n'));
+    return this.counts;
+  }
+
+  /** Feeds for a warehouse table in its physical column order: the standard columns are the same on every row. */
+  private directFeeds(rows: TableRows, layouts: Layouts): Feed[] {
+    return layouts.columns(rows.name).map((name): Feed => {
+      if (name === '_store') return { from: 'text', value: this.meta.store };
+      if (name === '_synced_at') return { from: 'int64', value: this.syncedMicros };
+      if (name === '_run_id') return { from: 'text', value: this.meta.runId };
+      const column = rows.columns.findIndex((c) => c.name === name);
+      return column > 0 ? { from: 'rows', column } : { from: 'null' };
+    });
+  }
+
+  /** Empties the buffers (the builder's, so its normalizer can serve the next batch) or hands them back. */
+  release(): void {
+    if (this.builder) this.builder.release();
+    else this.rejected.clear();
+    this.tables = NO_TABLES;
+    this.handBack();
+  }
+
+  /** Runs `onRelease` once: the rows' buffers are no longer read (see `write` and `release`). */
+  private handBack(): void {
+    const onRelease = this.onRelease;
+    this.onRelease = null;
+    onRelease?.();
+  }
+
+  /**
+   * The batch's `_raw_landing` row and its bytes as `_raw_landing_parts` rows (see landing.ts), through
+   * pooled appenders (flushed, so their buffers are reused). Returns the rows appended.
+   */
+  private async writeLanding(
+    block: LandingBlock,
+    layouts: Layouts,
+    appenders: AppenderPool,
+  ): Promise<number> {
+    const values: Record<string, LandingValue> = {
+      first_seq: { int64: block.firstSeq },
+      last_seq: { int64: block.lastSeq },
+      _store: { text: this.meta.store },
+      records: { int64: block.records },
+      streams: { texts: block.streams },
+      codec: { text: CODEC },
+      _synced_at: { timestampMicros: this.syncedMicros },
+      _run_id: { text: this.meta.runId },
+    };
+    (await appenders.get('_raw_landing')).appendRows([
+      layouts.columns('_raw_landing').map((c) => values[c] ?? null),
+    ]);
+    const columns = layouts.columns('_raw_landing_parts');
+    const rows = landingParts(block.payload).map((bytes, part) => {
+      const value: Record<string, LandingValue> = {
+        first_seq: { int64: block.firstSeq },
+        part: { int64: part },
+        bytes: { blob: bytes },
+      };
+      return columns.map((c) => value[c] ?? null);
+    });
+    (await appenders.get('_raw_landing_parts')).appendRows(rows);
+    return 1 + rows.length;
+  }
+}
+
+const identityFeeds = (rows: TableRows): Feed[] =>
+  rows.columns.map((_, column) => ({ from: 'rows', column }));
