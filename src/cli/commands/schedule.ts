@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
 import type { CommandModule } from 'yargs';
-import { readToken, type StoreConfig, type SyncConfig } from '../../config.js';
+import type { StoreConfig, SyncConfig } from '../../config.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import {
@@ -102,11 +102,9 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
     const timezone = parseTimezone(args.timezone);
     // Validate the job now so a broken config, a missing token or a store with nothing to sync fails at start,
     // not at 02:15.
-    const { runSync, streamsToSync } = await import('../../../pipelines/sync.js');
-    for (const store of selectStores(await resolveJob(args, { needsApi: true }), args.store)) {
-      readToken(store);
-      streamsToSync(store, streams);
-    }
+    const { runSync } = await import('../../../pipelines/sync.js');
+    const { checkStores, syncStores } = await import('../../../pipelines/stores.js');
+    checkStores(selectStores(await resolveJob(args, { needsApi: true }), args.store), streams);
     let job: Cron;
     try {
       job = new Cron(args.cron, {
@@ -139,34 +137,37 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
       });
     };
     const runStores = async (config: SyncConfig, stores: StoreConfig[]) => {
-      for (const store of stores) {
-        if (stop.signal.aborted) break;
-        const bound = runBound(stop.signal, config.maxRunMinutes, store.name, logger);
-        try {
-          const result = await runSync({
-            config,
-            store,
-            streams,
-            mode: 'incremental',
-            logger,
-            signal: bound.signal,
-          });
-          if (result.exportFailure) runFailed(store.name, result.exportFailure);
-          else
-            logger.info('schedule.run', {
-              store: store.name,
-              runId: result.runId,
-              outcome: result.outcome,
-              requests: result.requests,
-              seconds: Number(result.seconds.toFixed(1)),
-              ...(bound.expired() ? { stoppedBy: 'maxRunMinutes' } : {}),
+      // Whether the last store's run was stopped by its bound (runBound).
+      let expired = false;
+      await syncStores(stores, {
+        stopped: () => stop.signal.aborted,
+        sync: async (store) => {
+          const bound = runBound(stop.signal, config.maxRunMinutes, store.name, logger);
+          try {
+            return await runSync({
+              config,
+              store,
+              streams,
+              mode: 'incremental',
+              logger,
+              signal: bound.signal,
             });
-        } catch (error) {
-          runFailed(store.name, asStoreSyncError(error));
-        } finally {
-          bound.release();
-        }
-      }
+          } finally {
+            expired = bound.expired();
+            bound.release();
+          }
+        },
+        ran: ({ store, result }) =>
+          logger.info('schedule.run', {
+            store,
+            runId: result.runId,
+            outcome: result.outcome,
+            requests: result.requests,
+            seconds: Number(result.seconds.toFixed(1)),
+            ...(expired ? { stoppedBy: 'maxRunMinutes' } : {}),
+          }),
+        failed: ({ store, error }) => runFailed(store, error),
+      });
     };
     const tick = async () => {
       try {

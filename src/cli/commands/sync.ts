@@ -1,8 +1,8 @@
 import type { Argv, CommandModule } from 'yargs';
+import type { StoreFailure, StoreOutcome } from '../../../pipelines/stores.js';
 import type { SyncResult } from '../../../pipelines/sync.js';
-import { readToken } from '../../config.js';
 import type { SyncMode } from '../../contracts.js';
-import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../../errors.js';
+import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { DateWindow } from '../../extract/index.js';
 import { redact } from '../../log.js';
 import { STREAM_NAMES } from '../../streams.js';
@@ -34,14 +34,6 @@ interface BackfillArgs extends JobArgs {
 }
 
 const SUMMARY_COLUMNS = ['store', 'stream', 'status', 'pages', 'records', 'rejections', 'requests', 'note'];
-
-/**
- * What one store of the command came to: its run's result, the error that ended it (several stores), or
- * both, when the sync ran and the export after it failed.
- */
-type StoreOutcome =
-  | { store: string; result: SyncResult; error?: StoreSyncError }
-  | { store: string; result?: undefined; error: StoreSyncError };
 
 function summaryRows(outcomes: StoreOutcome[]): unknown[][] {
   return outcomes.flatMap((o) => [
@@ -108,16 +100,11 @@ async function runSyncCommand(
   window?: DateWindow,
 ): Promise<void> {
   const streams = parseStreamList(args.streams);
-  const { runSync, streamsToSync } = await import('../../../pipelines/sync.js');
+  const { runSync } = await import('../../../pipelines/sync.js');
+  const { checkStores, syncStores } = await import('../../../pipelines/stores.js');
   const config = await resolveJob(args, { needsApi: true });
   const stores = selectStores(config, args.store);
-  // Every store's token and streams are checked before the first store runs: a missing variable, or a store
-  // with every stream disabled, must not leave the warehouse half-updated by the stores before it (bad input
-  // changes nothing).
-  for (const store of stores) {
-    readToken(store);
-    streamsToSync(store, streams);
-  }
+  checkStores(stores, streams);
   // Bars only on a terminal, and never with JSON logs: a log shipper wants lines, not redraws.
   const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
   const logger = cliLogger(args, progress.log);
@@ -133,7 +120,7 @@ async function runSyncCommand(
       'interrupted; the next run resumes from the last committed page',
     ),
   );
-  const storeFailed = (outcome: StoreOutcome & { error: StoreSyncError }) => {
+  const storeFailed = (outcome: StoreFailure) => {
     const failure = outcome.error;
     // One store: its error is the command's, told as one paragraph after its summary, if it has one. So is a
     // usage error (another writer, an unusable warehouse or Parquet folder): the operator must change
@@ -154,11 +141,13 @@ async function runSyncCommand(
     });
     outcomes.push(outcome);
   };
-  const { failure } = await stop.run(async (signal) => {
-    for (const store of stores) {
-      if (stop.received) break;
-      try {
-        const result = await runSync({
+  const { failure } = await stop.run((signal) =>
+    syncStores(stores, {
+      stopped: () => stop.received !== null,
+      // An error that came with the interrupt: the interrupt is the story, told below.
+      causedByStop: () => stop.received !== null,
+      sync: (store) =>
+        runSync({
           config,
           store,
           streams,
@@ -167,17 +156,12 @@ async function runSyncCommand(
           logger,
           onProgress: progress.update,
           signal,
-        });
-        // The export after the sync failed: the summary shows what the sync did, then the export's row.
-        if (result.exportFailure) storeFailed({ store: store.name, result, error: result.exportFailure });
-        else outcomes.push({ store: store.name, result });
-      } catch (error) {
-        // An error that came with the interrupt: the interrupt is the story, told below.
-        if (stop.received) continue;
-        storeFailed({ store: store.name, error: asStoreSyncError(error) });
-      }
-    }
-  });
+        }),
+      ran: (outcome) => outcomes.push(outcome),
+      // A store whose export failed after its sync: the summary shows what the sync did, then the export's row.
+      failed: storeFailed,
+    }),
+  );
   // Every store's run is recorded by now (runSync records its own).
   stop.release();
   progress.stop();
