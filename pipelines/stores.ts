@@ -1,5 +1,4 @@
 import { readToken, type StoreConfig } from '../src/config.js';
-import type { StreamName } from '../src/contracts.js';
 import { asStoreSyncError, type StoreSyncError } from '../src/errors.js';
 import { type SyncResult, streamsToSync } from './sync.js';
 
@@ -26,7 +25,7 @@ export type StoreFailure = StoreOutcome & { error: StoreSyncError };
  * every stream disabled, must not leave the warehouse half-updated by the stores before it (bad input changes
  * nothing).
  */
-export function checkStores(stores: readonly StoreConfig[], streams: StreamName[] | null): void {
+export function checkStores(stores: readonly StoreConfig[], streams: readonly string[] | null): void {
   for (const store of stores) {
     readToken(store);
     streamsToSync(store, streams);
