@@ -61,13 +61,22 @@ export interface OperationSpec {
   list: boolean;
 }
 
-const op = (
-  spec: Omit<OperationSpec, 'list' | 'body'> & Partial<Pick<OperationSpec, 'list' | 'body'>>,
-): OperationSpec => ({
-  list: false,
-  body: spec.method === 'GET' ? 'none' : 'json',
-  ...spec,
-});
+type OperationInput = Omit<OperationSpec, 'list' | 'body'> & Partial<Pick<OperationSpec, 'list' | 'body'>>;
+
+/**
+ * An operation with its literal types kept (its `list` flag, its response schema), so that the client's
+ * typed shapes and the ids a stream may read are derived from this table (src/extract/operations.ts)
+ * instead of being written out a second time.
+ */
+export type Operation<Spec extends OperationInput> = Omit<OperationSpec, keyof Spec> &
+  Spec & { list: Spec extends { list: true } ? true : false };
+
+const op = <const Spec extends OperationInput>(spec: Spec): Operation<Spec> =>
+  ({
+    list: false,
+    body: spec.method === 'GET' ? 'none' : 'json',
+    ...spec,
+  }) as Operation<Spec>;
 
 export const OPERATIONS = {
   createOrder: op({

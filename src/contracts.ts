@@ -4,24 +4,12 @@
  * one transaction by the runner.
  */
 
-/** What kind of API object a record is; normalize maps each kind to its tables (its plan). */
-export type BuiltinEntityKind =
-  | 'order'
-  | 'fulfillment'
-  | 'fulfillment_event'
-  | 'cart'
-  | 'fulfillment_order'
-  | 'ticket'
-  | 'product'
-  | 'subscription'
-  | 'location'
-  | 'metadata_definition';
-
 /**
- * A built-in kind, or the kind of a stream declared outside src/ that registers its own plan and tables
- * (docs/architecture.md, "Adding a stream").
+ * What kind of API object a record is; normalize maps each kind to its tables (its plan). The built-in
+ * kinds are the keys of the plans (`BuiltinEntityKind`, src/model/plans.ts); a stream declared outside src/
+ * brings its own kind with its plan and tables (docs/architecture.md, "Adding a stream").
  */
-export type EntityKind = BuiltinEntityKind | (string & {});
+export type EntityKind = string;
 
 /** A record that failed validation or normalization: kept with its reason, never dropped. */
 export interface Rejection {

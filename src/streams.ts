@@ -81,6 +81,9 @@ export const STREAMS = [
 
 export type StreamName = (typeof STREAMS)[number]['name'];
 
+/** The entity kinds the built-in streams read: each must have a plan (src/model/plans.ts checks it). */
+export type StreamEntityKind = (typeof STREAMS)[number]['entity'];
+
 export const STREAM_NAMES: readonly StreamName[] = STREAMS.map((stream) => stream.name);
 
 /**

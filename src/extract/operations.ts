@@ -3,10 +3,14 @@ import type { z } from 'zod';
 import type * as S from '../../schemas/index.js';
 
 /**
- * Compile-time shapes of the 20 operations in schemas/operations.ts. The runtime table there says how to
- * send and parse each one; this map says what a caller passes and gets back, so `client.call('createOrder',
- * { body })` is checked against the request schema and returns a typed Order.
+ * Compile-time shapes of the operations in schemas/operations.ts. The runtime table there says how to send
+ * and parse each one; these types say what a caller passes and gets back, so `client.call('createOrder',
+ * { body })` is checked against the request schema and returns a typed Order. The list operations' shapes
+ * and ids are derived from the table itself (its `list: true` entries and their item schemas), so a list
+ * operation added there is callable, pageable and readable by a stream with no edit here.
  */
+
+type Operations = typeof S.OPERATIONS;
 
 interface Shape<Params extends string, Body, Response> {
   params: Params;
@@ -23,7 +27,17 @@ export interface ListPage<T> {
 
 type In<T extends z.ZodType> = z.input<T>;
 
-export interface OperationShapes {
+/** The operations whose response is a page of items (`list: true`): the ones a stream can read. */
+export type ListOperationId = {
+  [K in keyof Operations]: Operations[K]['list'] extends true ? K : never;
+}[keyof Operations];
+
+/** A list operation takes no path parameters or body, and returns a page of its validated items. */
+type ListShapes = {
+  [K in ListOperationId]: Shape<never, undefined, ListPage<z.output<Operations[K]['response']>>>;
+};
+
+export interface OperationShapes extends ListShapes {
   createOrder: Shape<never, In<typeof S.OrderCreate2024Request>, S.Order2024>;
   createOrder2023: Shape<never, In<typeof S.OrderCreate2023Request>, S.Order2023>;
   updateOrder: Shape<'number', In<typeof S.OrderPatchRequest>, S.Order2024>;
@@ -32,26 +46,14 @@ export interface OperationShapes {
   getFulfillmentEvent: Shape<'number' | 'fulfillmentId' | 'eventId', undefined, S.FulfillmentEvent>;
   createCart: Shape<never, In<typeof S.CartCreateRequest>, S.Cart>;
   updateCart: Shape<'id', In<typeof S.CartUpdateRequest>, S.Cart>;
-  listProducts: Shape<never, undefined, ListPage<S.Product>>;
   updateVariant: Shape<'id', In<typeof S.VariantUpdateRequest>, S.Variant>;
-  listSubscriptions: Shape<never, undefined, ListPage<S.Subscription>>;
   getFulfillmentOrder: Shape<'id', undefined, S.FulfillmentOrder>;
-  listAssignedFulfillmentOrders: Shape<never, undefined, ListPage<S.FulfillmentOrder>>;
   moveFulfillmentOrder: Shape<'id', In<typeof S.FulfillmentOrderMoveRequest>, S.FulfillmentOrderMove>;
   closeFulfillmentOrder: Shape<'id', In<typeof S.FulfillmentOrderCloseRequest>, S.FulfillmentOrder>;
   fulfillFulfillmentOrder: Shape<'id', In<typeof S.FulfillmentOrderFulfillRequest>, S.Fulfillment>;
-  listLocations: Shape<never, undefined, ListPage<S.Location>>;
   createLocation: Shape<never, In<typeof S.LocationCreateRequest>, S.Location>;
-  listMetadata: Shape<never, undefined, ListPage<S.MetadataDefinition>>;
   attachTicketFiles: Shape<never, FormData, S.Ticket>;
 }
-
-export type ListOperationId =
-  | 'listProducts'
-  | 'listSubscriptions'
-  | 'listAssignedFulfillmentOrders'
-  | 'listLocations'
-  | 'listMetadata';
 
 /** Query values as callers give them; arrays are sent comma-separated, as the API accepts. */
 export type QueryParams = Record<string, string | number | boolean | readonly string[] | null | undefined>;
