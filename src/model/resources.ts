@@ -36,7 +36,7 @@ export function streamResources(
   for (const { entity, operation } of streams) {
     const shapes = out[entity] ?? [];
     if (!shapes.some((shape) => shape.schema === operation.response))
-      shapes.push(...any(schemaName(operation.response, `${operation.id} item`), operation.response));
+      shapes.push(...any(schemaName(operation.response, `${operation.id} items`), operation.response));
     out[entity] = shapes;
   }
   return out;

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { OPERATIONS } from '../../schemas/index.js';
 import { STREAMS as RUNNABLE } from '../../src/extract/index.js';
 import { plans } from '../../src/model/index.js';
+import { planResources } from '../../src/model/resources.js';
 import { STREAM_NAMES, STREAMS } from '../../src/streams.js';
 import { runCli } from '../cli/helpers.js';
 
@@ -22,6 +23,26 @@ describe('the stream declarations', () => {
 
   it('name as main table the root of their entity plan', () => {
     for (const declared of STREAMS) assert.equal(declared.table, plans[declared.entity].table, declared.name);
+  });
+
+  it("give their entity's plan the record schema of their operation's items, named as schemas/ exports it", () => {
+    for (const declared of STREAMS) {
+      const response = OPERATIONS[declared.operation].response;
+      const schemas = planResources[declared.entity] ?? [];
+      assert.deepEqual(
+        schemas.map(({ shape, schema }) => ({ shape, schema })),
+        [{ shape: null, schema: response }],
+        declared.name,
+      );
+      assert.ok(
+        schemas.every(({ name }) => /^[A-Z]\w+$/.test(name)),
+        `${declared.name}: ${schemas[0]?.name}`,
+      );
+    }
+    assert.deepEqual(
+      planResources.product?.map(({ name }) => name),
+      ['Product'],
+    );
   });
 
   it('are the streams the sync and backfill help lists', async () => {

@@ -12,7 +12,7 @@ import { ERROR_CODES, isStoreSyncError } from '../../src/errors.js';
 import { fullScanStream } from '../../src/extract/index.js';
 import { silentLogger } from '../../src/log.js';
 import { addPlan, addTables, type TableDef } from '../../src/model/index.js';
-import { planResources } from '../../src/model/resources.js';
+import { planResources, streamResources } from '../../src/model/resources.js';
 import { MODEL, validateModel } from '../../src/model/validate.js';
 import { sendJson, startServer, type TestServer } from './helpers.js';
 
@@ -22,7 +22,8 @@ import { sendJson, startServer, type TestServer } from './helpers.js';
  * paginated list, and synced end to end through the real sync pipeline into a real DuckDB file.
  */
 
-// 1. The resource: its zod schema and the list operation that pages through it.
+// The API: the resource's zod schema and the list operation that pages through it (for a built-in stream,
+// schemas/resources.ts and schemas/operations.ts describe them before any stream reads them).
 const Toy = z.looseObject({ id: z.int(), name: z.string(), colour: z.string().nullish() });
 const listToys: OperationSpec = {
   id: 'listToys',
@@ -35,7 +36,7 @@ const listToys: OperationSpec = {
   list: true,
 };
 
-// 2. The table it fills, and the plan that fills it.
+// 1 and 2. The table it fills (src/model/tables/<family>.ts), and the plan that fills it (src/model/plans.ts).
 const toys: TableDef = {
   name: 'toys',
   comment: 'Toys, from full scans of GET /toys/.',
@@ -52,7 +53,7 @@ const toys: TableDef = {
 addTables([toys]);
 addPlan('toy', { table: 'toys', unit: true });
 
-// 3. The stream.
+// 3. The stream (src/streams.ts). The plan's record schema is its operation's items: nothing more to declare.
 const toyStream = fullScanStream({
   name: 'toys',
   entity: 'toy',
@@ -153,7 +154,9 @@ describe('a toy full-scan stream declared outside src/', () => {
     }));
 
   it('passes the model validator like a built-in table and plan', () => {
-    const resources = { ...planResources, toy: [{ name: 'Toy', shape: null, schema: Toy }] };
+    // The plan reads what the stream's operation lists: its record schema is not declared a second time.
+    const resources = { ...planResources, ...streamResources([toyStream]) };
+    assert.deepEqual(resources.toy, [{ name: 'listToys items', shape: null, schema: Toy }]);
     const problems = validateModel({ ...MODEL, resources }).filter((problem) => /toy/.test(problem));
     assert.deepEqual(problems, []);
     // And names a misspelt source, which would otherwise leave the column empty.
@@ -167,7 +170,7 @@ describe('a toy full-scan stream declared outside src/', () => {
     );
     assert.deepEqual(
       validateModel({ ...MODEL, tables: misspelt, resources }).filter((problem) => /toy/.test(problem)),
-      ['toys.colour: source `color` names no field of the toys item in Toy'],
+      ['toys.colour: source `color` names no field of the toys item in listToys items'],
     );
   });
 
