@@ -51,14 +51,17 @@ export interface StoreLoop {
 export async function syncStores(stores: readonly StoreConfig[], loop: StoreLoop): Promise<void> {
   for (const store of stores) {
     if (loop.stopped()) break;
+    let result: SyncResult;
     try {
-      const result = await loop.sync(store);
-      // The export after the sync failed: the outcome keeps what the sync did beside the export's error.
-      if (result.exportFailure) loop.failed({ store: store.name, result, error: result.exportFailure });
-      else loop.ran({ store: store.name, result });
+      result = await loop.sync(store);
     } catch (error) {
-      if (loop.causedByStop?.()) continue;
-      loop.failed({ store: store.name, error: asStoreSyncError(error) });
+      if (!loop.causedByStop?.()) loop.failed({ store: store.name, error: asStoreSyncError(error) });
+      continue;
     }
+    // Outside the try: `failed` may throw to end the loop, and that must not be taken for the sync's failure
+    // (which would report the store a second time).
+    // The export after the sync failed: the outcome keeps what the sync did beside the export's error.
+    if (result.exportFailure) loop.failed({ store: store.name, result, error: result.exportFailure });
+    else loop.ran({ store: store.name, result });
   }
 }

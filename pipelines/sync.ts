@@ -14,8 +14,8 @@ import {
 } from '../src/extract/index.js';
 import { openWarehouse, type Warehouse } from '../src/load/index.js';
 import type { Logger } from '../src/log.js';
-import { drainAfterSync } from '../src/receive/drain.js';
 import { defaultStreamOptions, type StreamName } from '../src/streams.js';
+import { drainAfterSync } from './drain.js';
 import { exportParquet, prepareExportFolder } from './export.js';
 
 /**

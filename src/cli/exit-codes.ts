@@ -1,6 +1,10 @@
 import { ERROR_CODES, type ErrorCode, isStoreSyncError } from '../errors.js';
 
-/** Exit codes of every command (docs/operations.md, "Exit codes"). The only place that decides them. */
+/**
+ * Exit codes of every command (docs/operations.md, "Exit codes"): the only place that maps an error or a run's
+ * outcome to one. Commands whose answer is a plain yes or no (doctor's checks, a verify that finds stale files)
+ * pick one of these constants themselves.
+ */
 export const EXIT = {
   OK: 0,
   FAILED: 1,
@@ -33,5 +37,16 @@ export function exitCodeForOutcome(outcome: {
 }): ExitCode {
   if (outcome.failedStreams > 0 || outcome.rejections > 0 || (outcome.skippedStreams ?? 0) > 0)
     return EXIT.PARTIAL;
+  return EXIT.OK;
+}
+
+/**
+ * The exit code of a command over several stores' runs: the worst store decides. A failed run makes it 1 (a
+ * store whose run ended in an error ends the command with that error, also 1); else a run with a failed or
+ * skipped stream, or rejections, makes it 3.
+ */
+export function exitCodeForRuns(runs: readonly { outcome: string }[]): ExitCode {
+  if (runs.some((r) => r.outcome === 'failed')) return EXIT.FAILED;
+  if (runs.some((r) => r.outcome !== 'succeeded')) return EXIT.PARTIAL;
   return EXIT.OK;
 }

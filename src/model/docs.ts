@@ -75,6 +75,14 @@ export function renderWarehouseDoc(): string {
     if (!tables.length) continue;
     out.push(`## ${family}`, '', ...tables.map(renderTable));
   }
+  // A table of an entity kind no family names (a new stream's) is still documented, under its kind, so that
+  // adding a stream needs no edit here.
+  const unlisted = tableDefinitions.filter((t) => !FAMILIES.some(([, belongs]) => belongs(t)));
+  for (const entity of new Set(unlisted.map((t) => t.entity))) {
+    const heading = entity.replaceAll('_', ' ');
+    out.push(`## ${heading[0]!.toUpperCase()}${heading.slice(1)}`, '');
+    out.push(...unlisted.filter((t) => t.entity === entity).map(renderTable));
+  }
   return `${out.join('\n').trim()}\n`;
 }
 

@@ -6,7 +6,7 @@ import { Receiver } from './server.js';
 /**
  * For the demo: documents delivered as the platform would, as signed webhooks, to a receiver on a free
  * loopback port that spools them for `store`; the receiver is stopped (its spool closed, ready to drain)
- * before this returns. Drain with drainStoreRun (drain.ts).
+ * before this returns. Drain with drainStoreRun (pipelines/drain.ts).
  */
 
 export interface LoopbackDocument {

@@ -431,6 +431,7 @@ describe('store-sync under failure', () => {
     // The summary says what the sync did before the error says what the export did not.
     assert.match(synced.stdout, /^shop\s+locations\s+ok\s+1\s/m);
     assert.match(synced.stdout, /^shop\s+export\s+failed\s/m);
+    assert.equal(synced.stdout.match(/^shop\s+locations\s/gm)?.length, 1, 'the summary is printed once');
     assert.deepEqual(
       await readWarehouse(
         path.join(dir, 'export-after.duckdb'),

@@ -11,6 +11,7 @@ import { parseConfig } from '../../src/config.js';
 import { ERROR_CODES, isStoreSyncError } from '../../src/errors.js';
 import { fullScanStream } from '../../src/extract/index.js';
 import { silentLogger } from '../../src/log.js';
+import { renderWarehouseDoc } from '../../src/model/docs.js';
 import { addPlan, addTables, type TableDef } from '../../src/model/index.js';
 import { planResources, streamResources } from '../../src/model/resources.js';
 import { MODEL, validateModel } from '../../src/model/validate.js';
@@ -172,6 +173,12 @@ describe('a toy full-scan stream declared outside src/', () => {
       validateModel({ ...MODEL, tables: misspelt, resources }).filter((problem) => /toy/.test(problem)),
       ['toys.colour: source `color` names no field of the toys item in listToys items'],
     );
+  });
+
+  it('is documented with the built-in tables, under its kind, with no edit of the doc generator', () => {
+    const doc = renderWarehouseDoc();
+    assert.match(doc, /\n## Toy\n\n### `toys`\n/);
+    assert.ok(doc.indexOf('### `toys`') > doc.indexOf('## Bookkeeping'), 'after the built-in families');
   });
 
   it('syncs every page of the list into its table', async () => {

@@ -61,6 +61,84 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+/**
+ * The stages' import direction (docs/architecture.md, "Stages and their folders"): what a folder must never
+ * import. A file of the first column that imports a module under one of the second is out of place.
+ */
+const FORBIDDEN_IMPORTS: [string, string[]][] = [
+  [
+    'src/model/',
+    [
+      'src/load/',
+      'src/normalize/',
+      'src/state/',
+      'src/extract/',
+      'src/ingest/',
+      'src/receive/',
+      'src/cli/',
+      'pipelines/',
+    ],
+  ],
+  [
+    'src/normalize/',
+    ['src/load/', 'src/state/', 'src/extract/', 'src/ingest/', 'src/receive/', 'src/cli/', 'pipelines/'],
+  ],
+  [
+    'src/state/',
+    ['src/load/', 'src/normalize/', 'src/extract/', 'src/ingest/', 'src/receive/', 'src/cli/', 'pipelines/'],
+  ],
+  [
+    'src/extract/',
+    [
+      'src/load/',
+      'src/normalize/',
+      'src/model/',
+      'src/state/',
+      'src/ingest/',
+      'src/receive/',
+      'src/cli/',
+      'pipelines/',
+    ],
+  ],
+  ['src/load/', ['src/ingest/', 'src/extract/', 'src/receive/', 'src/cli/', 'pipelines/']],
+  ['src/ingest/', ['src/extract/', 'src/receive/', 'src/cli/', 'pipelines/']],
+  [
+    'src/receive/',
+    ['src/load/', 'src/ingest/', 'src/normalize/', 'src/model/', 'src/state/', 'src/cli/', 'pipelines/'],
+  ],
+  [
+    'src/sandbox/',
+    [
+      'src/load/',
+      'src/normalize/',
+      'src/model/',
+      'src/state/',
+      'src/extract/',
+      'src/ingest/',
+      'src/receive/',
+      'src/cli/',
+      'pipelines/',
+      'src/config.ts',
+    ],
+  ],
+  ['pipelines/', ['src/cli/']],
+];
+
+/** Every import (file -> imported file, relative to the root) that FORBIDDEN_IMPORTS rules out. */
+function misplacedImports(graph: Map<string, string[]>): string[] {
+  const found: string[] = [];
+  for (const [file, targets] of graph) {
+    const from = path.relative(ROOT, file);
+    const rule = FORBIDDEN_IMPORTS.find(([folder]) => from.startsWith(folder));
+    if (!rule) continue;
+    for (const target of targets) {
+      const to = path.relative(ROOT, target);
+      if (rule[1].some((forbidden) => to.startsWith(forbidden))) found.push(`${from} -> ${to}`);
+    }
+  }
+  return found;
+}
+
 describe('structure', () => {
   it('no module of src/ or pipelines/ imports itself round a loop', () => {
     const found = cycles(importGraph([...sources('src'), ...sources('pipelines')]));
@@ -97,5 +175,18 @@ describe('structure', () => {
       visit(source);
     }
     assert.deepEqual(readers, [], 'use a named operation of Warehouse (src/load/warehouse.ts) instead');
+  });
+  it('each stage imports only the stages it may (the direction docs/architecture.md draws)', () => {
+    const graph = importGraph([...sources('src'), ...sources('pipelines'), ...sources('schemas')]);
+    assert.deepEqual(misplacedImports(graph), []);
+  });
+
+  it('finds a misplaced import when there is one (the check above can fail)', () => {
+    const at = (file: string) => path.join(ROOT, file);
+    const graph = new Map([
+      [at('src/extract/client.ts'), [at('src/load/warehouse.ts'), at('src/errors.ts')]],
+      [at('src/load/warehouse.ts'), [at('src/model/index.ts')]],
+    ]);
+    assert.deepEqual(misplacedImports(graph), ['src/extract/client.ts -> src/load/warehouse.ts']);
   });
 });

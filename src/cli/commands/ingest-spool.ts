@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import type { SpoolDrain } from '../../../pipelines/drain.js';
 import type { SyncConfig } from '../../config.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
-import type { SpoolDrain } from '../../receive/drain.js';
 import { receiversFromConfig } from '../../receive/setup.js';
 import {
   cliLogger,
@@ -71,7 +71,7 @@ export async function ingestSpool(args: IngestSpoolArgs): Promise<void> {
   const logger = cliLogger(args);
   const config = await resolveJob(args, { needsApi: false });
   const spools = await spoolsOf(config, args);
-  const { drainStoreRun, emptyDrain, hasWaitingFiles } = await import('../../receive/drain.js');
+  const { drainStoreRun, emptyDrain, hasWaitingFiles } = await import('../../../pipelines/drain.js');
   const drains = new Map<Spool, SpoolDrain>();
   const waiting: Spool[] = [];
   for (const spool of spools) {

@@ -1,6 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
 import type { StoreFailure, StoreOutcome } from '../../../pipelines/stores.js';
-import type { SyncResult } from '../../../pipelines/sync.js';
 import type { SyncMode } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { DateWindow } from '../../extract/index.js';
@@ -17,7 +16,7 @@ import {
   withFastPathOption,
   withJobOptions,
 } from '../context.js';
-import { EXIT, type ExitCode, exitCodeForError } from '../exit-codes.js';
+import { EXIT, exitCodeForError, exitCodeForRuns } from '../exit-codes.js';
 import { renderTable } from '../output.js';
 import { createProgressDisplay } from '../progress.js';
 import { StopOnSignal } from '../stop.js';
@@ -61,17 +60,6 @@ function printSummary(outcomes: StoreOutcome[]): void {
       : `${o.store}: ${run.outcome.replace(/_/g, ' ')} in ${run.seconds.toFixed(1)} s, ${run.requests} requests, ${run.retries} retries (run ${run.runId})`;
     process.stdout.write(redact(`${line}\n`));
   }
-}
-
-/**
- * Exit code of a whole command over several stores: the worst store decides. A store whose every stream
- * failed makes it 1 (a store whose run ended in an error ends the command with that error, also 1); else a
- * store with a failed or skipped stream, or rejections, makes it 3.
- */
-function exitCodeOf(results: SyncResult[]): ExitCode {
-  if (results.some((r) => r.outcome === 'failed')) return EXIT.FAILED;
-  if (results.some((r) => r.outcome !== 'succeeded')) return EXIT.PARTIAL;
-  return EXIT.OK;
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -185,7 +173,7 @@ async function runSyncCommand(
       { cause: failures[0]!.error },
     );
   }
-  process.exitCode = exitCodeOf(outcomes.flatMap((o) => (o.result ? [o.result] : [])));
+  process.exitCode = exitCodeForRuns(outcomes.flatMap((o) => (o.result ? [o.result] : [])));
 }
 
 const withStreams = <T>(yargs: Argv<T>) =>

@@ -17,7 +17,7 @@ import {
   withWorkersOption,
   workersFrom,
 } from '../context.js';
-import { EXIT } from '../exit-codes.js';
+import { EXIT, exitCodeForOutcome } from '../exit-codes.js';
 import { renderTable } from '../output.js';
 import { runOutcome, StopOnSignal } from '../stop.js';
 
@@ -247,7 +247,7 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs & FastP
         process.stdout.write(
           `rebuilt ${summary!.tables} tables from ${summary!.records} landed records: ${summary!.rows} rows, ${rejections} rejections\n`,
         );
-        process.exitCode = rejections > 0 ? EXIT.PARTIAL : EXIT.OK;
+        process.exitCode = exitCodeForOutcome({ failedStreams: 0, rejections });
         // A signal that came while the transaction was committing, or once it had, stopped nothing.
         if (stop.received)
           logger.warn('rebuild.not_stopped', {

@@ -1,11 +1,11 @@
 import { mkdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { type IngestFileResult, ingestPaths } from '../../pipelines/ingest.js';
-import type { ReceiverSettings, StoreConfig, SyncConfig } from '../config.js';
-import { asStoreSyncError } from '../errors.js';
-import type { Warehouse } from '../load/index.js';
-import type { Logger } from '../log.js';
-import { ARCHIVE_DIR, closedFiles, exists, syncDir } from './spool-files.js';
+import type { ReceiverSettings, StoreConfig, SyncConfig } from '../src/config.js';
+import { asStoreSyncError } from '../src/errors.js';
+import type { Warehouse } from '../src/load/index.js';
+import type { Logger } from '../src/log.js';
+import { ARCHIVE_DIR, closedFiles, exists, syncDir } from '../src/receive/spool-files.js';
+import { type IngestFileResult, ingestPaths } from './ingest.js';
 
 /**
  * Draining a spool: its closed files go through the ordinary ingest, one file per transaction, so a file is
