@@ -36,10 +36,12 @@ const customer = (seenAt: string, seenIn: string): PlanNode => ({
   single: true,
   unit: true,
   optionalKey: true,
+  // The column of the other container kind is left NULL (`{}`: no source in any shape); its registry default,
+  // the column's own name, would read a field of the user object that no user has.
   sources:
     seenIn === 'order'
-      ? { seen_at: seenAt, seen_in: '=order', seen_in_order: '$$.number' }
-      : { seen_at: seenAt, seen_in: `=${seenIn}`, seen_in_id: '$$.id' },
+      ? { seen_at: seenAt, seen_in: '=order', seen_in_order: '$$.number', seen_in_id: {} }
+      : { seen_at: seenAt, seen_in: `=${seenIn}`, seen_in_id: '$$.id', seen_in_order: {} },
 });
 
 const order: PlanNode = {

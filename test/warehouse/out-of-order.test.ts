@@ -119,6 +119,47 @@ describe('out-of-order documents', () => {
       assert.deepEqual(result, { email: 'order@example.com', seenIn: 'order', order: 'N-1', cart: null });
   });
 
+  it("a customer's sighting columns come from the document it was seen in, never from a same-named user field", async () => {
+    // Read both ways: the byte-scanning fast path (orders) and the object path (the switch turned off).
+    for (const fastPath of ['1', '0']) {
+      await warehouse.connection.run('DELETE FROM customers; DELETE FROM orders; DELETE FROM carts');
+      const fromOrder = { ...V2, user: { id: 6, email: 'o@example.com', seen_in_id: 999 } };
+      const fromCart = {
+        id: 702,
+        status: 'open',
+        abandoned: false,
+        checkout_url: 'https://shop.example/c/702',
+        created_at: '2024-05-02T10:00:00Z',
+        currency: 'EUR',
+        total_incl_tax: '1.00',
+        user: { id: 7, email: 'c@example.com', seen_in_order: 'N-999' },
+        lines: [],
+      };
+      const previous = process.env.STORE_SYNC_FAST_PATH;
+      process.env.STORE_SYNC_FAST_PATH = fastPath;
+      try {
+        await ingest(`sightings-${fastPath}.ndjson`, [fromOrder, fromCart]);
+      } finally {
+        if (previous === undefined) delete process.env.STORE_SYNC_FAST_PATH;
+        else process.env.STORE_SYNC_FAST_PATH = previous;
+      }
+      const rows = (await tableRows(warehouse.connection, 'customers')).map((r) => [
+        r.id,
+        r.seen_in,
+        r.seen_in_order,
+        r.seen_in_id,
+      ]);
+      assert.deepEqual(
+        rows,
+        [
+          [6, 'order', V2.number, null],
+          [7, 'cart', null, 702],
+        ],
+        `fast path ${fastPath}`,
+      );
+    }
+  });
+
   it('on equal versions the 2024-04-01 shape wins over the 2023-02-10 one, whichever came first', async () => {
     // Mark-as-paid answers in the 2023-02-10 shape, with the order's fulfillments as summaries (no line items,
     // location or origin); fulfillment create answered with the full 2024-04-01 fulfillment at the same
