@@ -25,7 +25,11 @@ its columns, their types and the API field each column comes from. The same desc
   description (for example \`order\` → \`order_number\`, \`fulfillment\` → \`fulfillment_id\`).
 - Keys are enforced by the loader (DuckDB constraints would slow bulk loads): child tables are keyed by the spec's
   id where the item has one, else by the parent's key and the item's \`index\` in its array, and every child key
-  starts with the key of the record that owns it (an order line is keyed by \`order_number\` and \`id\`).
+  starts with the key of the record that owns it (an order line is keyed by \`order_number\` and \`id\`). An item
+  the document gave no id (the lines of a storefront checkout event, say) gets its position as a negative id,
+  \`-1\` for the first, and its own children read that id as their parent's: the document loads rather than
+  being rejected. A newer document of the same record whose items carry ids replaces those rows, as it replaces
+  any children (and an older one changes nothing: newest wins).
 
 ## Types
 
@@ -176,7 +180,8 @@ killed one left. Leave the file in place; it is not data.
 *Source field* is where a column's value comes from, relative to the item the row is made of: \`a.b\` is field
 \`b\` of object \`a\`; \`$.x\` is a field of the record that owns the row (the order a tax line belongs to);
 \`$$.x\` a field of the whole document (the order a customer was seen in); \`^.x\` a field of the parent item
-(the line a tax line belongs to); \`#\` the item's position in its array; \`=text\` a constant; \`@api_version\`
-the detected order shape; "\`a\` or \`b\`" the first that is present; a shape prefix (2023-02-10: …) applies to
-that order shape only. "(loader)" columns are filled by store-sync itself.
+(the line a tax line belongs to); \`#\` the item's position in its array; \`#-\` that position as a negative id
+(\`-1\` for the first), \`^#-\` the parent item's; \`=text\` a constant; \`@api_version\` the detected order
+shape; "\`a\` or \`b\`" the first that is present; a shape prefix (2023-02-10: …) applies to that order shape
+only. "(loader)" columns are filled by store-sync itself.
 `;

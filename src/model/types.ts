@@ -40,6 +40,9 @@ export const API_2024 = '2024-04-01';
  * - `$$.a`         field of the whole document (the order document a fulfillment or a customer came in);
  * - `^.a`          field of the parent item (e.g. the line a tax line belongs to);
  * - `#`            the item's position in its array (0-based);
+ * - `#-`           the item's position as a negative id, `-(position + 1)` (−1 = first): the last alternative
+ *                  of an owned child's `id`, for an item the document gave no id (tables/index.ts);
+ * - `^#-`          the same of the parent item: the last alternative of a column holding the parent's id;
  * - `=text`        a constant;
  * - `@api_version` the detected order shape;
  * - `x|y`          the first of several sources that is present.

@@ -139,6 +139,7 @@ function checkPlace(
     if (k !== '_store' && (source === undefined || !texts(source).length))
       out.push(`${at}: key column ${k} has no source, so every row would be rejected`);
   }
+  out.push(...checkPositions(at, node, parent, def));
   if (node.unit) {
     if (def.parent || def.owner) out.push(`${at}: a unit, but its TableDef has a parent or an owner`);
     return out;
@@ -158,6 +159,30 @@ function checkPlace(
       out.push(`${at}: owner column ${column} must read the unit's key (${ownKey.join(' or ')})`);
   }
   return out;
+}
+
+/**
+ * Positional ids (`#-`, `^#-`) stand in for an owned item's missing id: a unit's key is never one (a
+ * document without it is refused), nor its parent's when the parent is a unit, and a position always
+ * fills the column, so it can only be the last alternative.
+ */
+function checkPositions(at: string, node: PlanNode, parent: PlanNode | null, def: TableDef): string[] {
+  const out = new Set<string>();
+  for (const column of def.columns) {
+    const source = node.sources?.[column.name] ?? column.source;
+    for (const text of source === undefined ? [] : texts(source)) {
+      const alts = text.split('|');
+      alts.forEach((alt, i) => {
+        if (alt !== '#-' && alt !== '^#-') return;
+        const reads = `${at}: ${column.name} reads \`${alt}\``;
+        if (i !== alts.length - 1) out.add(`${reads}, which always fills it, before other alternatives`);
+        if (alt === '#-' && node.unit) out.add(`${reads}, but a unit's key is never a position`);
+        if (alt === '^#-' && (parent === null || parent.unit))
+          out.add(`${reads}, but its parent is ${parent ? 'a unit, whose key is never a position' : 'none'}`);
+      });
+    }
+  }
+  return [...out];
 }
 
 /** The scopes in which the node's field holds items: a field no scope has would write no rows. */
@@ -217,7 +242,7 @@ function readSources(node: PlanNode, def: TableDef, scopes: Scope[], reads: Map<
     for (const scope of scopes)
       for (const shape of shapesOf(scope.resource))
         for (const alt of sourceFor(source, shape)?.split('|') ?? []) {
-          if (alt === '#' || alt.startsWith('=') || alt.startsWith('@')) continue;
+          if (alt.startsWith('#') || alt === '^#-' || alt.startsWith('=') || alt.startsWith('@')) continue;
           const place = PLACES.find(([prefix]) => alt.startsWith(prefix));
           const base = place ? scope[place[1]] : scope.item;
           const path = place ? alt.slice(place[0].length) : alt;

@@ -26,6 +26,8 @@ export type RowWriter = (
   parent: Record<string, unknown> | null,
   ctx: WalkContext,
   index: number,
+  /** The parent item's position in its array (0 for the root and for a single object). */
+  parentIndex: number,
   rows: TableRows,
   row: number,
 ) => void;
@@ -46,6 +48,8 @@ const q = (s: string) => JSON.stringify(s);
 /** JS expression reading one alternative of a source into `v` (assumes `v` is declared). */
 function readAlternative(source: string): string {
   if (source === '#') return 'v = index;';
+  if (source === '#-') return 'v = -index - 1;';
+  if (source === '^#-') return 'v = -parentIndex - 1;';
   if (source.startsWith('=')) return `v = ${q(source.slice(1))};`;
   if (source === '@api_version') return 'v = ctx.apiVersion;';
   let base = 'item';
@@ -93,13 +97,14 @@ export function compileRowWriter(
     const text = source === undefined ? null : sourceFor(source, shape);
     if (text === null) return;
     converters[k] = converterFor(column.type);
-    paths[k] = text;
     const alternatives = text.split('|');
+    // A refused value came from a field: a position is always an integer, so it is not named.
+    paths[k] = alternatives.filter((alt) => alt !== '#-' && alt !== '^#-').join('|');
     body.push(`col = ${k};`, readAlternative(alternatives[0]!));
     for (const alt of alternatives.slice(1)) body.push(`if (v == null) { ${readAlternative(alt)} }`);
     body.push(`if (v != null) rows.${SETTER[kinds[k]!]}(${k}, row, conv[${k}](v));`);
   });
-  const source = `return function writeRow(item, parent, ctx, index, rows, row) {
+  const source = `return function writeRow(item, parent, ctx, index, parentIndex, rows, row) {
   let col = -1, v;
   try { ${body.join('\n  ')} }
   catch (error) { fail(error, col, v); }

@@ -575,6 +575,12 @@ class WriterCompiler {
       // Built from the last alternative back: each is tried when those before it were missing or null.
       let code = '';
       for (const alternative of text.split('|').reverse()) {
+        // An item without its id, keyed by its position: rare, so the object path writes the document. The
+        // give-up sits where a missing id already led to one, so documents with ids do no more work.
+        if (alternative === '#-' || alternative === '^#-') {
+          code = 'G();';
+          continue;
+        }
         const read = this.read(alternative, bases, shape);
         if (read.code === undefined) {
           if (read.constant === null) continue; // no shape: `@api_version` is null, the next one is tried

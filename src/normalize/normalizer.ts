@@ -94,7 +94,7 @@ export class Normalizer {
     const units = this.units;
     const ctx: WalkContext = { doc: record, unitRoot: record, apiVersion, fields: [], indexes: [] };
     try {
-      this.walk(root, record, null, ctx, 0, 0);
+      this.walk(root, record, null, ctx, 0, 0, 0);
     } catch (error) {
       touched.forEach((t, i) => {
         t.truncate(marks[i]!);
@@ -136,6 +136,7 @@ export class Normalizer {
     parent: Record<string, unknown> | null,
     ctx: WalkContext,
     index: number,
+    parentIndex: number,
     unit: number,
   ): void {
     const savedRoot = ctx.unitRoot;
@@ -147,7 +148,7 @@ export class Normalizer {
     const row = rows.addRow();
     rows.setInt64(0, row, unit);
     try {
-      c.write(item, parent, ctx, index, rows, row);
+      c.write(item, parent, ctx, index, parentIndex, rows, row);
     } catch (error) {
       if (error instanceof ColumnError) throw this.reject(ctx, error.path, error.value, error.expected);
       throw error;
@@ -168,7 +169,7 @@ export class Normalizer {
       if (value === undefined || value === null) continue;
       if (child.node.single) {
         if (!isObject(value)) throw this.reject(ctx, field, value, 'an object');
-        this.walk(child, value, item, ctx, 0, unit);
+        this.walk(child, value, item, ctx, 0, index, unit);
         continue;
       }
       if (!Array.isArray(value)) throw this.reject(ctx, field, value, 'an array');
@@ -178,7 +179,7 @@ export class Normalizer {
         const element = value[i];
         ctx.indexes[ctx.indexes.length - 1] = i;
         if (!isObject(element)) throw this.reject(ctx, '', element, 'an object');
-        this.walk(child, element, item, ctx, i, unit);
+        this.walk(child, element, item, ctx, i, index, unit);
       }
       ctx.fields.pop();
       ctx.indexes.pop();

@@ -117,6 +117,46 @@ describe('the table model', () => {
   });
 });
 
+describe('positional ids', () => {
+  const sourceOf = (table: string, column: string) =>
+    tableDefinitions.find((t) => t.name === table)!.columns.find((c) => c.name === column)!.source;
+
+  it('every owned item id falls back to its position, and every column holding a parent item id too', () => {
+    for (const def of tableDefinitions) {
+      if (!def.owner) continue;
+      for (const key of def.key) {
+        const source = sourceOf(def.name, key);
+        if (key === def.owner.column) assert.doesNotMatch(String(source), /#-/, `${def.name}.${key}`);
+        else if (key === 'id') assert.equal(source, 'id|#-', `${def.name}.${key}`);
+        else if (String(source).startsWith('^.')) assert.equal(source, '^.id|^#-', `${def.name}.${key}`);
+      }
+    }
+    assert.equal(sourceOf('order_lines', 'id'), 'id|#-');
+    assert.equal(sourceOf('order_line_tax_lines', 'line_id'), '^.id|^#-');
+    assert.equal(sourceOf('ticket_attachments', 'comment_id'), '^.id|^#-');
+    // Unit keys and owner columns are never positions.
+    assert.equal(sourceOf('orders', 'number'), 'number');
+    assert.equal(sourceOf('fulfillments', 'id'), 'id');
+    assert.equal(sourceOf('fulfillment_line_items', 'fulfillment_id'), '^.id');
+    assert.equal(sourceOf('variants', 'product_id'), '^.id');
+  });
+
+  it('a position as a unit key, under a unit, or before another alternative fails', () => {
+    const model = doctored((_, tables) => {
+      tableOf(tables, 'orders').columns.find((c) => c.name === 'number')!.source = 'number|#-';
+      tableOf(tables, 'variant_prices').columns.find((c) => c.name === 'variant_id')!.source = '^#-|^.id';
+      tableOf(tables, 'product_images').columns.find((c) => c.name === 'display_order')!.source = '^#-';
+    });
+    assert.deepEqual(newProblems(model), [
+      "orders (plan order): number reads `#-`, but a unit's key is never a position",
+      'product_images (plan product, under products): display_order reads `^#-`, but its parent is a unit, whose ' +
+        'key is never a position',
+      'variant_prices (plan product, under variants): variant_id reads `^#-`, which always fills it, before ' +
+        'other alternatives',
+    ]);
+  });
+});
+
 describe('schema paths', () => {
   const Inner = z.looseObject({ code: z.string().nullish() });
   const schema = z.looseObject({

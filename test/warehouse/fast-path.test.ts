@@ -191,6 +191,63 @@ describe('fast path: the same rows as JSON.parse and the object normalizer', () 
     assertSame(fast, slow, 'escapes');
   });
 
+  it('leaves items without their id to the object path, which keys them by position, and agrees', () => {
+    const make = orderDocuments(11);
+    type Doc = Record<string, unknown> & { lines: Record<string, unknown>[] };
+    const withoutIds = (doc: Doc, field: string, at: 'all' | 'first' | 'null') => {
+      const items = doc[field] as Record<string, unknown>[];
+      items.forEach((item, i) => {
+        if (at === 'null' && i === 0) item.id = null;
+        else if (at === 'all' || i === 0) delete item.id;
+      });
+      return JSON.stringify(doc);
+    };
+    const refunded = (doc: Doc) => {
+      doc.refunds = [{ created_at: '2024-05-02T10:00:00Z', refund_line_items: [{ quantity: 1 }] }];
+      return JSON.stringify(doc);
+    };
+    const fulfilled = (doc: Doc) => {
+      const fulfillments = doc.fulfillments as { line_items: Record<string, unknown>[] }[];
+      for (const item of fulfillments[0]?.line_items ?? []) delete item.id;
+      return JSON.stringify(doc);
+    };
+    const idLess = [
+      withoutIds(make(1) as Doc, 'lines', 'all'),
+      withoutIds(make(2) as Doc, 'lines', 'first'),
+      withoutIds(make(3) as Doc, 'lines', 'null'),
+      withoutIds(make(4) as Doc, 'tax_lines', 'all'),
+      withoutIds(make(5) as Doc, 'transactions', 'first'),
+      refunded(make(6) as Doc),
+      fulfilled(make(7) as Doc),
+    ];
+    const reader = new Normalizer(true);
+    for (const [i, text] of idLess.entries()) {
+      assert.match(text, /"lines":\[\{/, `document ${i} has lines`);
+      assert.equal(reader.normalizeBytes(Buffer.from(text)), null, `the fast path gives document ${i} up`);
+      const { fast, slow, fastTaken } = loadBothWays([text]);
+      assert.equal(fastTaken, 1, `document ${i} loads whole`);
+      assertSame(fast, slow, `id-less document ${i}`);
+    }
+    reader.clear();
+    for (let i = 0; i < 20; i++)
+      assert.notEqual(reader.normalizeBytes(Buffer.from(JSON.stringify(make(100 + i)))), null, 'with ids');
+    const { slow } = loadBothWays([idLess[0]!]);
+    const lines = slow.normalizer!.tables.get('order_lines')!;
+    const id = lines.columns.findIndex((c) => c.name === 'id');
+    assert.ok(lines.length > 1);
+    assert.deepEqual(
+      Array.from({ length: lines.length }, (_, row) => lines.get(id, row)),
+      Array.from({ length: lines.length }, (_, row) => -(row + 1)),
+      'the lines are keyed -1, -2, …',
+    );
+    const { fast: mixedFast, slow: mixedSlow } = loadBothWays([
+      JSON.stringify(make(200)),
+      ...idLess,
+      JSON.stringify(make(201)),
+    ]);
+    assertSame(mixedFast, mixedSlow, 'ordinary and id-less orders');
+  });
+
   it('agrees on numbers, repeated fields, JSON columns and what is not an order', () => {
     const doc = orderDocuments(9)(3) as Record<string, unknown>;
     const text = JSON.stringify(doc);

@@ -39,30 +39,32 @@ function refusal(record: Record<string, unknown>, entity: 'order' | 'ticket' = '
 describe('normalize: unstorable records are refused whole, naming the field', () => {
   const order = (extra: Record<string, unknown>) => ({ number: 'H', total_incl_tax: '10.00', ...extra });
 
-  const missingIds: [string, Record<string, unknown>, string][] = [
-    ['an order line', order({ lines: [{ product_id: 1, quantity: 1 }] }), 'lines[0].id'],
-    ['an order tax line', order({ tax_lines: [{ amount: '1.00' }] }), 'tax_lines[0].id'],
-    ['a transaction', order({ transactions: [{ id: 1 }, { id: null }] }), 'transactions[1].id'],
+  // An item without its id is keyed by its position (positional-ids.test.ts); one whose id is there but is
+  // not an integer is still refused whole, naming the id and the value.
+  const badIds: [string, Record<string, unknown>, string][] = [
+    ['an order line', order({ lines: [{ id: 'L-1', quantity: 1 }] }), 'lines[0].id: got "L-1"'],
+    ['an order tax line', order({ tax_lines: [{ id: 1.5, amount: '1.00' }] }), 'tax_lines[0].id: got 1.5'],
+    ['a transaction', order({ transactions: [{ id: 1 }, { id: {} }] }), 'transactions[1].id: got {}'],
     [
       'a fulfillment line item',
-      order({ fulfillments: [{ id: 5, line_items: [{ quantity: 1 }] }] }),
-      'fulfillments[0].line_items[0].id',
+      order({ fulfillments: [{ id: 5, line_items: [{ id: true, quantity: 1 }] }] }),
+      'fulfillments[0].line_items[0].id: got true',
     ],
     [
       'a refund line',
-      order({ refunds: [{ id: 3, refund_line_items: [{ quantity: 1 }] }] }),
-      'refunds[0].refund_line_items[0].id',
+      order({ refunds: [{ id: 3, refund_line_items: [{ id: 'r', quantity: 1 }] }] }),
+      'refunds[0].refund_line_items[0].id: got "r"',
     ],
   ];
-  for (const [what, record, path] of missingIds) {
-    it(`${what} without its id`, () => {
-      assert.equal(refusal(record), `${path}: missing, expected an integer id`);
+  for (const [what, record, reason] of badIds) {
+    it(`${what} whose id is not an integer`, () => {
+      assert.equal(refusal(record), `${reason}, expected an integer`);
     });
   }
 
-  it('a ticket comment without its id', () => {
-    const ticket = { id: 9, subject: 's', comments: [{ body: 'hi' }] };
-    assert.equal(refusal(ticket, 'ticket'), 'comments[0].id: missing, expected an integer id');
+  it('a ticket comment whose id is not an integer', () => {
+    const ticket = { id: 9, subject: 's', comments: [{ id: 'c-1', body: 'hi' }] };
+    assert.equal(refusal(ticket, 'ticket'), 'comments[0].id: got "c-1", expected an integer');
   });
 
   it('an order without its number', () => {

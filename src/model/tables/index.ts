@@ -9,14 +9,14 @@ import { peopleTables } from './people.js';
 /**
  * Every warehouse table, data tables first. Data tables get the standard columns here so no definition
  * can forget them: `_store` first, then the spec's fields, then `_synced_at`, `_run_id` and, for tables
- * fed by full scans, `_deleted_at`.
+ * fed by full scans, `_deleted_at`; and owned tables get their positional ids (withPositionalIds).
  */
 
 function withStandardColumns(def: TableDef): TableDef {
   if (def.entity === 'bookkeeping') return def;
   const columns: ColumnDef[] = [
     meta('_store', 'VARCHAR', 'Configured name of the store (part of every key).'),
-    ...def.columns,
+    ...withPositionalIds(def),
     meta('_synced_at', 'TIMESTAMPTZ', 'When the row was loaded.'),
     meta('_run_id', 'VARCHAR', 'Run that loaded the row (see _sync_runs).'),
   ];
@@ -30,6 +30,42 @@ function withStandardColumns(def: TableDef): TableDef {
     );
   }
   return { ...def, columns };
+}
+
+/** The alternative appended to an owned item's `id`, and to a column holding its parent item's `id`. */
+const POSITIONAL: Partial<Record<string, { alternative: string; comment: string }>> = {
+  id: {
+    alternative: '#-',
+    comment:
+      "Negative (−1 = first) when the document gave the item no id: the key is then the parent's key and the position.",
+  },
+  '^.id': {
+    alternative: '^#-',
+    comment: 'Negative (−1 = first) when the document gave the parent item no id (see its `id`).',
+  },
+};
+
+/**
+ * Real documents carry array items without their own id (the order lines of a storefront checkout event,
+ * refund lines, attachments). An item of an owned table is keyed by its owner's key, its parent's and its
+ * own id, so such an item is keyed by its position instead, as a negative id (`#-`) that no real id takes,
+ * and the tables below it read that id as their parent's (`^#-`), rather than the whole document being
+ * rejected. Only a missing or null id falls back: one that is present but not an integer is still refused,
+ * and a unit's own key (an order's number) stays required. Owned rows are replaced with their unit, so the
+ * unit's next document, with ids, replaces the positional rows. Applied here, to every owned table, so a
+ * table added later cannot forget it; the owner column (the unit's key) is left as it is.
+ */
+function withPositionalIds(def: TableDef): ColumnDef[] {
+  if (!def.owner || def.unit) return def.columns;
+  return def.columns.map((column) => {
+    const positional = typeof column.source === 'string' ? POSITIONAL[column.source] : undefined;
+    if (!positional || !def.key.includes(column.name) || column.name === def.owner!.column) return column;
+    return {
+      ...column,
+      comment: `${column.comment} ${positional.comment}`,
+      source: `${column.source}|${positional.alternative}`,
+    };
+  });
 }
 
 const registry: TableDef[] = [

@@ -136,10 +136,12 @@ function sourceText(source: Source | undefined, shape: string | null): string | 
 
 function readOne(
   alternative: string,
-  at: { item: Record<string, unknown>; parent: unknown; unit: unknown; index: number },
+  at: { item: Record<string, unknown>; parent: unknown; unit: unknown; index: number; parentIndex: number },
   w: Walk,
 ): unknown {
   if (alternative === '#') return at.index;
+  if (alternative === '#-') return -(at.index + 1);
+  if (alternative === '^#-') return -(at.parentIndex + 1);
   if (alternative.startsWith('=')) return alternative.slice(1);
   if (alternative === '@api_version') return w.shape;
   let base: unknown = at.item;
@@ -162,12 +164,13 @@ function walk(
   parent: unknown,
   unit: unknown,
   index: number,
+  parentIndex: number,
   w: Walk,
 ): void {
   const def = tableDef(node.table);
   const columns = sourcedColumns(def);
   if (node.unit) unit = item;
-  const at = { item, parent, unit, index };
+  const at = { item, parent, unit, index, parentIndex };
   const row: Cell[] = columns.map((column) => {
     const text = sourceText(node.sources?.[column.name] ?? column.source, w.shape);
     if (text === null) return null;
@@ -198,13 +201,13 @@ function walk(
     if (value === null || value === undefined) continue;
     if (child.single) {
       if (!isObject(value)) throw new Refused(`${child.field} is not an object`);
-      walk(child, value, item, unit, 0, w);
+      walk(child, value, item, unit, 0, index, w);
       continue;
     }
     if (!Array.isArray(value)) throw new Refused(`${child.field} is not an array`);
     value.forEach((element, i) => {
       if (!isObject(element)) throw new Refused(`${child.field}[${i}] is not an object`);
-      walk(child, element, item, unit, i, w);
+      walk(child, element, item, unit, i, index, w);
     });
   }
 }
@@ -219,7 +222,7 @@ export function expectRows(
   if (unstorable) return { rejected: true, why: unstorable };
   const w: Walk = { doc: record, shape, rows: new Map(), columns: new Map() };
   try {
-    walk(plans[entity], record, null, record, 0, w);
+    walk(plans[entity], record, null, record, 0, 0, w);
   } catch (error) {
     if (error instanceof Refused) return { rejected: true, why: error.message };
     throw error;
@@ -243,8 +246,9 @@ function unstorableText(value: unknown, depth: number): string | null {
 }
 
 /**
- * Key columns a loaded document would leave NULL (e.g. an order line without an `id`). The warehouse keys
- * every row (docs/warehouse.md, "Conventions"), so such a document cannot load: it must become a rejection.
+ * Key columns a loaded document would leave NULL (an owned item without its `id` is keyed by its position
+ * instead, `#-`, so it is not one of them). The warehouse keys every row (docs/warehouse.md, "Conventions"),
+ * so such a document cannot load: it must become a rejection.
  */
 export function missingKeys(expected: Expected): string[] {
   if (expected.rejected) return [];
