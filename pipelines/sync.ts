@@ -166,6 +166,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
       requestMs: job.config.requestDeadlineSeconds * 1000,
     },
     maxResponseBytes: job.config.maxResponseBytes,
+    apiVersionHeader: job.store.apiVersionHeader,
     logger,
   });
   const results: StreamResult[] = [];

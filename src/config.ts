@@ -56,9 +56,43 @@ const StreamsInput = z
   .describe('Per-stream options; store-level entries override these.');
 
 /** HTTP header names (RFC 9110 tokens). */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export const DEFAULT_SIGNATURE_HEADER = 'X-Platform-Signature';
+
+/** The request header the API version is sent in (spec part 9), unless a store names another. */
+export const DEFAULT_API_VERSION_HEADER = 'X-Platform-API-Version';
+
+/**
+ * Headers the client sends itself or that HTTP framing owns: the version sent under one of these names would
+ * replace the token, the body's type or the framing of every request.
+ */
+const CLIENT_OWNED_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'accept',
+  'content-type',
+  'content-length',
+  'transfer-encoding',
+  'host',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+]);
+
+const ApiVersionHeaderInput = z
+  .string()
+  .regex(HEADER_NAME, {
+    message: `expected an HTTP header name, such as ${DEFAULT_API_VERSION_HEADER} or X-Api-Version`,
+  })
+  .refine((name) => !CLIENT_OWNED_HEADERS.has(name.toLowerCase()), {
+    message:
+      'expected a header of its own: Authorization, Accept, Content-Type and the framing headers (Host, Content-Length, …) are sent by the client itself',
+  });
 
 /** A store's webhook endpoint for `store-sync receive` (docs/receiver.md). */
 export const StoreReceiverInput = z
@@ -162,6 +196,9 @@ export const StoreInput = z.strictObject({
     .min(0)
     .optional()
     .describe('Requests per second for this store (default: top-level rateLimit).'),
+  apiVersionHeader: ApiVersionHeaderInput.optional().describe(
+    `Request header this store's API takes the API version in (default: top-level apiVersionHeader, else ${DEFAULT_API_VERSION_HEADER}).`,
+  ),
   streams: StreamsInput.optional(),
   receiver: StoreReceiverInput.optional(),
 });
@@ -179,6 +216,9 @@ export const SyncConfigInput = z.strictObject({
     .min(0)
     .default(4)
     .describe('Requests per second per store; the platform publishes 4. 0 = no limit.'),
+  apiVersionHeader: ApiVersionHeaderInput.optional().describe(
+    `Request header the API version is sent in, for deployments that name it differently (default ${DEFAULT_API_VERSION_HEADER}); a store's own apiVersionHeader overrides it.`,
+  ),
   maxRetries: z
     .int()
     .min(0)
@@ -245,6 +285,10 @@ export interface StoreConfig {
   baseUrl: string;
   tokenEnv: string;
   rateLimit: number;
+  /** The request header the API version is sent in. */
+  apiVersionHeader: string;
+  /** Where that name was set, as doctor shows it: a config field (`stores[0].apiVersionHeader`), a flag, or `default`. */
+  apiVersionHeaderSource: string;
   streams: Record<StreamName, StreamOptions>;
   /** The store's webhook endpoint, when it has one. */
   receiver?: StoreReceiverConfig | null;
@@ -302,6 +346,12 @@ function refuseLiteralTokens(raw: unknown, source: string): void {
       );
     }
   });
+}
+
+/** What is wrong with a version header name given outside the file (a flag), or null when it is fine. */
+export function apiVersionHeaderProblem(name: string): string | null {
+  const result = ApiVersionHeaderInput.safeParse(name);
+  return result.success ? null : result.error.issues[0]!.message;
 }
 
 /**
@@ -365,6 +415,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
       baseUrl: store.baseUrl.endsWith('/') ? store.baseUrl : `${store.baseUrl}/`,
       tokenEnv: store.tokenEnv,
       rateLimit: store.rateLimit ?? input.rateLimit,
+      ...apiVersionHeaderOf(store.apiVersionHeader, input.apiVersionHeader, index),
       streams: Object.fromEntries(
         STREAM_NAMES.map((name) => [
           name,
@@ -378,6 +429,19 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
       receiver: receivers[index]!,
     })),
   };
+}
+
+/** A store's version header: its own, else the top level's, else the spec's name; with where it was set. */
+function apiVersionHeaderOf(
+  own: string | undefined,
+  topLevel: string | undefined,
+  index: number,
+): Pick<StoreConfig, 'apiVersionHeader' | 'apiVersionHeaderSource'> {
+  if (own !== undefined)
+    return { apiVersionHeader: own, apiVersionHeaderSource: `stores[${index}].apiVersionHeader` };
+  if (topLevel !== undefined)
+    return { apiVersionHeader: topLevel, apiVersionHeaderSource: 'apiVersionHeader' };
+  return { apiVersionHeader: DEFAULT_API_VERSION_HEADER, apiVersionHeaderSource: 'default' };
 }
 
 /** A store's receiver block with its defaults: the spool beside the warehouse, the path named after the store. */

@@ -1,7 +1,14 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { checkBaseUrl, loadConfig, parseConfig, type StoreConfig, type SyncConfig } from '../config.js';
+import {
+  apiVersionHeaderProblem,
+  checkBaseUrl,
+  loadConfig,
+  parseConfig,
+  type StoreConfig,
+  type SyncConfig,
+} from '../config.js';
 import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { FAST_PATH_VARIABLE } from '../normalize/fast-switch.js';
@@ -17,6 +24,7 @@ export interface JobArgs {
   config?: string;
   'base-url'?: string;
   'token-env'?: string;
+  'api-version-header'?: string;
   warehouse?: string;
   store?: string;
   'parquet-dir'?: string;
@@ -37,15 +45,21 @@ export function withJobOptions<T>(yargs: Argv<T>): Argv<T & JobArgs> {
       description: 'API base URL of a single store (no config file needed)',
     })
     .option('token-env', { type: 'string', description: "Environment variable holding that store's token" })
+    .option('api-version-header', {
+      type: 'string',
+      description:
+        "Request header that store's API takes the API version in (default X-Platform-API-Version)",
+    })
     .option('warehouse', { type: 'string', description: 'DuckDB warehouse file' })
     .option('store', {
       type: 'string',
       description: 'Store name (from the config; "default" for a one-off job)',
     })
     .option('parquet-dir', { type: 'string', description: 'Parquet folder' })
-    .group(['config', 'base-url', 'token-env', 'warehouse', 'store', 'parquet-dir'], 'Job:') as Argv<
-    T & JobArgs
-  >;
+    .group(
+      ['config', 'base-url', 'token-env', 'api-version-header', 'warehouse', 'store', 'parquet-dir'],
+      'Job:',
+    ) as Argv<T & JobArgs>;
 }
 
 function usage(message: string): StoreSyncError {
@@ -80,6 +94,9 @@ export async function resolveJob(args: JobArgs, options: { needsApi: boolean }):
       );
     }
     if (args['base-url'] !== undefined) checkBaseUrl(args['base-url'], '--base-url');
+    const versionHeader = args['api-version-header'];
+    const problem = versionHeader === undefined ? null : apiVersionHeaderProblem(versionHeader);
+    if (problem) throw usage(`--api-version-header: ${problem} (got ${JSON.stringify(versionHeader)})`);
     const raw = {
       warehouse: args.warehouse,
       ...(args['parquet-dir'] ? { parquetDir: args['parquet-dir'] } : {}),
@@ -88,10 +105,19 @@ export async function resolveJob(args: JobArgs, options: { needsApi: boolean }):
           name: args.store ?? 'default',
           baseUrl: args['base-url'] ?? 'http://127.0.0.1/unused/',
           tokenEnv: args['token-env'] ?? 'STORE_SYNC_TOKEN',
+          ...(versionHeader === undefined ? {} : { apiVersionHeader: versionHeader }),
         },
       ],
     };
-    return parseConfig(raw, 'the command-line flags', process.cwd());
+    const config = parseConfig(raw, 'the command-line flags', process.cwd());
+    if (versionHeader !== undefined) config.stores[0]!.apiVersionHeaderSource = '--api-version-header';
+    return config;
+  }
+  // A store's version header is part of its entry in the file; a flag for every store would hide that.
+  if (args['api-version-header'] !== undefined) {
+    throw usage(
+      '--api-version-header describes the store of a one-off job (with --base-url and --token-env); with a config file, set apiVersionHeader in it.',
+    );
   }
   const config = await loadConfig(args.config ?? DEFAULT_CONFIG_FILE);
   if (args.warehouse) config.warehouse = path.resolve(args.warehouse);

@@ -8,6 +8,7 @@ import {
   operationPath,
   Page,
 } from '../../schemas/index.js';
+import { DEFAULT_API_VERSION_HEADER } from '../config.js';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { type Logger, redact, redactValue, registerSecret, silentLogger } from '../log.js';
 import { bodyExcerpt, errorForStatus, type RequestContext } from './http-errors.js';
@@ -68,6 +69,8 @@ export interface ClientOptions {
   timeouts?: Partial<Timeouts>;
   /** Largest response body read; a larger one fails its request (not retried). */
   maxResponseBytes?: number;
+  /** The request header the API version is sent in (a store's apiVersionHeader); default X-Platform-API-Version. */
+  apiVersionHeader?: string;
   logger?: Logger;
 }
 
@@ -123,6 +126,8 @@ export class ApiClient {
   readonly retryPolicy: RetryPolicy;
   readonly timeouts: Timeouts;
   readonly maxResponseBytes: number;
+  /** Lower-case like the other names of a request's headers, so that one name cannot go out in two spellings. */
+  readonly apiVersionHeader: string;
   readonly stats: ClientStats = { requests: 0, retries: 0, rateLimited: 0 };
   readonly #token: string;
   readonly #pool: Pool;
@@ -143,6 +148,7 @@ export class ApiClient {
     this.retryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.apiVersionHeader = (options.apiVersionHeader ?? DEFAULT_API_VERSION_HEADER).toLowerCase();
     const connections = options.maxInFlight ?? 8;
     this.#inFlight = pLimit(connections);
     this.#logger = options.logger ?? silentLogger;
@@ -293,9 +299,11 @@ export class ApiClient {
       if (retry) state.waited.ms += Date.now() - queued;
       this.stats.requests++;
       if (options.meter) options.meter.requests++;
+      // The version first: the headers the client owns come after it, so no name given for the version (the
+      // config refuses those) can replace the token.
       const headers: Record<string, string> = {
+        [this.apiVersionHeader]: spec.version,
         authorization: `Bearer ${this.#token}`,
-        'x-platform-api-version': spec.version,
         accept: 'application/json',
       };
       if (typeof payload === 'string') headers['content-type'] = 'application/json';

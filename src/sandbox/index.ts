@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { DEFAULT_API_VERSION_HEADER, HEADER_NAME } from '../config.js';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { resolveTokens, type TokenSpec } from './http/auth.js';
 import { FaultInjector, type FaultSpec } from './http/faults.js';
@@ -38,6 +39,11 @@ export interface SandboxOptions {
   tokens?: readonly (TokenSpec | string)[];
   /** Time source for records created or changed after seeding (defaults to the real clock). */
   clock?: () => Date;
+  /**
+   * The request header the API version is read from, as a deployment that names it differently would:
+   * default X-Platform-API-Version. A version sent under any other name is not seen.
+   */
+  versionHeader?: string;
 }
 
 export interface Sandbox {
@@ -47,6 +53,8 @@ export interface Sandbox {
   origin: string;
   store: StoreModel;
   tokens: readonly TokenSpec[];
+  /** The request header the API version is read from. */
+  versionHeader: string;
   stats(): SandboxStats;
   resetStats(): void;
   setFaults(spec: string | FaultSpec): FaultSpec;
@@ -76,6 +84,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const pageSize = checkNumber('page-size', options.pageSize ?? 100, 1, true);
   const rateLimit = checkNumber('rate-limit', options.rateLimit ?? 4, 0, false);
   const latencyMs = checkNumber('latency-ms', options.latencyMs ?? 0, 0, true);
+  const versionHeader = options.versionHeader ?? DEFAULT_API_VERSION_HEADER;
+  if (!HEADER_NAME.test(versionHeader))
+    throw new StoreSyncError(
+      ERROR_CODES.USAGE,
+      `version-header must be an HTTP header name, such as X-Api-Version (got ${JSON.stringify(versionHeader)})`,
+    );
   const tokens = resolveTokens(options.tokens);
   const faults = new FaultInjector(options.faults, seed);
   const stats = new StatsRecorder();
@@ -89,6 +103,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     limiter: new RateLimiter(rateLimit),
     faults,
     stats,
+    versionHeader,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
@@ -113,6 +128,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     origin,
     store,
     tokens,
+    versionHeader,
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),
     setFaults: (spec) => faults.set(spec),

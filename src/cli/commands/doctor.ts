@@ -40,6 +40,12 @@ async function storeChecks(store: StoreConfig): Promise<Check[]> {
     });
     return checks;
   }
+  // The name the requests send the version in: a store whose API expects another answers every one 400.
+  checks.push({
+    name: `${label}: API version header`,
+    ok: true,
+    detail: `${store.apiVersionHeader} (${store.apiVersionHeaderSource})`,
+  });
   let token: string;
   try {
     token = readToken(store);
@@ -57,6 +63,7 @@ async function storeChecks(store: StoreConfig): Promise<Check[]> {
     baseUrl: store.baseUrl,
     token,
     rateLimit: store.rateLimit,
+    apiVersionHeader: store.apiVersionHeader,
     retry: { maxRetries: 1 },
     timeouts: { connectMs: 5000, headersMs: 10_000, bodyMs: 10_000 },
   });
@@ -93,7 +100,10 @@ async function storeChecks(store: StoreConfig): Promise<Check[]> {
         ? `the token in $${store.tokenEnv} is wrong or expired: create a new one in the store's API access settings`
         : failure.code === 'network' || failure.code === 'timeout' || failure.code === 'retries_exhausted'
           ? `check that ${store.baseUrl} is the store's API root and reachable from this machine`
-          : undefined;
+          : // A plain list request refused as malformed is most often a version sent where the API does not look.
+            failure.code === ERROR_CODES.HTTP_BAD_REQUEST
+            ? `if the store's API takes the version in a header other than ${store.apiVersionHeader}, name it in apiVersionHeader (--api-version-header for a one-off job; docs/configuration.md)`
+            : undefined;
     checks.push({
       name: `${label}: reachable and token accepted`,
       ok: false,

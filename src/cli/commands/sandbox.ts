@@ -14,6 +14,7 @@ interface SandboxArgs {
   'latency-ms': number;
   faults?: string;
   token?: string[];
+  'version-header'?: string;
 }
 
 const usage = (message: string) => new StoreSyncError(ERROR_CODES.USAGE, message);
@@ -64,14 +65,20 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
         array: true,
         description: 'Accepted bearer token VALUE[:scope,scope...]; repeatable; without scopes it holds all',
       })
+      .option('version-header', {
+        type: 'string',
+        description:
+          'Request header the API version is read from, as a deployment naming it differently would (default X-Platform-API-Version); a version sent under another name is not seen',
+      })
       .example('$0 sandbox', 'Serve a small store on a free port with the token sandbox-token')
       .example(
         '$0 sandbox --port 8787 --token T1 --token T2:catalogue:read,orders:read',
         'Two tokens, the second limited to two scopes',
       )
+      .example('$0 sandbox --rate-limit 0 --faults 500:0.05,reset:0.02', 'No rate limit, some failures')
       .example(
-        '$0 sandbox --rate-limit 0 --faults 500:0.05,reset:0.02',
-        'No rate limit, some failures',
+        '$0 sandbox --version-header X-Api-Version',
+        'Take the API version in X-Api-Version (a store with apiVersionHeader: "X-Api-Version")',
       ) as never,
   handler: async (args) => {
     const rateLimit = args['rate-limit'];
@@ -93,6 +100,7 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
       latencyMs: integerOption('latency-ms', args['latency-ms'], 0, 600_000),
       faults: args.faults,
       tokens: args.token,
+      versionHeader: args['version-header'],
     });
     process.stdout.write(`${sandbox.baseUrl}\n`);
     const token = sandbox.tokens[0]!;
@@ -103,7 +111,7 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
           `token: ${t.token} (${t.scopes.length === SCOPES.length ? 'every scope' : t.scopes.join(', ')})`,
       ),
       'try:',
-      `  curl -H 'Authorization: Bearer ${token.token}' -H 'X-Platform-API-Version: 2024-04-01' ${sandbox.baseUrl}products/`,
+      `  curl -H 'Authorization: Bearer ${token.token}' -H '${sandbox.versionHeader}: 2024-04-01' ${sandbox.baseUrl}products/`,
       `  curl ${sandbox.origin}/__sandbox/stats`,
       'stop with Ctrl-C',
     ];

@@ -31,6 +31,8 @@ export interface ServerParts {
   limiter: RateLimiter;
   faults: FaultInjector;
   stats: StatsRecorder;
+  /** The request header the version is read from (X-Platform-API-Version, or another name a deployment uses). */
+  versionHeader: string;
 }
 
 export interface SandboxServer {
@@ -46,6 +48,8 @@ const INJECTED_HEADERS: Record<string, Record<string, string>> = {
 
 export function createSandboxServer(parts: ServerParts): SandboxServer {
   const tokens = new Map(parts.tokens.map((t) => [t.token, t]));
+  // Node gives every request header name in lower case.
+  const versionKey = parts.versionHeader.toLowerCase();
   /** The waits in progress (latency, stalls), ended at once when the server stops. */
   const waits = new Set<AbortController>();
 
@@ -90,7 +94,7 @@ export function createSandboxServer(parts: ServerParts): SandboxServer {
       const token = authenticate(req.headers.authorization, tokens);
       parts.limiter.take(token.token);
       authorize(token, route.operations[0]!.scopes);
-      const op = selectOperation(route.operations, req.headers['x-platform-api-version']);
+      const op = selectOperation(route.operations, req.headers[versionKey], parts.versionHeader);
       const input = await readInput(req, op, url.searchParams);
       const origin = `http://${req.headers.host ?? hostOf(req)}`;
       const result = HANDLERS[op.id as keyof typeof HANDLERS]({

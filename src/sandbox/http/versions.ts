@@ -2,15 +2,15 @@ import type { OperationSpec } from '../../../schemas/index.js';
 import { HttpError } from './errors.js';
 
 /**
- * `X-Platform-API-Version` (spec part 9): required, one accepted value per operation. The only route with
- * two operations, POST /orders/, picks the one whose version was asked for and answers in its shape.
+ * The version header (spec part 9, `X-Platform-API-Version` unless the sandbox is started with another name):
+ * required, one accepted value per operation. The only route with two operations, POST /orders/, picks the one
+ * whose version was asked for and answers in its shape.
  */
-
-export const VERSION_HEADER = 'X-Platform-API-Version';
 
 export function selectOperation(
   operations: OperationSpec[],
   header: string | string[] | undefined,
+  headerName: string,
 ): OperationSpec {
   const accepted = operations.map((op) => op.version);
   const acceptedText = accepted.join(' or ');
@@ -19,8 +19,8 @@ export function selectOperation(
     throw new HttpError(
       400,
       'version_required',
-      `The ${VERSION_HEADER} header is required; this operation accepts ${acceptedText}.`,
-      [{ field: VERSION_HEADER, message: `required: ${acceptedText}` }],
+      `The ${headerName} header is required; this operation accepts ${acceptedText}.`,
+      [{ field: headerName, message: `required: ${acceptedText}` }],
     );
   }
   const chosen = operations.find((op) => op.version === value.trim());
@@ -28,8 +28,8 @@ export function selectOperation(
     throw new HttpError(
       400,
       'version_unsupported',
-      `${VERSION_HEADER} "${value}" is not accepted by this operation; send ${acceptedText}.`,
-      [{ field: VERSION_HEADER, message: `expected ${acceptedText}` }],
+      `${headerName} "${value}" is not accepted by this operation; send ${acceptedText}.`,
+      [{ field: headerName, message: `expected ${acceptedText}` }],
     );
   }
   return chosen;
