@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { API_VERSION_HEADER, HEADER_NAME } from '../schemas/headers.js';
 import type { StreamOptions } from './contracts.js';
 import { ERROR_CODES, StoreSyncError } from './errors.js';
 import { isCalendarDay } from './extract/dates.js';
@@ -55,13 +56,7 @@ const StreamsInput = z
   )
   .describe('Per-stream options; store-level entries override these.');
 
-/** HTTP header names (RFC 9110 tokens). */
-export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
 export const DEFAULT_SIGNATURE_HEADER = 'X-Platform-Signature';
-
-/** The request header the API version is sent in (spec part 9), unless a store names another. */
-export const DEFAULT_API_VERSION_HEADER = 'X-Platform-API-Version';
 
 /**
  * Headers the client sends itself or that HTTP framing owns: the version sent under one of these names would
@@ -87,7 +82,7 @@ const CLIENT_OWNED_HEADERS = new Set([
 const ApiVersionHeaderInput = z
   .string()
   .regex(HEADER_NAME, {
-    message: `expected an HTTP header name, such as ${DEFAULT_API_VERSION_HEADER} or X-Api-Version`,
+    message: `expected an HTTP header name, such as ${API_VERSION_HEADER} or X-Api-Version`,
   })
   .refine((name) => !CLIENT_OWNED_HEADERS.has(name.toLowerCase()), {
     message:
@@ -197,7 +192,7 @@ export const StoreInput = z.strictObject({
     .optional()
     .describe('Requests per second for this store (default: top-level rateLimit).'),
   apiVersionHeader: ApiVersionHeaderInput.optional().describe(
-    `Request header this store's API takes the API version in (default: top-level apiVersionHeader, else ${DEFAULT_API_VERSION_HEADER}).`,
+    `Request header this store's API takes the API version in (default: top-level apiVersionHeader, else ${API_VERSION_HEADER}).`,
   ),
   streams: StreamsInput.optional(),
   receiver: StoreReceiverInput.optional(),
@@ -217,7 +212,7 @@ export const SyncConfigInput = z.strictObject({
     .default(4)
     .describe('Requests per second per store; the platform publishes 4. 0 = no limit.'),
   apiVersionHeader: ApiVersionHeaderInput.optional().describe(
-    `Request header the API version is sent in, for deployments that name it differently (default ${DEFAULT_API_VERSION_HEADER}); a store's own apiVersionHeader overrides it.`,
+    `Request header the API version is sent in, for deployments that name it differently (default ${API_VERSION_HEADER}); a store's own apiVersionHeader overrides it.`,
   ),
   maxRetries: z
     .int()
@@ -441,7 +436,7 @@ function apiVersionHeaderOf(
     return { apiVersionHeader: own, apiVersionHeaderSource: `stores[${index}].apiVersionHeader` };
   if (topLevel !== undefined)
     return { apiVersionHeader: topLevel, apiVersionHeaderSource: 'apiVersionHeader' };
-  return { apiVersionHeader: DEFAULT_API_VERSION_HEADER, apiVersionHeaderSource: 'default' };
+  return { apiVersionHeader: API_VERSION_HEADER, apiVersionHeaderSource: 'default' };
 }
 
 /** A store's receiver block with its defaults: the spool beside the warehouse, the path named after the store. */

@@ -2,13 +2,13 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { type Dispatcher, type FormData, Pool } from 'undici';
 import type { z } from 'zod';
 import {
+  API_VERSION_HEADER,
   OPERATIONS,
   type OperationId,
   type OperationSpec,
   operationPath,
   Page,
 } from '../../schemas/index.js';
-import { DEFAULT_API_VERSION_HEADER } from '../config.js';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { type Logger, redact, redactValue, registerSecret, silentLogger } from '../log.js';
 import { bodyExcerpt, errorForStatus, type RequestContext } from './http-errors.js';
@@ -148,7 +148,7 @@ export class ApiClient {
     this.retryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-    this.apiVersionHeader = (options.apiVersionHeader ?? DEFAULT_API_VERSION_HEADER).toLowerCase();
+    this.apiVersionHeader = (options.apiVersionHeader ?? API_VERSION_HEADER).toLowerCase();
     const connections = options.maxInFlight ?? 8;
     this.#inFlight = pLimit(connections);
     this.#logger = options.logger ?? silentLogger;

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_API_VERSION_HEADER, HEADER_NAME } from '../config.js';
+import { API_VERSION_HEADER, HEADER_NAME } from '../../schemas/index.js';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { resolveTokens, type TokenSpec } from './http/auth.js';
 import { FaultInjector, type FaultSpec } from './http/faults.js';
@@ -84,7 +84,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const pageSize = checkNumber('page-size', options.pageSize ?? 100, 1, true);
   const rateLimit = checkNumber('rate-limit', options.rateLimit ?? 4, 0, false);
   const latencyMs = checkNumber('latency-ms', options.latencyMs ?? 0, 0, true);
-  const versionHeader = options.versionHeader ?? DEFAULT_API_VERSION_HEADER;
+  const versionHeader = options.versionHeader ?? API_VERSION_HEADER;
   if (!HEADER_NAME.test(versionHeader))
     throw new StoreSyncError(
       ERROR_CODES.USAGE,
