@@ -12,12 +12,14 @@ import { type LedgerEntry, streamLedgerKey } from '../src/ingest/ledger-decision
 import { prepareInWorkers, workersFor } from '../src/ingest/parallel.js';
 import {
   type FilePlan,
+  type FileProgress,
   IngestStopped,
   isStream,
   type PreparedEvent,
   type PrepareJob,
   prepareFiles,
 } from '../src/ingest/prepare.js';
+import { addTally, type DocumentTally, type UnknownVersionCount } from '../src/load/documents.js';
 import type { BatchCounts, BatchWriter, Transaction, Warehouse } from '../src/load/index.js';
 import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
 import type { LogFields, Logger } from '../src/log.js';
@@ -65,6 +67,13 @@ export interface IngestFileResult {
   status: 'loaded' | 'resumed' | 'unchanged' | 'interrupted' | 'not_started';
   documents: number;
   rejections: number;
+  /**
+   * Documents skipped inside webhook or event envelopes (no table, not recognised), by object or event type;
+   * present only when some were. Not rejections.
+   */
+  skipped?: Record<string, number>;
+  /** Documents read under a version label store-sync does not know, by label; present only when some were. */
+  unknownVersions?: Record<string, number>;
 }
 
 export interface IngestSummary {
@@ -73,12 +82,24 @@ export interface IngestSummary {
   records: number;
   rows: number;
   rejections: number;
+  /** The files' skipped documents and unknown version labels, added up; present only when some were. */
+  skipped?: Record<string, number>;
+  unknownVersions?: Record<string, number>;
   bytes: number;
   /** Worker threads that read the files (0: they were read on the main thread). */
   workers: number;
   /** Stopped by `signal` before every file was read; what was read is committed. */
   interrupted: boolean;
 }
+
+/** A log line held until its transaction commits: event, fields, and `warn` for a warning (info otherwise). */
+type LogLine = [event: string, fields: LogFields, level?: 'warn'];
+
+/** Counts by name as a JSON object (own properties, whatever the names: `__proto__` included). */
+const counted = (counts: Map<string, number>): Record<string, number> => Object.fromEntries(counts);
+
+const labelCounts = (labels: Map<string, UnknownVersionCount>): Record<string, number> =>
+  Object.fromEntries([...labels].map(([label, seen]) => [label, seen.documents]));
 
 class IngestRun {
   private tx!: Transaction;
@@ -105,9 +126,13 @@ class IngestRun {
    * Log lines about files whose last documents are in the open transaction: written when it commits, so a
    * run killed before then has not said it loaded what it then lost.
    */
-  private uncommitted: [string, LogFields][] = [];
+  private uncommitted: LogLine[] = [];
   /** Inputs whose last document has been accepted (a stopped run reports the others as interrupted). */
   private readonly finished = new Set<number>();
+  /** What each file read so far skipped and read under unknown labels, by input index (made when met). */
+  private readonly tallies = new Map<number, DocumentTally>();
+  /** The same, over every file of the run. */
+  private readonly total: DocumentTally = {};
 
   constructor(
     private readonly warehouse: Warehouse,
@@ -161,6 +186,8 @@ class IngestRun {
           line: from?.line ?? 0,
           documents: from?.documents ?? 0,
           rejected: from?.rejected ?? 0,
+          // What the part read before skipped stays counted in the file's entry.
+          ...(from && ledger?.skipped ? { skipped: new Map(ledger.skipped) } : {}),
         },
       });
     }
@@ -211,6 +238,7 @@ class IngestRun {
       entry.rejected += progress.rejections;
       result.documents += progress.documents;
       result.rejections += progress.rejections;
+      if (progress.skipped || progress.unknownVersions) this.tally(progress, entry, result);
       if (progress.documents) {
         entry.byteOffset = progress.byteOffset;
         entry.line = progress.line;
@@ -228,7 +256,7 @@ class IngestRun {
       rows.push([stream ? streamLedgerKey(progress.path, sha256) : progress.path, done]);
       this.summary.documents += result.documents;
       this.summary.bytes += bytes;
-      this.fileLine(progress.path, result, { format, gzip });
+      this.fileLine(progress.index, progress.path, result, { format, gzip });
     }
     batch.after.push(writeLedgersSql(store, rows, runId, at));
     logger.debug('ingest_batch', { batch: event.batchIndex, documents: event.documents });
@@ -236,6 +264,25 @@ class IngestRun {
     this.txDocs += event.documents;
     await this.rotate(batch, this.txDocs >= (this.options.commitDocuments ?? 200_000));
   };
+
+  /** A batch's skipped documents and unknown labels, into its file's ledger entry, result and the run's total. */
+  private tally(progress: FileProgress, entry: LedgerEntry, result: IngestFileResult): void {
+    let file = this.tallies.get(progress.index);
+    if (!file) {
+      file = {};
+      this.tallies.set(progress.index, file);
+    }
+    addTally(file, progress);
+    addTally(this.total, progress);
+    if (progress.skipped) {
+      entry.skipped ??= new Map();
+      addTally({ skipped: entry.skipped }, { skipped: progress.skipped });
+    }
+    if (file.skipped) result.skipped = counted(file.skipped);
+    if (file.unknownVersions) result.unknownVersions = labelCounts(file.unknownVersions);
+    if (this.total.skipped) this.summary.skipped = counted(this.total.skipped);
+    if (this.total.unknownVersions) this.summary.unknownVersions = labelCounts(this.total.unknownVersions);
+  }
 
   private account(counts: BatchCounts): void {
     this.summary.records += counts.records;
@@ -287,21 +334,35 @@ class IngestRun {
     this.log(this.takeLogs());
   }
 
-  /** A file's `ingest_file` line, held until the transaction holding its last documents commits. */
-  private fileLine(path: string, result: IngestFileResult, extra: LogFields): void {
-    const { status, documents, rejections } = result;
-    this.uncommitted.push(['ingest_file', { path, status, documents, rejections, ...extra }]);
+  /**
+   * A file's `ingest_file` line, held until the transaction holding its last documents commits, with a
+   * warning per version label it did not know.
+   */
+  private fileLine(index: number, path: string, result: IngestFileResult, extra: LogFields): void {
+    const { status, documents, rejections, skipped } = result;
+    this.uncommitted.push([
+      'ingest_file',
+      { path, status, documents, rejections, ...(skipped ? { skipped } : {}), ...extra },
+    ]);
+    for (const [label, seen] of this.tallies.get(index)?.unknownVersions ?? [])
+      this.uncommitted.push([
+        'ingest.unknown_api_version',
+        { path, label, documents: seen.documents, read_as: seen.readAs.join(', ') },
+        'warn',
+      ]);
   }
 
   /** The log lines of the transaction being built, which are written once it commits. */
-  private takeLogs(): [string, LogFields][] {
+  private takeLogs(): LogLine[] {
     const logs = this.uncommitted;
     this.uncommitted = [];
     return logs;
   }
 
-  private log(lines: [string, LogFields][]): void {
-    for (const [event, fields] of lines) this.options.logger.info(event, fields);
+  private log(lines: LogLine[]): void {
+    for (const [event, fields, level] of lines)
+      if (level === 'warn') this.options.logger.warn(event, fields);
+      else this.options.logger.info(event, fields);
   }
 
   /**
@@ -324,7 +385,7 @@ class IngestRun {
       result.status = 'interrupted';
       this.summary.documents += result.documents;
       this.summary.bytes += entry.byteOffset - plan.entry.byteOffset;
-      this.fileLine(plan.path, result, { line: entry.line });
+      this.fileLine(plan.index, plan.path, result, { line: entry.line });
       if (!isStream(plan)) await this.rememberPrefix(plan.path, entry);
     }
     if (notStarted) this.uncommitted.push(['ingest_files_not_started', { files: notStarted }]);

@@ -17,6 +17,8 @@ export interface LedgerEntry {
   line: number;
   documents: number;
   rejected: number;
+  /** Documents skipped inside envelopes (no table, not recognised), by object or event type; absent when none. */
+  skipped?: Map<string, number>;
 }
 
 /** An input as it is now. */

@@ -20,11 +20,12 @@ import {
  * are read from the file.
  */
 
-const LEDGER_COLUMNS = 'size, epoch_ms(mtime), sha256, status, byte_offset, line, documents, rejected';
+const LEDGER_COLUMNS =
+  'size, epoch_ms(mtime), sha256, status, byte_offset, line, documents, rejected, CAST(skipped AS VARCHAR)';
 
 function ledgerEntry(row: unknown[]): LedgerEntry {
   const n = (v: unknown) => Number(v ?? 0);
-  return {
+  const entry: LedgerEntry = {
     size: n(row[0]),
     mtimeMs: n(row[1]),
     sha256: row[2] === null ? null : String(row[2]),
@@ -34,7 +35,23 @@ function ledgerEntry(row: unknown[]): LedgerEntry {
     documents: n(row[6]),
     rejected: n(row[7]),
   };
+  const skipped = skippedCounts(row[8]);
+  if (skipped) entry.skipped = skipped;
+  return entry;
 }
+
+/** The `skipped` column's counts (JSON written by writeLedgersSql), or undefined when there are none. */
+function skippedCounts(value: unknown): Map<string, number> | undefined {
+  if (typeof value !== 'string') return undefined;
+  const counts = new Map<string, number>();
+  for (const [as, n] of Object.entries(JSON.parse(value) as Record<string, unknown>))
+    if (typeof n === 'number') counts.set(as, n);
+  return counts.size ? counts : undefined;
+}
+
+/** The `skipped` column's value: JSON by object or event type, or NULL. */
+const skippedJson = (skipped: Map<string, number> | undefined): string =>
+  skipped?.size ? `${literal(JSON.stringify(Object.fromEntries(skipped)))}::JSON` : 'NULL';
 
 export async function readLedger(
   connection: DuckDBConnection,
@@ -102,7 +119,8 @@ export function writeLedgersSql(
     ([path, entry]) =>
       `(${literal(store)}, ${literal(path)}, ${entry.size}, ` +
       `${timestampLiteral(Math.floor(entry.mtimeMs))}, ${literal(entry.sha256)}, ${literal(entry.status)}, ` +
-      `${entry.byteOffset}, ${entry.line}, ${entry.documents}, ${entry.rejected}, ${timestampLiteral(atMs)}, ${literal(runId)})`,
+      `${entry.byteOffset}, ${entry.line}, ${entry.documents}, ${entry.rejected}, ${timestampLiteral(atMs)}, ${literal(runId)}, ` +
+      `${skippedJson(entry.skipped)})`,
   );
   return (
     `DELETE FROM _ingested_files WHERE _store = ${literal(store)} AND path IN (${paths});\n` +

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { BatchBuilder, type PreparedBatch } from '../load/batch-builder.js';
-import { DOCUMENTS_STREAM, KIND, loadDocument } from '../load/documents.js';
+import { DOCUMENTS_STREAM, type DocumentTally, KIND, loadDocument } from '../load/documents.js';
 import { Normalizer } from '../normalize/index.js';
 import type { LedgerEntry } from './ledger-decision.js';
 import { DocumentReader, type Format } from './reader.js';
@@ -51,8 +51,11 @@ export interface PrepareJob {
   share: { index: number; of: number };
 }
 
-/** What one batch holds of one file; `done` when the file ends in this batch. */
-export interface FileProgress {
+/**
+ * What one batch holds of one file; `done` when the file ends in this batch. Skipped documents and unknown
+ * version labels are counted only when met (DocumentTally).
+ */
+export interface FileProgress extends DocumentTally {
   index: number;
   path: string;
   /** See FilePlan.stream. */
@@ -188,7 +191,7 @@ export async function prepareFiles(
       const error = piece.error ?? (isUtf8(piece.bytes) ? undefined : invalidUtf8Message(piece, skipped));
       const kind = error ? KIND.unreadable : KIND.document;
       const landed = own.land(DOCUMENTS_STREAM, error ?? null, kind, source, piece.bytes);
-      progress.rejections += loadDocument(own, landed, piece.bytes);
+      progress.rejections += loadDocument(own, landed, piece.bytes, progress);
     }
     seq++;
     progress.documents++;

@@ -1,5 +1,5 @@
 import type { EntityKind } from '../contracts.js';
-import { detectDocument, detectOrderShape } from '../normalize/index.js';
+import { type Detection, detectDocument, detectOrderShape } from '../normalize/index.js';
 import type { BatchBuilder } from './batch-builder.js';
 import type { LandedMeta } from './landing.js';
 
@@ -27,12 +27,52 @@ function reject(batch: BatchBuilder, origin: Origin, stage: 'parse' | 'normalize
 }
 
 /**
+ * What documents of a file were besides loaded or rejected, for its summary and ledger entry (made only
+ * when there is something to count: ordinary documents add nothing).
+ */
+export interface DocumentTally {
+  /**
+   * Documents skipped inside webhook or event envelopes (no table, not recognised), by object or event type.
+   * Maps, not objects: the names come from the input (`__proto__` is a name like any other).
+   */
+  skipped?: Map<string, number>;
+  /** Records read under a version label store-sync does not know, by label, with the shapes they were read as. */
+  unknownVersions?: Map<string, UnknownVersionCount>;
+}
+
+export interface UnknownVersionCount {
+  documents: number;
+  readAs: string[];
+}
+
+/** Adds one tally's counts into another (a file's batches into the file's total). */
+export function addTally(into: DocumentTally, from: DocumentTally): void {
+  for (const [as, n] of from.skipped ?? []) {
+    into.skipped ??= new Map();
+    into.skipped.set(as, (into.skipped.get(as) ?? 0) + n);
+  }
+  for (const [label, { documents, readAs }] of from.unknownVersions ?? []) {
+    into.unknownVersions ??= new Map();
+    const seen = into.unknownVersions.get(label) ?? { documents: 0, readAs: [] };
+    into.unknownVersions.set(label, seen);
+    seen.documents += documents;
+    for (const shape of readAs) if (!seen.readAs.includes(shape)) seen.readAs.push(shape);
+  }
+}
+
+/**
  * An ingested document (or an unreadable piece) that has already been landed as `seq`, as read (bytes) or
  * as text. Returns how many rejections it made: one for a document refused whole, one per refused record of
  * a document that holds several (a move result, an array). Bytes go to the fast path first, which loads
- * the common case (an order with nothing to refuse) without parsing it into objects.
+ * the common case (an order with nothing to refuse) without parsing it into objects. Skipped documents and
+ * unknown version labels are counted into `tally` when one is given (a rebuild has none).
  */
-export function loadDocument(batch: BatchBuilder, landed: LandedMeta, payload: string | Uint8Array): number {
+export function loadDocument(
+  batch: BatchBuilder,
+  landed: LandedMeta,
+  payload: string | Uint8Array,
+  tally?: DocumentTally,
+): number {
   if (typeof payload !== 'string') {
     if (landed.kind !== KIND.unreadable && batch.addDocumentBytes(payload)) return 0;
     payload = Buffer.from(payload.buffer, payload.byteOffset, payload.length).toString('utf8');
@@ -51,7 +91,22 @@ export function loadDocument(batch: BatchBuilder, landed: LandedMeta, payload: s
   for (const error of detected.errors) rejections += reject(batch, origin, 'normalize', error);
   for (const r of detected.records)
     if (!batch.addRecord(r.record, r.entity, r.apiVersion, origin, r.at)) rejections++;
+  if (tally && (detected.skipped.length || detected.labels.length)) count(tally, detected);
   return rejections;
+}
+
+function count(tally: DocumentTally, detected: Detection): void {
+  for (const as of detected.skipped) {
+    tally.skipped ??= new Map();
+    tally.skipped.set(as, (tally.skipped.get(as) ?? 0) + 1);
+  }
+  for (const { label, readAs } of detected.labels) {
+    tally.unknownVersions ??= new Map();
+    const seen = tally.unknownVersions.get(label) ?? { documents: 0, readAs: [] };
+    tally.unknownVersions.set(label, seen);
+    seen.documents++;
+    if (!seen.readAs.includes(readAs)) seen.readAs.push(readAs);
+  }
 }
 
 /** An API record of a known entity that has already been landed as `seq`. */

@@ -3,8 +3,11 @@ import { API_2023, API_2024 } from '../model/index.js';
 
 /**
  * Document detection for `store-sync ingest` (rules in docs/ingest.md): what a JSON document is, which order
- * shape it has, and which records it holds. Documents carry no type tag, so the rules look for fields
- * only one resource has; an envelope `{api_version, data}` is unwrapped first and its version trusted.
+ * shape it has, and which records it holds. Containers are unwrapped first: a list page `{next, previous,
+ * results}`, a webhook envelope `{object, data, event_id, event_type, webhook, api_version}`, an event envelope
+ * `{event_version, event_type, timestamp, context, data}` and `{api_version, data}`. A bare document carries
+ * no type tag, so the rules look for fields only one resource has; an envelope's `object` (or its event
+ * type's resource) names the resource instead.
  */
 
 export interface DetectedRecord {
@@ -26,10 +29,19 @@ export interface DetectedRecord {
 export interface Detection {
   records: DetectedRecord[];
   errors: string[];
+  /**
+   * Documents inside a webhook or event envelope that have no table (a customer, a dispute …) or that no
+   * rule recognises: one entry per envelope, its `object ?? event_type ?? 'unknown'`. Not rejections.
+   */
+  skipped: string[];
+  /** Records read under a version label store-sync does not know: the label, and the shape they were read as. */
+  labels: UnknownLabel[];
 }
 
-const refused = (error: string): Detection => ({ records: [], errors: [error] });
-const found = (...records: DetectedRecord[]): Detection => ({ records, errors: [] });
+export interface UnknownLabel {
+  label: string;
+  readAs: string;
+}
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -137,75 +149,279 @@ export function detectEntity(doc: Record<string, unknown>): EntityKind | 'fulfil
   return null;
 }
 
+/**
+ * Resource names an envelope's `object` (or the part of its `event_type` before the dot) may give, with the
+ * entity whose table they fill. Any other name has no table of its own here (a customer, a dispute, a
+ * gateway, a transaction, a store, an app, an export …). Refunds and variants have tables, but only as
+ * children of their order or product, with which they are replaced: alone they are skipped too.
+ */
+const RESOURCE_ENTITIES: Readonly<Record<string, EntityKind>> = {
+  order: 'order',
+  fulfillment: 'fulfillment',
+  fulfillment_event: 'fulfillment_event',
+  fulfillment_order: 'fulfillment_order',
+  cart: 'cart',
+  ticket: 'ticket',
+  support_ticket: 'ticket',
+  product: 'product',
+  subscription: 'subscription',
+  location: 'location',
+  metadata: 'metadata_definition',
+  metadata_definition: 'metadata_definition',
+};
+
+const resourceEntity = (name: string): EntityKind | null =>
+  Object.hasOwn(RESOURCE_ENTITIES, name) ? RESOURCE_ENTITIES[name]! : null;
+
+/** The versions store-sync maps; any other label is read with the document's own shape. */
+const KNOWN_VERSIONS: readonly string[] = [API_2023, API_2024];
+
+/** What an envelope says about the document(s) in its `data`. */
+interface Envelope {
+  /** A webhook or event envelope: what it holds may be skipped (no table, not recognised), not rejected. */
+  event: boolean;
+  /** The version label, as text; null when the envelope gives none. */
+  label: string | null;
+  /** The entity its `object` or event type names, when that is a resource with a table. */
+  entity: EntityKind | null;
+  /** What a skipped document is counted under: `object ?? event_type ?? 'unknown'`. */
+  skipAs: string;
+  /** `object` names something with no table: the envelope is skipped whatever its data. */
+  untabled: boolean;
+}
+
+/**
+ * `{next, previous, results}` (a `count` is allowed): a captured page of a list operation. An order by the
+ * first rules (isPlainOrder) stays an order whatever else it carries, as the fast path reads it.
+ */
+const isListPage = (doc: Record<string, unknown>): boolean =>
+  Array.isArray(doc.results) &&
+  (doc.next !== undefined || doc.previous !== undefined) &&
+  !isPlainOrder(doc, parsed);
+
+/** The envelope a document is, or null for a bare document (docs/ingest.md, "Envelopes and containers"). */
+function envelopeOf(doc: Record<string, unknown>): Envelope | null {
+  const object = typeof doc.object === 'string' ? doc.object : null;
+  const eventType = typeof doc.event_type === 'string' ? doc.event_type : null;
+  const hasData = doc.data !== undefined;
+  const webhook =
+    hasData &&
+    (doc.event_id !== undefined ||
+      doc.event_type !== undefined ||
+      doc.webhook !== undefined ||
+      object !== null);
+  const event =
+    doc.event_version !== undefined ||
+    (doc.event_type !== undefined && (doc.timestamp !== undefined || doc.context !== undefined));
+  // `{api_version, data}`, the version of any type (a label that is not a string is an unknown label).
+  const plain = hasData && doc.api_version !== undefined && doc.api_version !== null;
+  if (!webhook && !event && !plain) return null;
+  const version = doc.api_version;
+  const label =
+    version === undefined || version === null
+      ? null
+      : typeof version === 'string'
+        ? version
+        : JSON.stringify(version);
+  let entity: EntityKind | null = null;
+  let untabled = false;
+  if (object !== null) {
+    entity = resourceEntity(object);
+    untabled = entity === null;
+  } else if (eventType !== null) entity = resourceEntity(eventType.split('.', 1)[0]!);
+  return {
+    event: webhook || event,
+    label,
+    entity,
+    skipAs: object ?? eventType ?? 'unknown',
+    untabled,
+  };
+}
+
+const join = (at: string, next: string): string => (at ? `${at}.${next}` : next);
+
+function refuse(out: Detection, at: string, error: string): void {
+  out.errors.push(at ? `${at}: ${error}` : error);
+}
+
+function add(out: Detection, at: string, record: DetectedRecord): void {
+  const where = record.at ? join(at, record.at) : at;
+  if (where) record.at = where;
+  out.records.push(record);
+}
+
+const NOT_AN_OBJECT = 'expected a JSON object (a document or an envelope {api_version, data})';
+const ARRAY_IN_ARRAY = 'expected a document or an envelope, not an array inside an array';
+const PAGE_IN_PAGE =
+  'a list page inside a list page: expected the documents of one page in results, each a document or an envelope';
+
+/** Where a value is met: an item of an array (arrays do not nest), inside a list page (pages do not nest). */
+interface Place {
+  inArray: boolean;
+  inPage: boolean;
+}
+
+/**
+ * The records a JSON value holds, detected by the rules in docs/ingest.md: a document, an envelope, a list
+ * page, or an array of them (one level of array, one level of page, one envelope: the nesting is bounded,
+ * whatever the input).
+ */
 export function detectDocument(value: unknown, insideArray = false): Detection {
-  let doc = value;
-  let envelopeVersion: string | null = null;
-  if (isObject(doc) && isEnvelope(doc, parsed)) {
-    envelopeVersion = doc.api_version as string;
-    // A version this tool has no mapping for would be stored as if it were one it has: refuse it instead.
-    if (envelopeVersion !== API_2023 && envelopeVersion !== API_2024)
-      return refused(
-        `api_version: "${envelopeVersion}" is not an API version store-sync reads; expected ${API_2023} or ${API_2024}`,
-      );
-    doc = doc.data;
-  }
-  if (Array.isArray(doc)) {
-    // One level of array only: an array's items are documents or envelopes, so nesting cannot recurse deep.
-    if (insideArray) return refused('expected a document or an envelope, not an array inside an array');
-    const all = found();
-    for (const [i, item] of doc.entries()) {
-      const inner = detectDocument(
-        envelopeVersion ? { api_version: envelopeVersion, data: item } : item,
-        true,
-      );
-      const at = `${envelopeVersion ? 'data' : ''}[${i}]`;
-      // The inner records are new objects: they are told where they are, not copied.
-      for (const record of inner.records) {
-        record.at = record.at ? `${at}.${record.at}` : at;
-        all.records.push(record);
-      }
-      for (const error of inner.errors) all.errors.push(`${at}: ${error}`);
+  const out: Detection = { records: [], errors: [], skipped: [], labels: [] };
+  detectValue(value, '', { inArray: insideArray, inPage: false }, out);
+  return out;
+}
+
+function detectValue(value: unknown, at: string, place: Place, out: Detection): void {
+  if (Array.isArray(value)) {
+    if (place.inArray) {
+      refuse(out, at, ARRAY_IN_ARRAY);
+      return;
     }
-    return all;
+    for (const [i, item] of value.entries())
+      detectValue(item, `${at}[${i}]`, { inArray: true, inPage: place.inPage }, out);
+    return;
   }
-  if (!isObject(doc))
-    return refused('expected a JSON object (a document or an envelope {api_version, data})');
-  const entity = detectEntity(doc);
-  if (entity === null)
-    return refused(
+  if (!isObject(value)) {
+    refuse(out, at, NOT_AN_OBJECT);
+    return;
+  }
+  // An order by the first rules is an order, whatever event fields it carries, unless it is an envelope
+  // `{api_version, data}`: the fast path (fast.ts) decides the same from the same rules.
+  if (isPlainOrder(value, parsed) && !isEnvelope(value, parsed)) {
+    detectBare(value, at, null, out);
+    return;
+  }
+  const envelope = isEnvelope(value, parsed) ? envelopeOf(value) : null;
+  if (envelope === null && isListPage(value)) {
+    if (place.inPage) {
+      refuse(out, at, PAGE_IN_PAGE);
+      return;
+    }
+    // The page's `next` is not followed: a capture holds what it holds.
+    for (const [i, item] of (value.results as unknown[]).entries())
+      detectValue(item, join(at, `results[${i}]`), { inArray: true, inPage: true }, out);
+    return;
+  }
+  const enveloped = envelope ?? envelopeOf(value);
+  if (enveloped === null) {
+    detectBare(value, at, null, out);
+    return;
+  }
+  if (enveloped.event && (enveloped.untabled || value.data === undefined || value.data === null)) {
+    out.skipped.push(enveloped.skipAs);
+    return;
+  }
+  detectData(value.data, at, place, enveloped, out);
+}
+
+/** An envelope's `data`: a document, an array of documents, or a list page of them. */
+function detectData(data: unknown, at: string, place: Place, envelope: Envelope, out: Detection): void {
+  if (Array.isArray(data)) {
+    if (place.inArray) {
+      refuse(out, at, ARRAY_IN_ARRAY);
+      return;
+    }
+    for (const [i, item] of data.entries()) {
+      const where = join(at, `data[${i}]`);
+      if (!isObject(item)) refuse(out, where, Array.isArray(item) ? ARRAY_IN_ARRAY : NOT_AN_OBJECT);
+      else detectBare(item, where, envelope, out);
+    }
+    return;
+  }
+  if (!isObject(data)) {
+    refuse(out, at, NOT_AN_OBJECT);
+    return;
+  }
+  if (isListPage(data)) {
+    if (place.inPage) {
+      refuse(out, at, PAGE_IN_PAGE);
+      return;
+    }
+    for (const [i, item] of (data.results as unknown[]).entries()) {
+      const where = join(at, `data.results[${i}]`);
+      if (!isObject(item)) refuse(out, where, NOT_AN_OBJECT);
+      else detectBare(item, where, envelope, out);
+    }
+    return;
+  }
+  detectBare(data, at, envelope, out);
+}
+
+/** One document, bare or from an envelope's data, with what the envelope says of it. */
+function detectBare(
+  doc: Record<string, unknown>,
+  at: string,
+  envelope: Envelope | null,
+  out: Detection,
+): void {
+  const found = detectEntity(doc);
+  const entity =
+    found === 'fulfillment_order_move' && (envelope?.entity ?? 'fulfillment_order') === 'fulfillment_order'
+      ? found
+      : (envelope?.entity ?? found);
+  if (entity === null) {
+    if (envelope?.event) {
+      out.skipped.push(envelope.skipAs);
+      return;
+    }
+    refuse(
+      out,
+      at,
       'unrecognised document: expected an order, fulfillment, fulfillment event, cart, fulfillment order, ' +
         'fulfillment-order move result or ticket (see docs/ingest.md for the detection rules)',
     );
+    return;
+  }
+  const label = envelope?.label ?? null;
+  // A known label is trusted (and checked against an order's shape); an unknown one (`unstable`, a newer
+  // date) says nothing the tool can map: the document is read with the shape it shows, else the newest.
+  const known = label !== null && KNOWN_VERSIONS.includes(label) ? label : null;
+  const unknown = label !== null && known === null ? label : null;
+  const record = (r: DetectedRecord) => {
+    if (unknown !== null) out.labels.push({ label: unknown, readAs: r.apiVersion ?? API_2024 });
+    add(out, at, r);
+  };
   if (entity === 'fulfillment_order_move') {
     const moved = doc.moved_fulfillment_order;
     const original = doc.original_fulfillment_order;
-    if (!isObject(moved) || !isObject(original))
-      return refused('move result: both fulfillment orders must be objects');
-    const fulfillmentOrder = (record: Record<string, unknown>, at: string): DetectedRecord => ({
+    if (!isObject(moved) || !isObject(original)) {
+      refuse(out, at, 'move result: both fulfillment orders must be objects');
+      return;
+    }
+    const fulfillmentOrder = (r: Record<string, unknown>, where: string): DetectedRecord => ({
       entity: 'fulfillment_order',
-      apiVersion: envelopeVersion ?? API_2024,
-      record,
-      at,
+      apiVersion: known ?? API_2024,
+      record: r,
+      at: where,
     });
-    return found(
-      fulfillmentOrder(original, 'original_fulfillment_order'),
-      fulfillmentOrder(moved, 'moved_fulfillment_order'),
-    );
+    record(fulfillmentOrder(original, 'original_fulfillment_order'));
+    record(fulfillmentOrder(moved, 'moved_fulfillment_order'));
+    return;
   }
   // A fulfillment records the shape it has, whatever the envelope says (fulfillments.api_version): a
   // capture that labels everything with the version it called with must not make a 2024 record look 2023.
-  if (entity === 'fulfillment')
-    return found({
+  if (entity === 'fulfillment') {
+    record({
       entity,
-      apiVersion: fulfillmentShapeOf(doc, parsed) ?? envelopeVersion ?? API_2024,
+      apiVersion: fulfillmentShapeOf(doc, parsed) ?? known ?? API_2024,
       record: doc,
     });
-  if (entity !== 'order') return found({ entity, apiVersion: envelopeVersion ?? API_2024, record: doc });
+    return;
+  }
+  if (entity !== 'order') {
+    record({ entity, apiVersion: known ?? API_2024, record: doc });
+    return;
+  }
   const ownShape = detectOrderShape(doc);
   // A mislabelled capture would be mapped with the other shape's columns and lose the fields that differ.
-  if (envelopeVersion !== null && ownShape !== null && ownShape !== envelopeVersion)
-    return refused(
-      `api_version: the envelope says ${envelopeVersion}, but the order has the ${ownShape} shape (see docs/ingest.md for the shape rules)`,
+  if (known !== null && ownShape !== null && ownShape !== known) {
+    refuse(
+      out,
+      at,
+      `api_version: the envelope says ${known}, but the order has the ${ownShape} shape (see docs/ingest.md for the shape rules)`,
     );
-  return found({ entity, apiVersion: envelopeVersion ?? ownShape, record: doc });
+    return;
+  }
+  record({ entity, apiVersion: known ?? ownShape ?? (unknown !== null ? API_2024 : null), record: doc });
 }

@@ -110,6 +110,8 @@ export class FastPath {
   private readonly fields: DocumentFields<Item>;
   private readonly apiVersion: number;
   private readonly data: number;
+  private readonly object: number;
+  private readonly eventType: number;
 
   constructor(
     tables: Map<string, TableRows>,
@@ -141,6 +143,10 @@ export class FastPath {
       fulfillments.field(key);
     this.apiVersion = this.root.field('api_version');
     this.data = this.root.field('data');
+    // A webhook or event envelope's `object` or `event_type` may route its data elsewhere than to the orders
+    // (detect.ts): such envelopes are left to the object path.
+    this.object = this.root.field('object');
+    this.eventType = this.root.field('event_type');
     this.root.objectAt('data', this.root);
     this.fields = slotFields(this.scan);
   }
@@ -158,6 +164,8 @@ export class FastPath {
     if (isEnvelope(doc, this.fields)) {
       envelope = textOf(scan, base + this.apiVersion);
       if (envelope !== API_2023 && envelope !== API_2024) return null;
+      if (scan.kinds[base + this.object] !== ABSENT || scan.kinds[base + this.eventType] !== ABSENT)
+        return null;
       if (scan.kinds[base + this.data] !== OBJECT) return null;
       doc = { base: scan.aux[base + this.data]!, at: this.root };
     }

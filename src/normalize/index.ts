@@ -6,6 +6,7 @@ export {
   detectDocument,
   detectEntity,
   detectOrderShape,
+  type UnknownLabel,
 } from './detect.js';
 export { MAX_NESTING, type RawText, rawText, recordProblem } from './guard.js';
 export { NormalizeError, Normalizer, stagingColumns, UNIT_COLUMN } from './normalizer.js';

@@ -162,7 +162,7 @@ describe('document detection', () => {
     assert.ok(flat.records.length === 1 && flat.errors.length === 0);
   });
 
-  it('refuses an envelope whose api_version it has no mapping for, or that contradicts the order shape', async () => {
+  it('reads an envelope whose api_version it does not know with the shape shown, and refuses one that contradicts the order shape', async () => {
     const { detectDocument } = await import('../../src/normalize/index.js');
     const order2023 = { number: 'A-1', lines: [{ id: 1, product: { id: 2 } }] };
     const order2024 = { number: 'A-2', lines: [{ id: 1, product_id: 2 }] };
@@ -170,11 +170,20 @@ describe('document detection', () => {
       const detected = detectDocument(value);
       return detected.errors[0] ?? null;
     };
-    assert.equal(
-      error({ api_version: '2099-01-01', data: order2024 }),
-      'api_version: "2099-01-01" is not an API version store-sync reads; expected 2023-02-10 or 2024-04-01',
-    );
-    assert.match(error({ api_version: '2099-01-01', data: { checkout_url: 'x' } }) ?? '', /2099-01-01/);
+    // A label it does not know is read with the document's own shape, or the newest when it shows none
+    // (issue 25): the label is reported, not refused.
+    for (const [data, entity, readAs] of [
+      [order2024, 'order', '2024-04-01'],
+      [order2023, 'order', '2023-02-10'],
+      [{ number: 'A-3', lines: [] }, 'order', '2024-04-01'],
+      [{ checkout_url: 'x' }, 'cart', '2024-04-01'],
+    ] as const) {
+      const detected = detectDocument({ api_version: '2099-01-01', data });
+      assert.deepEqual(detected.errors, []);
+      assert.equal(detected.records[0]!.entity, entity);
+      assert.equal(detected.records[0]!.apiVersion, readAs);
+      assert.deepEqual(detected.labels, [{ label: '2099-01-01', readAs }]);
+    }
     assert.equal(
       error({ api_version: '2024-04-01', data: order2023 }),
       'api_version: the envelope says 2024-04-01, but the order has the 2023-02-10 shape (see docs/ingest.md for the shape rules)',

@@ -165,6 +165,11 @@ const ingestedFiles: TableDef = {
     ),
     syncedAt('saved'),
     runId(),
+    meta(
+      'skipped',
+      'JSON',
+      'Documents skipped so far, inside webhook or event envelopes, whose object has no table or that no rule recognises, by object or event type (`{"customer": 3, "dispute.created": 1}`); null when none. Not rejections: they stay in the raw landing.',
+    ),
   ],
 };
 
