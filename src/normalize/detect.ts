@@ -173,6 +173,20 @@ const RESOURCE_ENTITIES: Readonly<Record<string, EntityKind>> = {
 const resourceEntity = (name: string): EntityKind | null =>
   Object.hasOwn(RESOURCE_ENTITIES, name) ? RESOURCE_ENTITIES[name]! : null;
 
+/**
+ * What an envelope's `object` and `event_type` (each null unless a string) say its data is: the entity
+ * `object` names, else the one named by the event type's part before the dot; `untabled` when `object`
+ * names something with no table; null when neither names a resource (the bare rules decide). Shared with
+ * the fast path (fast.ts), which reads only envelopes that this sends to the orders or leaves to the rules.
+ */
+export function envelopeEntity(
+  object: string | null,
+  eventType: string | null,
+): EntityKind | 'untabled' | null {
+  if (object !== null) return resourceEntity(object) ?? 'untabled';
+  return eventType === null ? null : resourceEntity(eventType.split('.', 1)[0]!);
+}
+
 /** The versions store-sync maps; any other label is read with the document's own shape. */
 const KNOWN_VERSIONS: readonly string[] = [API_2023, API_2024];
 
@@ -223,18 +237,13 @@ function envelopeOf(doc: Record<string, unknown>): Envelope | null {
       : typeof version === 'string'
         ? version
         : JSON.stringify(version);
-  let entity: EntityKind | null = null;
-  let untabled = false;
-  if (object !== null) {
-    entity = resourceEntity(object);
-    untabled = entity === null;
-  } else if (eventType !== null) entity = resourceEntity(eventType.split('.', 1)[0]!);
+  const named = envelopeEntity(object, eventType);
   return {
     event: webhook || event,
     label,
-    entity,
+    entity: named === 'untabled' ? null : named,
     skipAs: object ?? eventType ?? 'unknown',
-    untabled,
+    untabled: named === 'untabled',
   };
 }
 

@@ -9,7 +9,14 @@ import {
   sourceFor,
   tableDef,
 } from '../model/index.js';
-import { DETECTION_FIELDS, type DocumentFields, isEnvelope, isPlainOrder, orderShapeOf } from './detect.js';
+import {
+  DETECTION_FIELDS,
+  type DocumentFields,
+  envelopeEntity,
+  isEnvelope,
+  isPlainOrder,
+  orderShapeOf,
+} from './detect.js';
 import type { TableRows } from './rows.js';
 import {
   ABSENT,
@@ -143,8 +150,8 @@ export class FastPath {
       fulfillments.field(key);
     this.apiVersion = this.root.field('api_version');
     this.data = this.root.field('data');
-    // A webhook or event envelope's `object` or `event_type` may route its data elsewhere than to the orders
-    // (detect.ts): such envelopes are left to the object path.
+    // A webhook or event envelope's `object` or `event_type` may send its data elsewhere than to the orders
+    // (detect.ts, envelopeEntity): such envelopes are left to the object path.
     this.object = this.root.field('object');
     this.eventType = this.root.field('event_type');
     this.root.objectAt('data', this.root);
@@ -164,8 +171,10 @@ export class FastPath {
     if (isEnvelope(doc, this.fields)) {
       envelope = textOf(scan, base + this.apiVersion);
       if (envelope !== API_2023 && envelope !== API_2024) return null;
-      if (scan.kinds[base + this.object] !== ABSENT || scan.kinds[base + this.eventType] !== ABSENT)
-        return null;
+      if (scan.kinds[base + this.object] !== ABSENT || scan.kinds[base + this.eventType] !== ABSENT) {
+        const named = envelopeEntity(textOf(scan, base + this.object), textOf(scan, base + this.eventType));
+        if (named !== null && named !== 'order') return null;
+      }
       if (scan.kinds[base + this.data] !== OBJECT) return null;
       doc = { base: scan.aux[base + this.data]!, at: this.root };
     }

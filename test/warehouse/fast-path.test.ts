@@ -115,6 +115,49 @@ describe('fast path: the same rows as JSON.parse and the object normalizer', () 
     assertSame(fast, slow, 'benchmark orders');
   });
 
+  it('reads webhook and event envelopes the way detection does: orders fast, anything routed elsewhere by the object path', () => {
+    const make = orderDocuments(7);
+    const order = make(3) as Record<string, unknown>;
+    const shape = '2024-04-01';
+    const webhook = (fields: Record<string, unknown>) =>
+      JSON.stringify({ data: order, event_id: 'evt-1', webhook: { id: 1 }, ...fields });
+    // Routed to the orders: the fast path may take them, and does.
+    const taken = [
+      webhook({ object: 'order', event_type: 'order.updated', api_version: shape }),
+      webhook({ event_type: 'order.created', api_version: shape }),
+      webhook({ event_type: 'checkout.completed', api_version: shape }),
+      // The object's name written with an escape is the same name.
+      webhook({ object: 'order', api_version: shape }).replace('"object":"order"', '"object":"ord\\u0065r"'),
+    ];
+    const both = loadBothWays(taken);
+    assert.equal(
+      both.fast.fastPathDocuments,
+      taken.length,
+      'envelopes that route to the orders keep the fast path',
+    );
+    assertSame(both.fast, both.slow, 'order envelopes');
+    // Sent elsewhere, skipped, or read with an unknown label: the object path decides, the same both ways.
+    const others = [
+      webhook({ object: 'customer', api_version: shape }),
+      webhook({ object: 'subscription', api_version: shape }),
+      webhook({ event_type: 'dispute.created', api_version: shape }),
+      webhook({ event_type: 'cart.updated', api_version: shape }),
+      webhook({ object: 7, event_type: 'product.updated', api_version: shape }),
+      webhook({ object: 'order' }),
+      webhook({ object: 'order', api_version: 'unstable' }),
+      JSON.stringify({ event_version: '1', event_type: 'order.created', timestamp: 'x', data: order }),
+      JSON.stringify({ ...order, event_type: 'order.created', timestamp: '2024-05-01T10:00:00Z' }),
+      JSON.stringify({ ...order, data: { number: 'X-1' }, event_id: 'evt-2' }),
+      JSON.stringify({ ...order, results: [order], next: null }),
+      JSON.stringify({ api_version: shape, data: order, results: [], next: null }),
+      JSON.stringify({ next: null, previous: null, results: [order, make(4)] }),
+    ];
+    for (const [i, text] of others.entries()) {
+      const { fast, slow } = loadBothWays([text]);
+      assertSame(fast, slow, `envelope ${i}: ${text.slice(0, 80)}`);
+    }
+  });
+
   it('takes the hand-written golden orders of both shapes, bare and in envelopes', async () => {
     const texts: string[] = [];
     for (const name of ['order-2023.json', 'order-2024.json']) {
