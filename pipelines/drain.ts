@@ -27,6 +27,8 @@ export interface SpoolDrain {
   records: number;
   rows: number;
   rejections: number;
+  /** Events skipped (an object with no table …), by object or event type; present only when some were. */
+  skipped?: Record<string, number>;
   /** Stopped by the signal between two files; the files left wait for the next drain. */
   interrupted: boolean;
 }
@@ -67,6 +69,16 @@ export async function drainSpool(warehouse: Warehouse, options: DrainOptions): P
     summary.records += result.records;
     summary.rows += result.rows;
     summary.rejections += result.rejections;
+    for (const [as, n] of Object.entries(result.skipped ?? {})) {
+      summary.skipped ??= {};
+      // Own properties whatever the name (`__proto__` included), as ingest's summary makes them.
+      Object.defineProperty(summary.skipped, as, {
+        value: (Object.hasOwn(summary.skipped, as) ? summary.skipped[as]! : 0) + n,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
     logger.debug('receive.drained_file', { file, then, documents: result.documents });
   }
   if (summary.files.length > 0 || summary.interrupted)
@@ -75,6 +87,7 @@ export async function drainSpool(warehouse: Warehouse, options: DrainOptions): P
       files: summary.files.length,
       documents: summary.documents,
       rejections: summary.rejections,
+      ...(summary.skipped ? { skipped: summary.skipped } : {}),
       ...(summary.interrupted ? { interrupted: true } : {}),
     });
   return summary;

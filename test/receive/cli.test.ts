@@ -5,7 +5,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, afterEach, describe, it } from 'node:test';
 import { request } from 'undici';
-import { deliver, deliverAll, signBody } from '../../src/receive/send.js';
+import { deliver, deliverAll, signBody, webhookEnvelope } from '../../src/receive/send.js';
 import {
   assertExit,
   BIN,
@@ -182,6 +182,48 @@ describe('store-sync receive and ingest --spool, as commands', () => {
     assert.match(afterStatus.stdout, /main +\S+spool\/main +0 +0 +0/);
     // Nothing waits: the next drain changes nothing.
     assert.equal((await drain()).spools[0]!.documents, 0);
+  });
+
+  it('drains webhook deliveries without api_version, and skips events of objects that have no table (exit 0)', async () => {
+    const dir = await dirFor();
+    await receiverConfig(dir, {}, { rotateSeconds: 0.2 });
+    const { run, url } = await startReceive([], dir);
+    // Older deliveries carry no api_version: the order's shape is read from its own fields.
+    const numbers = [1, 2, 6];
+    const shapes = numbers.map((n) => orderEvent(n).api_version);
+    assert.deepEqual(new Set(shapes).size, 2, 'orders of both shapes');
+    const orders = numbers.map((n) => ({ ...orderEvent(n), api_version: undefined }));
+    const customer = webhookEnvelope(
+      { id: 41, email: 'ada@example.com' },
+      { object: 'customer', eventType: 'customer.created', apiVersion: null },
+    );
+    const statuses = await deliverAll(url, SECRET, [...orders, customer]);
+    assert.deepEqual(statuses, [200, 200, 200, 200]);
+    run.child.kill('SIGTERM');
+    assertExit(await run.done, 0);
+    assert.ok((await spooled(path.join(dir, 'spool', 'main'))).every((e) => !('api_version' in e)));
+    const drained = await runCli(['ingest', '--spool'], { cwd: dir, env });
+    assertExit(drained, 0);
+    const spool = (
+      JSON.parse(drained.stdout) as {
+        spools: { documents: number; rejections: number; skipped?: Record<string, number> }[];
+      }
+    ).spools[0]!;
+    assert.deepEqual([spool.documents, spool.rejections, spool.skipped], [4, 0, { customer: 1 }]);
+    const rows = await readWarehouse<{ number: string; api_version: string }>(
+      path.join(dir, 'warehouse.duckdb'),
+      'SELECT number, api_version FROM orders ORDER BY number::INT',
+    );
+    // Each read with the shape its labelled twin would have said.
+    assert.deepEqual(
+      rows.map((r) => [Number(r.number), r.api_version]),
+      numbers.map((n, i) => [n, shapes[i]]),
+    );
+    const [rejected] = await readWarehouse<{ n: bigint }>(
+      path.join(dir, 'warehouse.duckdb'),
+      'SELECT count(*) AS n FROM _rejected_records',
+    );
+    assert.equal(Number(rejected!.n), 0);
   });
 
   it('archives drained files when asked, and a drain that committed but was killed before removing resumes exactly', async () => {
