@@ -116,6 +116,26 @@ describe('store-sync ingest: envelopes and containers', () => {
     assert.deepEqual(await orders(warehouse), [], 'a subscription is not an order without a number');
   });
 
+  it('reads a storefront event whose type names no resource by the bare rules, lines without ids included', async () => {
+    const { warehouse } = await warehouseIn();
+    const { result, summary } = await ingest([fixture('event-checkout.json')], warehouse);
+    assertExit(result, 0);
+    assert.equal(summary.rejections, 0);
+    assert.deepEqual(await orders(warehouse), [{ number: 'C-1', api_version: '2024-04-01' }]);
+    const lines = await readWarehouse<{ id: bigint; sku: string }>(
+      warehouse,
+      "SELECT id, sku FROM order_lines WHERE order_number = 'C-1' ORDER BY sku",
+    );
+    // Keyed by their position (docs/warehouse.md), not rejected.
+    assert.deepEqual(
+      lines.map((l) => [Number(l.id), l.sku]),
+      [
+        [-2, 'INK-2'],
+        [-1, 'PEN-1'],
+      ],
+    );
+  });
+
   it('reads labels it does not know with the document’s own shape, warns once per label, and exits 0', async () => {
     const { warehouse } = await warehouseIn();
     const { result, summary } = await ingest([fixture('unstable.ndjson')], warehouse, [
