@@ -25,6 +25,8 @@ export const CartLine = z.looseObject({
   metadata: opt(freeObject),
   price_excl_tax: opt(decimalText),
   price_incl_tax: opt(decimalText),
+  /** 2023-02-10: the product as an object, as in 2023-02-10 order lines (2024-04-01: product_* fields). */
+  product: opt(EmbeddedProduct),
   product_id: opt(intId),
   product_image: opt(url),
   product_title: opt(z.string()),
@@ -41,6 +43,8 @@ export const CartLine = z.looseObject({
     }),
   ),
   sku: opt(z.string()),
+  /** 2023-02-10: the stockrecord sold, whose partner_sku is the line's sku. */
+  stockrecord: opt(EmbeddedStockrecord),
   total_cost: opt(decimalText),
   total_discount: opt(decimalText),
   unit_cost: opt(decimalText),
@@ -54,6 +58,8 @@ export const Cart = z.looseObject({
   checkout_url: opt(url),
   created_at: opt(timestamp),
   currency: opt(z.string()),
+  /** 2023-02-10 name of created_at. */
+  date_created: opt(timestamp),
   id: intId,
   lines: opt(z.array(CartLine)),
   metadata: opt(freeObject),
@@ -71,6 +77,8 @@ export const Cart = z.looseObject({
   total_discount: opt(decimalText),
   total_excl_tax: opt(decimalText),
   total_incl_tax: opt(decimalText),
+  /** 2023-02-10 only. */
+  total_tax: opt(decimalText),
   user: opt(User),
   voucher_discounts: opt(z.array(VoucherDiscount)),
 });
@@ -166,6 +174,8 @@ export const Variant = z.looseObject({
 
 export const Product = z.looseObject({
   categories: opt(z.array(Category)),
+  /** 2023-02-10: the product's variants (2024-04-01: variants). */
+  children: opt(z.array(Variant)),
   date_created: opt(timestamp),
   date_updated: opt(timestamp),
   enable_subscription: opt(z.boolean()),

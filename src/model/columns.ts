@@ -175,7 +175,7 @@ export const transactionFields = (): ColumnDef[] => [
   ]),
 ];
 
-/** The product object embedded in 2023-02-10 order lines and in subscription lines. */
+/** The product object embedded in 2023-02-10 order and cart lines and in subscription lines. */
 export const embeddedProductFields = (): ColumnDef[] =>
   flatten('product_', 'product', 'Embedded product', [
     id('id', 'Product id.'),
@@ -186,7 +186,14 @@ export const embeddedProductFields = (): ColumnDef[] =>
     json('images', 'Images as received (the catalogue tables hold them normalized).'),
   ]);
 
-/** The stockrecord embedded in 2023-02-10 order lines and subscription lines (`partner_sku` becomes `sku`). */
+/**
+ * The embedded product's fields a line has no column of its own for: order and cart lines hold product_id,
+ * product_title and product_url in columns both shapes fill (a 2024-04-01 line carries them as fields).
+ */
+export const embeddedProductDetailFields = (): ColumnDef[] =>
+  embeddedProductFields().filter((c) => !['product_id', 'product_title', 'product_url'].includes(c.name));
+
+/** The stockrecord embedded in 2023-02-10 order and cart lines and subscription lines (`partner_sku` becomes `sku`). */
 export const embeddedStockrecordFields = (): ColumnDef[] =>
   flatten('stockrecord_', 'stockrecord', 'Embedded stockrecord', [
     id('id', 'Stockrecord id.'),

@@ -83,6 +83,16 @@ const fulfillmentOrder: PlanNode = {
   ],
 };
 
+const variantsIn = (field: string): PlanNode => ({
+  table: 'variants',
+  field,
+  children: [
+    { table: 'variant_prices', field: 'prices' },
+    { table: 'variant_stockrecords', field: 'stockrecords' },
+    { table: 'variant_attribute_values', field: 'variant_attribute_values' },
+  ],
+});
+
 const product: PlanNode = {
   table: 'products',
   unit: true,
@@ -90,15 +100,9 @@ const product: PlanNode = {
     { table: 'product_categories', field: 'categories' },
     { table: 'product_images', field: 'images' },
     { table: 'product_variant_attributes', field: 'variant_attributes' },
-    {
-      table: 'variants',
-      field: 'variants',
-      children: [
-        { table: 'variant_prices', field: 'prices' },
-        { table: 'variant_stockrecords', field: 'stockrecords' },
-        { table: 'variant_attribute_values', field: 'variant_attribute_values' },
-      ],
-    },
+    variantsIn('variants'),
+    // A 2023-02-10 product lists the same variants under `children`.
+    variantsIn('children'),
   ],
 };
 
@@ -116,7 +120,7 @@ const builtinPlans = {
     children: [
       { table: 'cart_lines', field: 'lines' },
       { table: 'cart_discounts', field: 'voucher_discounts' },
-      customer('$$.created_at', 'cart'),
+      customer('$$.created_at|$$.date_created', 'cart'),
     ],
   },
   fulfillment_order: fulfillmentOrder,

@@ -86,7 +86,9 @@ export function validateModel(model: Model = MODEL): string[] {
         `${def.name}: no plan fills it (a table the loader fills is declared entity 'bookkeeping')`,
       );
   }
-  return problems;
+  // A table fed by two plan nodes (a product's variants under `variants` and under `children`) would
+  // otherwise state each problem of its subtree twice, in the same words.
+  return [...new Set(problems)];
 }
 
 /** The registry's own references: every column it names exists. */

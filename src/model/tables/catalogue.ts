@@ -84,23 +84,29 @@ const productVariantAttributes = child(
   ],
 );
 
-const variants = child('variants', 'Variants of products.', ['product_id', 'id'], 'products', [
-  productId('^.id'),
-  id('id', 'Variant id.'),
-  text('title', 'Title.'),
-  text('sku', 'Stock keeping unit.'),
-  text('upc', 'Universal product code.'),
-  col('unit_cost', MONEY_2, 'Unit cost (the spec pattern: up to 10 integer digits, 2 decimals).'),
-  bool('allow_backorders', 'Whether it sells when out of stock.'),
-  bool('track_stock', 'Whether stock is tracked.'),
-  bool('requires_shipping', 'Whether it ships.'),
-  text('inventory_availability', 'Inventory availability (open enum).'),
-  text('purchase_availability', 'Purchase availability (open enum).'),
-  text('images', 'Images as the API gives them for a variant (text).'),
-  json('metadata', 'Free-form variant metadata.'),
-  ts('date_created', 'When the variant was created.'),
-  ts('date_updated', 'When the variant last changed.'),
-]);
+const variants = child(
+  'variants',
+  "Variants of products, from a product's `variants` (2023-02-10: `children`).",
+  ['product_id', 'id'],
+  'products',
+  [
+    productId('^.id'),
+    id('id', 'Variant id.'),
+    text('title', 'Title.'),
+    text('sku', 'Stock keeping unit.'),
+    text('upc', 'Universal product code.'),
+    col('unit_cost', MONEY_2, 'Unit cost (the spec pattern: up to 10 integer digits, 2 decimals).'),
+    bool('allow_backorders', 'Whether it sells when out of stock.'),
+    bool('track_stock', 'Whether stock is tracked.'),
+    bool('requires_shipping', 'Whether it ships.'),
+    text('inventory_availability', 'Inventory availability (open enum).'),
+    text('purchase_availability', 'Purchase availability (open enum).'),
+    text('images', 'Images as the API gives them for a variant (text).'),
+    json('metadata', 'Free-form variant metadata.'),
+    ts('date_created', 'When the variant was created.'),
+    ts('date_updated', 'When the variant last changed.'),
+  ],
+);
 
 const variantPrices = child(
   'variant_prices',

@@ -3,7 +3,7 @@ import {
   billingAddressFields,
   bool,
   col,
-  embeddedProductFields,
+  embeddedProductDetailFields,
   embeddedStockrecordFields,
   flatten,
   id,
@@ -159,9 +159,7 @@ const orderLines: TableDef = {
         'price_incl_tax_excl_discounts',
         'Unit price including tax, excluding discounts (2023-02-10 only).',
       ),
-      ...embeddedProductFields().filter(
-        (c) => !['product_id', 'product_title', 'product_url'].includes(c.name),
-      ),
+      ...embeddedProductDetailFields(),
       ...embeddedStockrecordFields(),
     ]),
     ...onlyShape(

@@ -3,6 +3,7 @@ import {
   billingAddressFields,
   bool,
   col,
+  embeddedProductDetailFields,
   embeddedProductFields,
   embeddedStockrecordFields,
   flatten,
@@ -168,13 +169,14 @@ const carts: TableDef = {
     id('id', 'Cart id.'),
     text('status', 'Status (open enum).'),
     bool('abandoned', 'Whether the cart was abandoned.'),
-    ts('created_at', 'When the cart was created.'),
+    ts('created_at', 'When the cart was created (2023-02-10: date_created).', 'created_at|date_created'),
     text('checkout_url', 'Checkout URL.'),
     text('currency', 'Currency.'),
     money('total_cost', 'Total cost.'),
     money('total_discount', 'Total discount.'),
     money('total_excl_tax', 'Total excluding tax.'),
     money('total_incl_tax', 'Total including tax.'),
+    money('total_tax', 'Total tax (2023-02-10 carts only).'),
     json('metadata', 'Free-form cart metadata.'),
     ...flatten('report_', 'report_values', 'In the reporting currency', [
       text('currency', 'Reporting currency.'),
@@ -192,7 +194,10 @@ const cartOwner = { table: 'carts', column: 'cart_id' };
 
 const cartLines: TableDef = {
   name: 'cart_lines',
-  comment: 'Lines of carts.',
+  comment:
+    'Lines of carts of both shapes. A 2023-02-10 line fills product_id, product_title and product_url from its ' +
+    'embedded product and sku from its stockrecord, as an order line of that shape does; columns a shape ' +
+    'lacks are NULL.',
   key: ['_store', 'cart_id', 'id'],
   entity: 'cart',
   parent: 'carts',
@@ -200,13 +205,13 @@ const cartLines: TableDef = {
   columns: [
     id('cart_id', 'Cart id.', '$.id'),
     id('id', 'Line id.'),
-    id('product_id', 'Product id.'),
+    id('product_id', 'Product id (2023-02-10: product.id).', 'product_id|product.id'),
     id('variant_id', 'Variant id.'),
-    text('product_title', 'Product title.'),
+    text('product_title', 'Product title (2023-02-10: product.title).', 'product_title|product.title'),
     text('variant_title', 'Variant title.'),
     text('product_image', 'Product image URL.'),
-    text('product_url', 'Product page URL.'),
-    text('sku', 'Stock keeping unit.'),
+    text('product_url', 'Product page URL (2023-02-10: product.url).', 'product_url|product.url'),
+    text('sku', 'Stock keeping unit (2023-02-10: stockrecord.partner_sku).', 'sku|stockrecord.partner_sku'),
     int('quantity', 'Quantity.'),
     text('interval', 'Subscription interval.'),
     int('interval_count', 'Subscription interval count.'),
@@ -218,6 +223,10 @@ const cartLines: TableDef = {
     money('total_discount', 'Total discount.'),
     money('unit_cost', 'Unit cost.'),
     json('metadata', 'Free-form line metadata.'),
+    // Read by field, not by shape: a cart says no version of its own, so its shape is not known when it
+    // comes bare, and the 2024-04-01 line has none of these fields.
+    ...embeddedProductDetailFields(),
+    ...embeddedStockrecordFields(),
     ...flatten('report_', 'report_values', 'In the reporting currency', [
       text('currency', 'Reporting currency.'),
       money('price_excl_tax', 'Unit price excluding tax.'),
