@@ -21,7 +21,7 @@ import {
  * a 2023-02-10 cart (`date_created`, `total_tax`, lines with `product` and `stockrecord` objects) fills the
  * columns a 2024-04-01 cart of the same content fills, and a product whose variants come under `children`
  * (as a 2023-02-10 product lists them) fills `variants` and its child tables as one with `variants` does,
- * whether a server answers the products list in that shape or not.
+ * from a product webhook and from a sync whose server answers the products list in that shape.
  */
 
 const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'documents', 'shapes-2023');
@@ -169,6 +169,57 @@ describe('store-sync ingest: a 2023-02-10 cart', () => {
     assert.deepEqual(
       await tablesOf(warehouses.enveloped2023, 'cart'),
       await tablesOf(warehouses.cart2023, 'cart'),
+    );
+  });
+});
+
+describe('store-sync ingest: a 2023-02-10 product webhook', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+
+  before(async () => {
+    ({ dir, cleanup } = await tempDir());
+  });
+
+  after(async () => {
+    killChildren();
+    assertNoSecretsOrEscapes();
+    await cleanup?.();
+  });
+
+  /** A product webhook delivery of a fixture, ingested into a warehouse of its own. */
+  const ingestWebhook = async (fixture: string, apiVersion: string): Promise<string> => {
+    const product = JSON.parse(await readFile(path.join(FIXTURES, fixture), 'utf8')) as Row;
+    const file = path.join(dir, `webhook-${fixture}`);
+    await writeFile(
+      file,
+      JSON.stringify({
+        object: 'product',
+        event_id: `evt_${apiVersion}`,
+        event_type: 'product.updated',
+        api_version: apiVersion,
+        data: product,
+      }),
+    );
+    const warehouse = path.join(dir, `${fixture}.duckdb`);
+    const result = await runCli(['ingest', file, '--warehouse', warehouse]);
+    assertExit(result, 0);
+    const summary = JSON.parse(result.stdout) as { documents: number; rejections: number };
+    assert.deepEqual([summary.documents, summary.rejections], [1, 0], fixture);
+    return warehouse;
+  };
+
+  it('loads the variants under `children` into variants and its child tables, as `variants` loads them', async () => {
+    const of2023 = await tablesOf(await ingestWebhook('product-2023.json', '2023-02-10'), 'product');
+    assert.deepEqual(
+      of2023,
+      await tablesOf(await ingestWebhook('product-2024.json', '2024-04-01'), 'product'),
+    );
+    assert.deepEqual(
+      ['variants', 'variant_prices', 'variant_stockrecords', 'variant_attribute_values'].map(
+        (table) => of2023[table]!.length,
+      ),
+      [2, 4, 2, 2],
     );
   });
 });
