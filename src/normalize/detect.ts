@@ -128,6 +128,37 @@ const isMove = <T>(doc: T, f: DocumentFields<T>): boolean => F.move.every((key) 
 export const isEnvelope = <T>(doc: T, f: DocumentFields<T>): boolean =>
   f.has(doc, 'data') && f.isString(doc, 'api_version');
 
+/**
+ * The fields that make a bare document a subscription, a product, a metadata definition or a location
+ * (spec 2.1, 2.7–2.9; docs/ingest.md): any one of them, once the rules before (orders first) have not
+ * claimed the document. No order, cart, fulfillment, fulfillment order, fulfillment event or ticket has
+ * any of them at its top level, and none of the four has another's.
+ */
+const BARE_RESOURCE_FIELDS = {
+  subscription: [
+    'next_renewal_date',
+    'frequency',
+    'num_orders',
+    'num_lines',
+    'cancel_reason',
+    'cancel_reason_other_message',
+    'is_tax_known',
+  ],
+  /** `children` holds the variants of a 2023-02-10 product. */
+  product: [
+    'variants',
+    'children',
+    'variant_attributes',
+    'recommended_products',
+    'structure',
+    'enable_subscription',
+    'is_discountable',
+    'interval_counts',
+  ],
+  metadataDefinition: ['enable_export', 'enable_filter', 'validations'],
+  location: ['accept_return', 'callback_url'],
+} as const;
+
 /** What kind of resource a bare document is, by the fields only that resource has. */
 export function detectEntity(doc: Record<string, unknown>): EntityKind | 'fulfillment_order_move' | null {
   const has = (...keys: string[]) => hasAny(parsed, doc, keys);
@@ -142,6 +173,15 @@ export function detectEntity(doc: Record<string, unknown>): EntityKind | 'fulfil
     return 'fulfillment';
   if (has('checkout_url', 'abandoned')) return 'cart';
   if (has('comments', 'requester', 'ticket_type', 'subject')) return 'ticket';
+  // The resources below carry `lines` (a subscription) or nothing of an order at all, but came after the
+  // order fallback's fields were chosen: each is claimed by fields no order, and no kind above, has.
+  if (has(...BARE_RESOURCE_FIELDS.subscription)) return 'subscription';
+  if (has(...BARE_RESOURCE_FIELDS.product)) return 'product';
+  if (has(...BARE_RESOURCE_FIELDS.metadataDefinition)) return 'metadata_definition';
+  if (has(...BARE_RESOURCE_FIELDS.location)) return 'location';
+  // A 2023-02-10 cart has neither `checkout_url` nor `abandoned`: its `date_created` (an order has
+  // `created_at`) with `lines`, and no `number`, tell it apart.
+  if (has('date_created') && has('lines') && !has('number')) return 'cart';
   // Nothing else matched, yet it has an order's fields: an order whose number is missing or not a string.
   // Taken as an order, it is refused naming the field ("number: missing, expected a string"), not as an
   // unrecognised document.
@@ -378,7 +418,8 @@ function detectBare(
       out,
       at,
       'unrecognised document: expected an order, fulfillment, fulfillment event, cart, fulfillment order, ' +
-        'fulfillment-order move result or ticket (see docs/ingest.md for the detection rules)',
+        'fulfillment-order move result, ticket, subscription, product, metadata definition or location ' +
+        '(see docs/ingest.md for the detection rules)',
     );
     return;
   }
