@@ -227,6 +227,20 @@ export function envelopeEntity(
   return eventType === null ? null : resourceEntity(eventType.split('.', 1)[0]!);
 }
 
+/**
+ * The shape a cart or a product shows by its own fields, or null: a 2023-02-10 cart has `date_created` (a
+ * 2024-04-01 one `created_at`) and lines carrying `product` or `stockrecord` objects; a 2023-02-10 product
+ * puts its variants under `children`. Both shapes map to the same columns; the shape only says how a
+ * document under an unknown version label was read.
+ */
+function resourceShapeOf(entity: EntityKind, doc: Record<string, unknown>): string | null {
+  if (entity === 'product') return doc.children !== undefined ? API_2023 : null;
+  if (entity !== 'cart') return null;
+  if (doc.date_created !== undefined) return API_2023;
+  const lines = parsed.objectsIn(doc, 'lines');
+  return lines.some((line) => line.product !== undefined || line.stockrecord !== undefined) ? API_2023 : null;
+}
+
 /** The versions store-sync maps; any other label is read with the document's own shape. */
 const KNOWN_VERSIONS: readonly string[] = [API_2023, API_2024];
 
@@ -460,7 +474,7 @@ function detectBare(
     return;
   }
   if (entity !== 'order') {
-    record({ entity, apiVersion: known ?? API_2024, record: doc });
+    record({ entity, apiVersion: known ?? resourceShapeOf(entity, doc) ?? API_2024, record: doc });
     return;
   }
   const ownShape = detectOrderShape(doc);

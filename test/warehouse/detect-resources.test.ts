@@ -65,7 +65,7 @@ describe('bare documents: each resource is detected as its own kind', () => {
     });
   }
 
-  it('a 2023-02-10 cart, without checkout_url or abandoned, by its date_created and lines', () => {
+  it('a 2023-02-10 cart, without checkout_url or abandoned, by its date_created and lines; a 2023-02-10 product by children', () => {
     const cart2023 = {
       id: 41,
       date_created: '2023-03-01T10:00:00Z',
@@ -83,6 +83,24 @@ describe('bare documents: each resource is detected as its own kind', () => {
       ],
     };
     detectedKinds('2023-02-10 cart', [cart2023], 'cart');
+    const product2023 = { id: 8, title: 'Tea', date_updated: '2023-03-01T10:00:00Z', children: [] };
+    detectedKinds('2023-02-10 product', [product2023], 'product');
+    // The shape they show is how they are read under a label store-sync does not know.
+    for (const data of [cart2023, product2023]) {
+      const detection = detectDocument({ event_type: 'x.updated', api_version: 'unstable', data });
+      assert.deepEqual(detection.labels, [{ label: 'unstable', readAs: '2023-02-10' }]);
+      assert.equal(detection.records[0]!.apiVersion, '2023-02-10');
+    }
+    const cart2024 = {
+      id: 42,
+      created_at: '2024-05-01T10:00:00Z',
+      checkout_url: 'https://s.example/c',
+      lines: [],
+    };
+    assert.deepEqual(
+      detectDocument({ event_type: 'x.updated', api_version: 'unstable', data: cart2024 }).labels,
+      [{ label: 'unstable', readAs: '2024-04-01' }],
+    );
     // An order without a number is still an order (refused naming the field), whatever else it has.
     const numberless = { created_at: '2024-01-01T00:00:00Z', lines: [], total_incl_tax: '1.00' };
     assert.deepEqual(
