@@ -1,6 +1,7 @@
 import type { EntityKind } from '../contracts.js';
 import { tableDef } from '../model/index.js';
 import {
+  type EnvelopeMeta,
   NormalizeError,
   type Normalizer,
   type RowsSnapshot,
@@ -178,9 +179,11 @@ export class BatchBuilder {
     origin: { stream: string; source: string | null; payload: string; seq: number },
     /** Where the record is in its document, when it is not the whole of it: said first in a rejection. */
     at?: string,
+    /** What the envelope the record came in said of it (detect.ts); none for a bare document or a synced record. */
+    envelope?: EnvelopeMeta,
   ): boolean {
     try {
-      this.normalizer.normalize(record, entity, apiVersion);
+      this.normalizer.normalize(record, entity, apiVersion, envelope ?? null);
       this.counts.records++;
       return true;
     } catch (error) {

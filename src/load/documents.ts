@@ -90,7 +90,7 @@ export function loadDocument(
   let rejections = 0;
   for (const error of detected.errors) rejections += reject(batch, origin, 'normalize', error);
   for (const r of detected.records)
-    if (!batch.addRecord(r.record, r.entity, r.apiVersion, origin, r.at)) rejections++;
+    if (!batch.addRecord(r.record, r.entity, r.apiVersion, origin, r.at, r.envelope)) rejections++;
   if (tally && (detected.skipped.length || detected.labels.length)) count(tally, detected);
   return rejections;
 }

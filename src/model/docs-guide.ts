@@ -16,6 +16,12 @@ its columns, their types and the API field each column comes from. The same desc
 - Every table has \`_store\`, the configured name of the store, as the first column and the first part of its key,
   so several stores can share one warehouse. Every row has \`_synced_at\` (when it was loaded, TIMESTAMPTZ) and
   \`_run_id\` (the run that loaded it; see \`_sync_runs\`). Tables fed by full scans also have \`_deleted_at\`.
+- Every table whose rows merge as units (orders, fulfillments, customers, products …: those whose section says
+  which version wins) also keeps what the envelope of an ingested document said of it: \`_event_id\`, \`_event_type\`,
+  \`_event_at\` (the envelope's \`timestamp\`) and \`_api_version_label\` (its \`api_version\` as given, known or
+  not). They are NULL for a bare document and for the sync's records. They do not take part in which version
+  wins: a webhook delivered ten times is one row, and a newer event for the same record replaces it, its
+  \`_event_id\` with it ([ingest.md](ingest.md#documents-envelopes-and-containers)).
 - Column names follow the spec's field names. Nested single objects are flattened into prefixed columns:
   \`billing_address.country\` → \`billing_country\`, \`shipping_address.postcode\` → \`shipping_postcode\`,
   \`user.email\` → \`user_email\`, \`attribution.utm_source\` → \`attribution_utm_source\`,
@@ -182,6 +188,7 @@ killed one left. Leave the file in place; it is not data.
 \`$$.x\` a field of the whole document (the order a customer was seen in); \`^.x\` a field of the parent item
 (the line a tax line belongs to); \`#\` the item's position in its array; \`#-\` that position as a negative id
 (\`-1\` for the first), \`^#-\` the parent item's; \`=text\` a constant; \`@api_version\` the detected order
-shape; "\`a\` or \`b\`" the first that is present; a shape prefix (2023-02-10: …) applies to that order shape
+shape; \`@event_id\`, \`@event_type\`, \`@event_at\`, \`@label\` the envelope's \`event_id\`, \`event_type\`, \`timestamp\`
+and \`api_version\`; "\`a\` or \`b\`" the first that is present; a shape prefix (2023-02-10: …) applies to that order shape
 only. "(loader)" columns are filled by store-sync itself.
 `;

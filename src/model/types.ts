@@ -45,6 +45,10 @@ export const API_2024 = '2024-04-01';
  * - `^#-`          the same of the parent item: the last alternative of a column holding the parent's id;
  * - `=text`        a constant;
  * - `@api_version` the detected order shape;
+ * - `@event_id`, `@event_type`, `@event_at`, `@label` what the envelope the document came in said of it: its
+ *                  `event_id`, `event_type`, `timestamp` and `api_version` (the label as given, known or
+ *                  not); null for a bare document and for the sync's records (tables/index.ts adds them to
+ *                  every unit table);
  * - `x|y`          the first of several sources that is present.
  * An object picks a source per order shape (`default` covers the other shape and unknown shapes);
  * a shape without an entry leaves the column NULL, never borrowing another shape's field.

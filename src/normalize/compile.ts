@@ -1,4 +1,5 @@
 import { type ColumnDef, type Source, sourceFor } from '../model/index.js';
+import type { EnvelopeMeta } from './detect.js';
 import type { TableRows } from './rows.js';
 import { type Converted, converterFor, ValueError } from './values.js';
 
@@ -16,6 +17,8 @@ export interface WalkContext {
   /** The unit the current row belongs to (`$`). */
   unitRoot: Record<string, unknown>;
   apiVersion: string | null;
+  /** What the envelope the record came in said of it (`@event_id` …); null for a bare document or a synced record. */
+  envelope: EnvelopeMeta | null;
   /** Array fields and indexes from the record down to the current item, for rejection reasons. */
   fields: string[];
   indexes: number[];
@@ -45,6 +48,19 @@ export class ColumnError extends Error {
 
 const q = (s: string) => JSON.stringify(s);
 
+/**
+ * The source tokens that read the envelope (src/model/types.ts): the field of EnvelopeMeta each reads, and
+ * the envelope field a refused value is named by (only a `timestamp` that is not a date-time can be).
+ */
+export const ENVELOPE_TOKENS: Readonly<
+  Record<string, { field: keyof EnvelopeMeta; named: string } | undefined>
+> = {
+  '@event_id': { field: 'eventId', named: "event_id (the envelope's)" },
+  '@event_type': { field: 'eventType', named: "event_type (the envelope's)" },
+  '@event_at': { field: 'eventAt', named: "timestamp (the envelope's)" },
+  '@label': { field: 'label', named: "api_version (the envelope's)" },
+};
+
 /** JS expression reading one alternative of a source into `v` (assumes `v` is declared). */
 function readAlternative(source: string): string {
   if (source === '#') return 'v = index;';
@@ -52,6 +68,10 @@ function readAlternative(source: string): string {
   if (source === '^#-') return 'v = -parentIndex - 1;';
   if (source.startsWith('=')) return `v = ${q(source.slice(1))};`;
   if (source === '@api_version') return 'v = ctx.apiVersion;';
+  const envelopeField = ENVELOPE_TOKENS[source];
+  if (envelopeField !== undefined)
+    return `v = ctx.envelope === null ? null : ctx.envelope[${q(envelopeField.field)}];`;
+  if (source.startsWith('@')) throw new Error(`unknown source token ${source}`);
   let base = 'item';
   let path = source;
   if (source.startsWith('$$.')) [base, path] = ['ctx.doc', source.slice(3)];
@@ -99,7 +119,10 @@ export function compileRowWriter(
     converters[k] = converterFor(column.type);
     const alternatives = text.split('|');
     // A refused value came from a field: a position is always an integer, so it is not named.
-    paths[k] = alternatives.filter((alt) => alt !== '#-' && alt !== '^#-').join('|');
+    paths[k] = alternatives
+      .filter((alt) => alt !== '#-' && alt !== '^#-')
+      .map((alt) => ENVELOPE_TOKENS[alt]?.named ?? alt)
+      .join('|');
     body.push(`col = ${k};`, readAlternative(alternatives[0]!));
     for (const alt of alternatives.slice(1)) body.push(`if (v == null) { ${readAlternative(alt)} }`);
     body.push(`if (v != null) rows.${SETTER[kinds[k]!]}(${k}, row, conv[${k}](v));`);

@@ -20,6 +20,22 @@ export interface DetectedRecord {
    * `[1]`, `data[1]`): a rejection's reason starts with it, so it says which record was refused.
    */
   at?: string;
+  /** What the envelope it came in said of it; absent for a bare document (a list page is no envelope). */
+  envelope?: EnvelopeMeta;
+}
+
+/**
+ * What an envelope says of the documents in its `data`, kept with the rows they make (`_event_id`,
+ * `_event_type`, `_event_at`, `_api_version_label`: src/model/tables/index.ts). Each is null when the
+ * envelope does not carry it; a value that is not a string is kept as its JSON text, but `eventAt`, which is
+ * left as given for its column to read as a date-time (or refuse, naming it).
+ */
+export interface EnvelopeMeta {
+  eventId: string | null;
+  eventType: string | null;
+  eventAt: unknown;
+  /** `api_version` as given, known or not. */
+  label: string | null;
 }
 
 /**
@@ -256,6 +272,8 @@ interface Envelope {
   skipAs: string;
   /** `object` names something with no table: the envelope is skipped whatever its data. */
   untabled: boolean;
+  /** Kept with the records of its data. */
+  meta: EnvelopeMeta;
 }
 
 /**
@@ -284,13 +302,7 @@ function envelopeOf(doc: Record<string, unknown>): Envelope | null {
   // `{api_version, data}`, the version of any type (a label that is not a string is an unknown label).
   const plain = hasData && doc.api_version !== undefined && doc.api_version !== null;
   if (!webhook && !event && !plain) return null;
-  const version = doc.api_version;
-  const label =
-    version === undefined || version === null
-      ? null
-      : typeof version === 'string'
-        ? version
-        : JSON.stringify(version);
+  const label = textOf(doc.api_version);
   const named = envelopeEntity(object, eventType);
   return {
     event: webhook || event,
@@ -298,8 +310,18 @@ function envelopeOf(doc: Record<string, unknown>): Envelope | null {
     entity: named === 'untabled' ? null : named,
     skipAs: object ?? eventType ?? 'unknown',
     untabled: named === 'untabled',
+    meta: {
+      eventId: textOf(doc.event_id),
+      eventType: textOf(doc.event_type),
+      eventAt: doc.timestamp ?? null,
+      label,
+    },
   };
 }
+
+/** An envelope field as text: null when missing or null, a string as it is, anything else as its JSON. */
+const textOf = (value: unknown): string | null =>
+  value === undefined || value === null ? null : typeof value === 'string' ? value : JSON.stringify(value);
 
 const join = (at: string, next: string): string => (at ? `${at}.${next}` : next);
 
@@ -443,6 +465,7 @@ function detectBare(
   const known = label !== null && KNOWN_VERSIONS.includes(label) ? label : null;
   const unknown = label !== null && known === null ? label : null;
   const record = (r: DetectedRecord) => {
+    if (envelope !== null) r.envelope = envelope.meta;
     if (unknown !== null) out.labels.push({ label: unknown, readAs: r.apiVersion ?? API_2024 });
     add(out, at, r);
   };

@@ -9,6 +9,7 @@ import {
   sourceFor,
   tableDef,
 } from '../model/index.js';
+import { ENVELOPE_TOKENS } from './compile.js';
 import {
   DETECTION_FIELDS,
   type DocumentFields,
@@ -111,7 +112,9 @@ export interface FastResult {
 export class FastPath {
   private readonly scan = new DocumentScan();
   private readonly root: Position;
+  /** Per shape, the writers of a bare order, and of one in an envelope `{api_version, data}` (its label). */
   private readonly roots = new Map<string | null, FastNode>();
+  private readonly labelled = new Map<string | null, FastNode>();
   private readonly touched: TableRows[];
   private readonly marks: number[];
   private readonly fields: DocumentFields<Item>;
@@ -119,6 +122,8 @@ export class FastPath {
   private readonly data: number;
   private readonly object: number;
   private readonly eventType: number;
+  private readonly eventId: number;
+  private readonly timestamp: number;
 
   constructor(
     tables: Map<string, TableRows>,
@@ -135,7 +140,11 @@ export class FastPath {
     };
     place(plan, this.root);
     const compiler = new WriterCompiler(this.scan, positions, plan);
-    for (const shape of SHAPES) this.roots.set(shape, compiler.node(plan, null, tables, shape));
+    for (const shape of SHAPES) {
+      this.roots.set(shape, compiler.node(plan, null, tables, shape, null));
+      // An envelope's label is a version it knows, which is then the shape the order is read with.
+      if (shape !== null) this.labelled.set(shape, compiler.node(plan, null, tables, shape, shape));
+    }
     this.touched = [...new Set(compiler.tables)];
     this.marks = this.touched.map(() => 0);
     // What detection reads (detect.ts): an envelope's data is read as the document itself.
@@ -154,6 +163,10 @@ export class FastPath {
     // (detect.ts, envelopeEntity): such envelopes are left to the object path.
     this.object = this.root.field('object');
     this.eventType = this.root.field('event_type');
+    // An envelope carrying an event's id, type or time is left to the object path, which keeps them in the
+    // unit rows' `_event_*` columns: the writers here write only the label (`_api_version_label`).
+    this.eventId = this.root.field('event_id');
+    this.timestamp = this.root.field('timestamp');
     this.root.objectAt('data', this.root);
     this.fields = slotFields(this.scan);
   }
@@ -171,8 +184,14 @@ export class FastPath {
     if (isEnvelope(doc, this.fields)) {
       envelope = textOf(scan, base + this.apiVersion);
       if (envelope !== API_2023 && envelope !== API_2024) return null;
-      if (scan.kinds[base + this.object] !== ABSENT || scan.kinds[base + this.eventType] !== ABSENT) {
-        const named = envelopeEntity(textOf(scan, base + this.object), textOf(scan, base + this.eventType));
+      if (
+        scan.kinds[base + this.eventId] !== ABSENT ||
+        scan.kinds[base + this.eventType] !== ABSENT ||
+        scan.kinds[base + this.timestamp] !== ABSENT
+      )
+        return null;
+      if (scan.kinds[base + this.object] !== ABSENT) {
+        const named = envelopeEntity(textOf(scan, base + this.object), null);
         if (named !== null && named !== 'order') return null;
       }
       if (scan.kinds[base + this.data] !== OBJECT) return null;
@@ -186,7 +205,8 @@ export class FastPath {
     for (let t = 0; t < touched.length; t++) this.marks[t] = touched[t]!.length;
     const units = this.units.get();
     try {
-      this.emit(this.roots.get(apiVersion)!, doc.base, -1, doc.base, doc.base, 0, 0);
+      const root = envelope === null ? this.roots.get(apiVersion)! : this.labelled.get(apiVersion)!;
+      this.emit(root, doc.base, -1, doc.base, doc.base, 0, 0);
     } catch (error) {
       for (let t = 0; t < touched.length; t++) touched[t]!.truncate(this.marks[t]!);
       this.units.set(units);
@@ -539,6 +559,8 @@ class WriterCompiler {
     parent: PlanNode | null,
     tables: Map<string, TableRows>,
     shape: string | null,
+    /** The envelope's label (`@label`); the other envelope tokens are null here (see FastPath's constructor). */
+    label: string | null,
     unitNode: PlanNode | null = null,
   ): FastNode {
     const def = tableDef(node.table);
@@ -558,11 +580,11 @@ class WriterCompiler {
       optionalKey: node.optionalKey ?? false,
       keyIndex,
       keys,
-      write: this.writer(node, parent, ownUnit!, rows, shape),
+      write: this.writer(node, parent, ownUnit!, rows, shape, label),
       children: (node.children ?? []).map((child) => ({
         field: at.field(child.field!),
         single: child.single ?? false,
-        node: this.node(child, node, tables, shape, ownUnit),
+        node: this.node(child, node, tables, shape, label, ownUnit),
       })),
     };
   }
@@ -574,6 +596,7 @@ class WriterCompiler {
     unitNode: PlanNode,
     rows: TableRows,
     shape: string | null,
+    label: string | null,
   ): FastWriter {
     const bases: Record<Base, Position | null> = {
       item: this.positions.get(node)!,
@@ -598,9 +621,10 @@ class WriterCompiler {
           code = 'G();';
           continue;
         }
-        const read = this.read(alternative, bases, shape);
+        const read = this.read(alternative, bases, shape, label);
         if (read.code === undefined) {
-          if (read.constant === null) continue; // no shape: `@api_version` is null, the next one is tried
+          // No shape (`@api_version`), no envelope field (`@label` …): null, the next one is tried.
+          if (read.constant === null) continue;
           if (read.constant === '#') code = `rows.setInt64(${k}, row, index);`;
           else {
             try {
@@ -641,10 +665,13 @@ class WriterCompiler {
     alternative: string,
     bases: Record<Base, Position | null>,
     shape: string | null,
+    label: string | null,
   ): { code: string; constant?: undefined } | { constant: string | null; code?: undefined } {
     if (alternative === '#') return { constant: '#' };
     if (alternative.startsWith('=')) return { constant: alternative.slice(1) };
     if (alternative === '@api_version') return { constant: shape };
+    if (alternative === '@label') return { constant: label };
+    if (ENVELOPE_TOKENS[alternative] !== undefined) return { constant: null };
     let base: Base = 'item';
     let path = alternative;
     if (alternative.startsWith('$$.')) [base, path] = ['doc', alternative.slice(3)];

@@ -6,6 +6,7 @@ export {
   detectDocument,
   detectEntity,
   detectOrderShape,
+  type EnvelopeMeta,
   type UnknownLabel,
 } from './detect.js';
 export { MAX_NESTING, type RawText, rawText, recordProblem } from './guard.js';

@@ -12,6 +12,7 @@ import {
   tableDef,
 } from '../model/index.js';
 import { ColumnError, compileRowWriter, type RowWriter, type WalkContext } from './compile.js';
+import type { EnvelopeMeta } from './detect.js';
 import { FastPath, type FastResult } from './fast.js';
 import { fastPathOn } from './fast-switch.js';
 import { recordProblem } from './guard.js';
@@ -84,15 +85,30 @@ export class Normalizer {
     for (const def of dataTables()) this.tables.set(def.name, new TableRows(def.name, stagingColumns(def)));
   }
 
-  /** Rows of one record, or a NormalizeError (and no rows) when a value cannot be stored exactly. */
-  normalize(record: Record<string, unknown>, entity: EntityKind, apiVersion: string | null): void {
+  /**
+   * Rows of one record, or a NormalizeError (and no rows) when a value cannot be stored exactly. `envelope` is
+   * what the envelope the record came in said of it, for its unit rows' `_event_*` columns.
+   */
+  normalize(
+    record: Record<string, unknown>,
+    entity: EntityKind,
+    apiVersion: string | null,
+    envelope: EnvelopeMeta | null = null,
+  ): void {
     const problem = recordProblem(record);
     if (problem !== null) throw new NormalizeError(problem, documentKey(record));
     const root = this.compile(entity, apiVersion);
     const touched = this.touchedTables(entity);
     const marks = touched.map((t) => t.length);
     const units = this.units;
-    const ctx: WalkContext = { doc: record, unitRoot: record, apiVersion, fields: [], indexes: [] };
+    const ctx: WalkContext = {
+      doc: record,
+      unitRoot: record,
+      apiVersion,
+      envelope,
+      fields: [],
+      indexes: [],
+    };
     try {
       this.walk(root, record, null, ctx, 0, 0, 0);
     } catch (error) {

@@ -57,7 +57,7 @@ function expectationFor(texts: string[]): Expectation {
     }
     // Detection refuses whole documents, or items of an array one by one; the rest of the line loads.
     const detected = detectDocument(value);
-    const results = detected.records.map((r) => expectRows(r.record, r.entity, r.apiVersion));
+    const results = detected.records.map((r) => expectRows(r.record, r.entity, r.apiVersion, r.envelope));
     const refused = (r: Expected) => r.rejected || missingKeys(r).length > 0;
     // A document with several records (a move result) is refused when one of them is, and the rest load.
     if (detected.errors.length > 0 || results.some(refused)) rejectedLines.push(i + 1);

@@ -121,13 +121,14 @@ describe('fast path: the same rows as JSON.parse and the object normalizer', () 
     const shape = '2024-04-01';
     const webhook = (fields: Record<string, unknown>) =>
       JSON.stringify({ data: order, event_id: 'evt-1', webhook: { id: 1 }, ...fields });
-    // Routed to the orders: the fast path may take them, and does.
+    // Routed to the orders and carrying nothing of an event but its label: the fast path takes them.
+    const plain = (fields: Record<string, unknown>) =>
+      JSON.stringify({ data: order, webhook: { id: 1 }, ...fields });
     const taken = [
-      webhook({ object: 'order', event_type: 'order.updated', api_version: shape }),
-      webhook({ event_type: 'order.created', api_version: shape }),
-      webhook({ event_type: 'checkout.completed', api_version: shape }),
+      plain({ object: 'order', api_version: shape }),
+      plain({ api_version: shape, context: { store: 'main' } }),
       // The object's name written with an escape is the same name.
-      webhook({ object: 'order', api_version: shape }).replace('"object":"order"', '"object":"ord\\u0065r"'),
+      plain({ object: 'order', api_version: shape }).replace('"object":"order"', '"object":"ord\\u0065r"'),
     ];
     const both = loadBothWays(taken);
     assert.equal(
@@ -136,6 +137,33 @@ describe('fast path: the same rows as JSON.parse and the object normalizer', () 
       'envelopes that route to the orders keep the fast path',
     );
     assertSame(both.fast, both.slow, 'order envelopes');
+    const filled = (batch: Batch, column: string) => {
+      const orders = batch.normalizer!.tables.get('orders')!;
+      const at = orders.columns.findIndex((c) => c.name === column);
+      return Array.from({ length: orders.length }, (_, row) => orders.valid[at]![row] === 1);
+    };
+    assert.deepEqual(filled(both.fast, '_api_version_label'), [true, true, true], 'the label is kept');
+    assert.deepEqual(filled(both.fast, '_event_id'), [false, false, false]);
+    // Order envelopes that carry an event's id, type or time: the object path keeps them in `_event_*`.
+    const events = [
+      webhook({ object: 'order', event_type: 'order.updated', api_version: shape }),
+      webhook({ event_type: 'order.created', api_version: shape }),
+      webhook({ event_type: 'checkout.completed', api_version: shape }),
+      webhook({ event_id: null, api_version: shape }),
+      plain({ api_version: shape, timestamp: '2024-05-01T10:00:00.5+02:00' }),
+      plain({
+        api_version: shape,
+        event_version: '2',
+        event_type: 'order.paid',
+        timestamp: '2024-05-01T10:00:00Z',
+      }),
+      plain({ api_version: shape, timestamp: 1714557600 }),
+    ];
+    const routed = loadBothWays(events);
+    assert.equal(routed.fast.fastPathDocuments, 0, 'envelopes with event fields are left to the object path');
+    assertSame(routed.fast, routed.slow, 'order events');
+    assert.deepEqual(filled(routed.slow, '_event_id'), [true, true, true, false, false, false]);
+    assert.deepEqual(filled(routed.slow, '_event_at'), [false, false, false, false, true, true]);
     // Sent elsewhere, skipped, or read with an unknown label: the object path decides, the same both ways.
     const others = [
       webhook({ object: 'customer', api_version: shape }),

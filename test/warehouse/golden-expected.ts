@@ -22,6 +22,7 @@ export const expected: Record<string, Row[]> = {
       ...S,
       number: 'G-2023',
       api_version: '2023-02-10',
+      _api_version_label: '2023-02-10',
       created_at: '2023-11-20 09:00:00+00',
       date_placed: '2023-11-20 09:00:00+00',
       updated_at: '2023-11-21 08:00:00+00',
@@ -572,6 +573,7 @@ export const expected: Record<string, Row[]> = {
       id: 53,
       order_number: 'G-2023',
       api_version: '2023-02-10',
+      _api_version_label: '2023-02-10',
       status: 'delivered',
       last_event_date: '2023-11-21 07:00:00+00',
       requires_shipping: false,
@@ -1072,6 +1074,8 @@ export const expected: Record<string, Row[]> = {
       seen_at: '2023-11-21 08:00:00+00',
       seen_in: 'order',
       seen_in_order: 'G-2023',
+      // The order it was seen in came in an envelope `{api_version, data}`: its label is kept.
+      _api_version_label: '2023-02-10',
     },
     {
       ...S,

@@ -1,4 +1,4 @@
-import { meta } from '../columns.js';
+import { meta, text, ts } from '../columns.js';
 import type { ColumnDef, TableDef } from '../types.js';
 import { bookkeepingTables } from './bookkeeping.js';
 import { catalogueTables } from './catalogue.js';
@@ -9,8 +9,34 @@ import { peopleTables } from './people.js';
 /**
  * Every warehouse table, data tables first. Data tables get the standard columns here so no definition
  * can forget them: `_store` first, then the spec's fields, then `_synced_at`, `_run_id` and, for tables
- * fed by full scans, `_deleted_at`; and owned tables get their positional ids (withPositionalIds).
+ * fed by full scans, `_deleted_at`; unit tables then get what the envelope of the document said
+ * (ENVELOPE_COLUMNS); and owned tables get their positional ids (withPositionalIds).
  */
+
+/**
+ * What the envelope a document came in said of it, kept with every unit row the document made (the row an
+ * event produced can be traced to the event; a redelivered event still merges by the table's version, so
+ * it stays one row). NULL for a bare document and for the sync's records (src/normalize/detect.ts says
+ * which envelopes carry what).
+ */
+const ENVELOPE_COLUMNS: readonly ColumnDef[] = [
+  text(
+    '_event_id',
+    "The envelope's `event_id`: the webhook delivery or event the row came from.",
+    '@event_id',
+  ),
+  text('_event_type', "The envelope's `event_type` (`order.updated`).", '@event_type'),
+  ts(
+    '_event_at',
+    "The envelope's `timestamp` (event envelopes carry one; the webhook envelope has no time field).",
+    '@event_at',
+  ),
+  text(
+    '_api_version_label',
+    "The envelope's `api_version` as given, known or not (`unstable`, a newer date); the shape the row was read with is in `api_version` where the table has one.",
+    '@label',
+  ),
+];
 
 function withStandardColumns(def: TableDef): TableDef {
   if (def.entity === 'bookkeeping') return def;
@@ -29,6 +55,7 @@ function withStandardColumns(def: TableDef): TableDef {
       ),
     );
   }
+  if (def.unit) columns.push(...ENVELOPE_COLUMNS);
   return { ...def, columns };
 }
 

@@ -8,7 +8,7 @@ import {
   sourcedColumns,
   tableDef,
 } from '../../../src/model/index.js';
-import { MAX_NESTING } from '../../../src/normalize/index.js';
+import { type EnvelopeMeta, MAX_NESTING } from '../../../src/normalize/index.js';
 
 /**
  * The fuzz oracle: what a document must become, worked out independently of the normalizer. It follows
@@ -123,6 +123,8 @@ export function decimalAsPrinted(scaled: string, scale: number): string {
 interface Walk {
   doc: Record<string, unknown>;
   shape: string | null;
+  /** What the record's envelope said of it (the `@event_*` and `@label` tokens); none for a bare document. */
+  envelope: EnvelopeMeta | undefined;
   rows: Map<string, Cell[][]>;
   columns: Map<string, ColumnDef[]>;
 }
@@ -144,6 +146,12 @@ function readOne(
   if (alternative === '^#-') return -(at.parentIndex + 1);
   if (alternative.startsWith('=')) return alternative.slice(1);
   if (alternative === '@api_version') return w.shape;
+  if (alternative === '@event_id') return w.envelope?.eventId;
+  if (alternative === '@event_type') return w.envelope?.eventType;
+  if (alternative === '@event_at') return w.envelope?.eventAt;
+  if (alternative === '@label') return w.envelope?.label;
+  if (alternative.startsWith('@'))
+    throw new Error(`the oracle does not know the source token ${alternative}`);
   let base: unknown = at.item;
   let path = alternative;
   if (alternative.startsWith('$$.')) [base, path] = [w.doc, alternative.slice(3)];
@@ -212,15 +220,16 @@ function walk(
   }
 }
 
-/** The rows a record of `entity` in order shape `shape` must produce, or that it must be refused. */
+/** The rows a record of `entity` in order shape `shape` (from an envelope that said `envelope`) must produce, or that it must be refused. */
 export function expectRows(
   record: Record<string, unknown>,
   entity: EntityKind,
   shape: string | null,
+  envelope?: EnvelopeMeta,
 ): Expected {
   const unstorable = unstorableText(record, 1);
   if (unstorable) return { rejected: true, why: unstorable };
-  const w: Walk = { doc: record, shape, rows: new Map(), columns: new Map() };
+  const w: Walk = { doc: record, shape, envelope, rows: new Map(), columns: new Map() };
   try {
     walk(plans[entity], record, null, record, 0, 0, w);
   } catch (error) {

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { assertExit, readWarehouse, runCli, tempDir } from './helpers.js';
+
+/**
+ * What an envelope says of the document it carries is kept with the rows it made (issue 25, docs/ingest.md
+ * "What is kept of an envelope"): `_event_id`, `_event_type`, `_event_at` and `_api_version_label` on every
+ * unit row, NULL for a bare document. Newest wins still decides which row stays: a webhook delivered ten
+ * times is one row, and a newer event for the same order replaces it with its own event id. Fixtures in
+ * test/fixtures/published/, written from the spec's shapes.
+ */
+
+const PUBLISHED = path.join(import.meta.dirname, '..', 'fixtures', 'published');
+const fixture = (name: string) => path.join(PUBLISHED, name);
+
+interface EventRow {
+  number: string;
+  total_incl_tax: string;
+  _event_id: string | null;
+  _event_type: string | null;
+  _event_at: string | null;
+  _api_version_label: string | null;
+}
+
+const ORDERS =
+  'SELECT number, CAST(total_incl_tax AS VARCHAR) AS total_incl_tax, _event_id, _event_type, ' +
+  "strftime(_event_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') AS _event_at, _api_version_label " +
+  'FROM orders ORDER BY number';
+
+describe('store-sync ingest: the envelope kept with its rows', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  after(async () => {
+    for (const cleanup of cleanups) await cleanup();
+  });
+  const warehouseIn = async () => {
+    const { dir, cleanup } = await tempDir();
+    cleanups.push(cleanup);
+    return path.join(dir, 'w.duckdb');
+  };
+  const ingest = (inputs: string[], warehouse: string) =>
+    runCli(['ingest', ...inputs, '--warehouse', warehouse]);
+  const orders = (warehouse: string) => readWarehouse<EventRow>(warehouse, ORDERS);
+
+  it('a webhook delivered ten times is one row; a newer event replaces it, its event id with it', async () => {
+    const warehouse = await warehouseIn();
+    assertExit(await ingest([fixture('webhook-redelivered.ndjson')], warehouse), 0);
+    const once = {
+      number: 'R-1',
+      total_incl_tax: '8.000',
+      _event_id: 'evt_R1',
+      _event_type: 'order.created',
+      _event_at: null,
+      _api_version_label: '2024-04-01',
+    };
+    assert.deepEqual(await orders(warehouse), [once]);
+    assert.deepEqual(
+      await readWarehouse(warehouse, 'SELECT count(*)::INTEGER AS n FROM order_lines'),
+      [{ n: 1 }],
+      'the lines of ten deliveries are one set',
+    );
+    // The customer the order carried is a unit row the event made too.
+    assert.deepEqual(await readWarehouse(warehouse, 'SELECT id::INTEGER AS id, _event_id FROM customers'), [
+      { id: 77, _event_id: 'evt_R1' },
+    ]);
+
+    assertExit(await ingest([fixture('webhook-newer.json')], warehouse), 0);
+    assert.deepEqual(await orders(warehouse), [
+      { ...once, total_incl_tax: '9.500', _event_id: 'evt_R2', _event_type: 'order.updated' },
+    ]);
+  });
+
+  it('keeps an event envelope’s timestamp and type, and labels as given, the unknown ones included', async () => {
+    const warehouse = await warehouseIn();
+    const result = await ingest(
+      [fixture('event-order.json'), fixture('unstable.ndjson'), fixture('plain-envelope.ndjson')],
+      warehouse,
+    );
+    assertExit(result, 0);
+    const rows = (await orders(warehouse)).map(({ total_incl_tax: _, ...row }) => row);
+    assert.deepEqual(rows, [
+      {
+        number: 'E-1',
+        _event_id: null,
+        _event_type: 'order.created',
+        _event_at: '2024-06-10T08:15:00Z',
+        _api_version_label: null,
+      },
+      // `{api_version, data}` with a known label (read from its bytes), then a bare order: NULL throughout.
+      {
+        number: 'P-1',
+        _event_id: null,
+        _event_type: null,
+        _event_at: null,
+        _api_version_label: '2024-04-01',
+      },
+      { number: 'P-2', _event_id: null, _event_type: null, _event_at: null, _api_version_label: null },
+      {
+        number: 'U-1',
+        _event_id: 'evt_u1',
+        _event_type: 'order.updated',
+        _event_at: null,
+        _api_version_label: 'unstable',
+      },
+      { number: 'U-2', _event_id: null, _event_type: null, _event_at: null, _api_version_label: 'unstable' },
+      {
+        number: 'U-3',
+        _event_id: null,
+        _event_type: null,
+        _event_at: null,
+        _api_version_label: '2031-01-01',
+      },
+    ]);
+  });
+
+  it('rejects an event whose timestamp is not a date-time, naming the envelope’s field', async () => {
+    const warehouse = await warehouseIn();
+    assertExit(await ingest([fixture('event-bad-timestamp.json')], warehouse), 3);
+    const [rejection] = await readWarehouse<{ reason: string }>(
+      warehouse,
+      'SELECT reason FROM _rejected_records',
+    );
+    assert.match(rejection!.reason, /^timestamp \(the envelope's\): got 1723000000, expected /);
+    assert.deepEqual(await orders(warehouse), []);
+  });
+});
