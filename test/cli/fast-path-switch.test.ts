@@ -100,8 +100,15 @@ describe('cli: the fast path can be turned off', () => {
 
   it("sync --no-fast-path drains a receiver's spool without the fast path, to the same orders", async () => {
     const sandbox = await testSandbox();
-    // The same webhooks in both spools (the generator moves on with every call).
-    const events = `${[1, 2, 3, 4, 5].map((n) => JSON.stringify(orderEvent(n))).join('\n')}\n`;
+    // The same webhooks in both spools (the generator moves on with every call). A webhook that carries an
+    // event id or type is read by the object path, which keeps them in the `_event_*` columns: the fast path
+    // reads an order envelope that carries only its object and version, as these do.
+    const events = `${[1, 2, 3, 4, 5]
+      .map((n) => {
+        const { event_id: _id, event_type: _type, ...envelope } = orderEvent(n);
+        return JSON.stringify(envelope);
+      })
+      .join('\n')}\n`;
     try {
       const drained = async (name: string, args: string[]) => {
         const spoolDir = path.join(dir, `${name}-spool`);
