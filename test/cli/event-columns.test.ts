@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { assertExit, readWarehouse, runCli, tempDir } from './helpers.js';
+import { assertExit, readWarehouse, runCli, scratchWarehouses } from './helpers.js';
 
 /**
  * What an envelope says of the document it carries is kept with the rows it made (issue 25, docs/ingest.md
@@ -29,15 +29,9 @@ const ORDERS =
   'FROM orders ORDER BY number';
 
 describe('store-sync ingest: the envelope kept with its rows', () => {
-  const cleanups: (() => Promise<void>)[] = [];
-  after(async () => {
-    for (const cleanup of cleanups) await cleanup();
-  });
-  const warehouseIn = async () => {
-    const { dir, cleanup } = await tempDir();
-    cleanups.push(cleanup);
-    return path.join(dir, 'w.duckdb');
-  };
+  const scratch = scratchWarehouses();
+  after(scratch.removeAll);
+  const warehouseIn = async () => (await scratch.create()).warehouse;
   const ingest = (inputs: string[], warehouse: string) =>
     runCli(['ingest', ...inputs, '--warehouse', warehouse]);
   const orders = (warehouse: string) => readWarehouse<EventRow>(warehouse, ORDERS);

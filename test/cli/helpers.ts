@@ -204,6 +204,37 @@ export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<v
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * Warehouse files in temporary folders for one test file: `create` gives a fresh one, `removeAll` (from
+ * `after`) removes every folder it made.
+ */
+export function scratchWarehouses(): {
+  create: () => Promise<{ dir: string; warehouse: string }>;
+  removeAll: () => Promise<void>;
+} {
+  const cleanups: (() => Promise<void>)[] = [];
+  return {
+    create: async () => {
+      const { dir, cleanup } = await tempDir();
+      cleanups.push(cleanup);
+      return { dir, warehouse: path.join(dir, 'w.duckdb') };
+    },
+    removeAll: async () => {
+      for (const cleanup of cleanups.splice(0)) await cleanup();
+    },
+  };
+}
+
+/** `store-sync ingest <inputs> --warehouse <warehouse> <extra>`: the process and the JSON summary it printed. */
+export async function ingestWithSummary<Summary>(
+  inputs: string[],
+  warehouse: string,
+  extra: string[] = [],
+): Promise<{ result: CliResult; summary: Summary }> {
+  const result = await runCli(['ingest', ...inputs, '--warehouse', warehouse, ...extra]);
+  return { result, summary: JSON.parse(result.stdout) as Summary };
+}
+
 export interface StoreEntry {
   name: string;
   baseUrl: string;

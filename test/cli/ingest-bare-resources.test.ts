@@ -3,7 +3,15 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { assertExit, readWarehouse, runCli, tempDir, testSandbox, writeConfig } from './helpers.js';
+import {
+  assertExit,
+  ingestWithSummary,
+  readWarehouse,
+  runCli,
+  scratchWarehouses,
+  testSandbox,
+  writeConfig,
+} from './helpers.js';
 
 /**
  * Bare documents (no envelope) of every resource that has a table, through `store-sync ingest` (issue 25,
@@ -23,24 +31,18 @@ interface Summary {
 }
 
 describe('store-sync ingest: bare documents of every resource that has a table', () => {
-  const cleanups: (() => Promise<void>)[] = [];
+  const scratch = scratchWarehouses();
   let sandbox: Sandbox;
   before(async () => {
     sandbox = await testSandbox();
   });
   after(async () => {
     await sandbox?.close();
-    for (const cleanup of cleanups) await cleanup();
+    await scratch.removeAll();
   });
-  const warehouseIn = async () => {
-    const { dir, cleanup } = await tempDir();
-    cleanups.push(cleanup);
-    return { dir, warehouse: path.join(dir, 'w.duckdb') };
-  };
-  const ingest = async (inputs: string[], warehouse: string, extra: string[] = []) => {
-    const result = await runCli(['ingest', ...inputs, '--warehouse', warehouse, ...extra]);
-    return { result, summary: JSON.parse(result.stdout) as Summary };
-  };
+  const warehouseIn = scratch.create;
+  const ingest = (inputs: string[], warehouse: string, extra: string[] = []) =>
+    ingestWithSummary<Summary>(inputs, warehouse, extra);
   const count = async (warehouse: string, table: string) => {
     const [row] = await readWarehouse<{ n: bigint }>(warehouse, `SELECT count(*) AS n FROM ${table}`);
     return Number(row!.n);

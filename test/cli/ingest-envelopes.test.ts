@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { cp } from 'node:fs/promises';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { assertExit, jsonLines, readWarehouse, runCli, tempDir } from './helpers.js';
+import {
+  assertExit,
+  ingestWithSummary,
+  jsonLines,
+  readWarehouse,
+  runCli,
+  scratchWarehouses,
+} from './helpers.js';
 
 /**
  * Documents as other systems send them (issue 25, docs/ingest.md "Envelopes and containers"), ingested
@@ -32,19 +39,11 @@ interface Summary {
 }
 
 describe('store-sync ingest: envelopes and containers', () => {
-  const cleanups: (() => Promise<void>)[] = [];
-  after(async () => {
-    for (const cleanup of cleanups) await cleanup();
-  });
-  const warehouseIn = async () => {
-    const { dir, cleanup } = await tempDir();
-    cleanups.push(cleanup);
-    return { dir, warehouse: path.join(dir, 'w.duckdb') };
-  };
-  const ingest = async (inputs: string[], warehouse: string, extra: string[] = []) => {
-    const result = await runCli(['ingest', ...inputs, '--warehouse', warehouse, ...extra]);
-    return { result, summary: JSON.parse(result.stdout) as Summary };
-  };
+  const scratch = scratchWarehouses();
+  after(scratch.removeAll);
+  const warehouseIn = scratch.create;
+  const ingest = (inputs: string[], warehouse: string, extra: string[] = []) =>
+    ingestWithSummary<Summary>(inputs, warehouse, extra);
   const orders = (warehouse: string) =>
     readWarehouse<{ number: string; api_version: string | null }>(
       warehouse,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, it } from 'node:test';
-import { assertExit, readWarehouse, runCli, tempDir } from './helpers.js';
+import { assertExit, ingestWithSummary, readWarehouse, scratchWarehouses } from './helpers.js';
 
 /**
  * Webhooks of the resources a sync reads (docs/ingest.md, "Envelopes and containers"): a location, a metadata
@@ -11,18 +11,17 @@ import { assertExit, readWarehouse, runCli, tempDir } from './helpers.js';
 
 const FIXTURE = path.join(import.meta.dirname, '..', 'fixtures', 'published', 'webhooks-resources.ndjson');
 
-const cleanups: (() => Promise<void>)[] = [];
-after(async () => {
-  for (const cleanup of cleanups) await cleanup();
-});
+const scratch = scratchWarehouses();
+after(scratch.removeAll);
 
 it('location, metadata and fulfillment-order webhooks load into their tables, with no rejection', async () => {
-  const { dir, cleanup } = await tempDir();
-  cleanups.push(cleanup);
-  const warehouse = path.join(dir, 'w.duckdb');
-  const result = await runCli(['ingest', FIXTURE, '--warehouse', warehouse]);
+  const { warehouse } = await scratch.create();
+  const { result, summary } = await ingestWithSummary<{
+    documents: number;
+    rejections: number;
+    skipped?: unknown;
+  }>([FIXTURE], warehouse);
   assertExit(result, 0);
-  const summary = JSON.parse(result.stdout) as { documents: number; rejections: number; skipped?: unknown };
   assert.equal(summary.documents, 3);
   assert.equal(summary.rejections, 0);
   assert.equal(summary.skipped, undefined, 'nothing skipped: each object has a table');
