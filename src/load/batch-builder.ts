@@ -5,6 +5,8 @@ import {
   NormalizeError,
   type Normalizer,
   type RowsSnapshot,
+  type SchemaChange,
+  type SchemaContract,
   snapshotBuffers,
   TableRows,
 } from '../normalize/index.js';
@@ -33,6 +35,10 @@ export interface RejectionRow {
   source: string | null;
   payload: string | null;
   seq: number | null;
+  /** `record` (the default): the record was not loaded; `field`: it loaded with one column NULL. */
+  level?: 'record' | 'field';
+  /** The field to blame, as a path in the record, when one is. */
+  fieldPath?: string | null;
 }
 
 export interface BatchCounts {
@@ -89,6 +95,8 @@ export interface PreparedBatch {
   /** Of `counts.records`, the documents the fast path read (normalize/fast.ts): the ingest's debug log shows it. */
   fastPathDocuments: number;
   after: string[];
+  /** Field paths the model does not map that the batch's loaded records carried. */
+  schemaChanges: SchemaChange[];
 }
 
 /** The buffers of a prepared batch, for `postMessage`'s transfer list. */
@@ -151,6 +159,7 @@ export class BatchBuilder {
       counts: { ...this.counts },
       fastPathDocuments: this.fastPathDocuments,
       after: [...this.after],
+      schemaChanges: normalizer.takeSchemaChanges(),
     };
   }
 
@@ -181,16 +190,30 @@ export class BatchBuilder {
     at?: string,
     /** What the envelope the record came in said of it (detect.ts); none for a bare document or a synced record. */
     envelope?: EnvelopeMeta,
-  ): boolean {
+    /** What to do with fields the model does not map (the stream's `schemaContract`). */
+    contract: SchemaContract = 'evolve',
+  ): number {
     try {
-      this.normalizer.normalize(record, entity, apiVersion, envelope ?? null);
+      const fields = this.normalizer.normalize(record, entity, apiVersion, envelope ?? null, contract);
       this.counts.records++;
-      return true;
+      for (const field of fields) {
+        const reason = at ? `${at}: ${field.reason}` : field.reason;
+        this.reject({
+          ...origin,
+          stage: 'normalize',
+          key: field.key,
+          reason: `${field.table}: ${reason}`,
+          payload: field.value === undefined ? null : (JSON.stringify(field.value) ?? null),
+          level: 'field',
+          fieldPath: field.fieldPath,
+        });
+      }
+      return fields.length;
     } catch (error) {
       if (!(error instanceof NormalizeError)) throw error;
       const reason = at ? `${at}: ${error.reason}` : error.reason;
-      this.reject({ ...origin, stage: 'normalize', key: error.key, reason });
-      return false;
+      this.reject({ ...origin, stage: 'normalize', key: error.key, reason, fieldPath: error.fieldPath });
+      return 1;
     }
   }
 
@@ -219,6 +242,8 @@ export class BatchBuilder {
     if (r.seq !== null) t.setInt64(7, row, r.seq);
     t.setInt64(8, row, this.syncedMicros);
     t.setText(9, row, this.meta.runId);
+    t.setText(10, row, r.level ?? 'record');
+    if (r.fieldPath) t.setText(11, row, r.fieldPath);
     this.counts.rejections++;
   }
 

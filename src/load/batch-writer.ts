@@ -124,7 +124,7 @@ export class BatchWriter {
     }
     this.rejected.seal();
     if (this.rejected.length)
-      (await appenders.get(this.rejected.name)).append(this.rejected, identityFeeds(this.rejected));
+      (await appenders.get(this.rejected.name)).append(this.rejected, byName(this.rejected, layouts));
     // The rows are in DuckDB: their buffers can go back to their maker while the landing and the ledger are
     // written. An ingest worker waits for them before it starts its next batch (ingest/worker.ts).
     this.handBack();
@@ -198,5 +198,12 @@ export class BatchWriter {
   }
 }
 
-const identityFeeds = (rows: TableRows): Feed[] =>
-  rows.columns.map((_, column) => ({ from: 'rows', column }));
+/**
+ * Feeds of a bookkeeping table's rows by column name: a warehouse made before a column existed has it at
+ * the end (ddl.ts adds it there), wherever the registry declares it.
+ */
+const byName = (rows: TableRows, layouts: Layouts): Feed[] =>
+  layouts.columns(rows.name).map((name): Feed => {
+    const column = rows.columns.findIndex((c) => c.name === name);
+    return column >= 0 ? { from: 'rows', column } : { from: 'null' };
+  });

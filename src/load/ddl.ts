@@ -39,6 +39,11 @@ function migrationSql(): string[] {
     statements.push(createTableSql(def));
     for (const c of def.columns) {
       statements.push(`ALTER TABLE ${ident(def.name)} ADD COLUMN IF NOT EXISTS ${ident(c.name)} ${c.type}`);
+      // Rows stored before the column existed get what it means for them (a no-op once they have it).
+      if (c.backfill)
+        statements.push(
+          `UPDATE ${ident(def.name)} SET ${ident(c.name)} = ${c.backfill} WHERE ${ident(c.name)} IS NULL`,
+        );
     }
     statements.push(...commentSql(def));
   }

@@ -90,7 +90,7 @@ export function loadDocument(
   let rejections = 0;
   for (const error of detected.errors) rejections += reject(batch, origin, 'normalize', error);
   for (const r of detected.records)
-    if (!batch.addRecord(r.record, r.entity, r.apiVersion, origin, r.at, r.envelope)) rejections++;
+    rejections += batch.addRecord(r.record, r.entity, r.apiVersion, origin, r.at, r.envelope);
   if (tally && (detected.skipped.length || detected.labels.length)) count(tally, detected);
   return rejections;
 }
@@ -119,5 +119,5 @@ export function loadRecord(
   const entity = landed.entity as EntityKind;
   const shape = entity === 'order' ? detectOrderShape(record) : null;
   const origin: Origin = { stream: landed.stream, source: landed.source, payload: text, seq: landed.seq };
-  return !batch.addRecord(record, entity, shape, origin);
+  return batch.addRecord(record, entity, shape, origin) > 0;
 }

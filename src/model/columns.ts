@@ -23,6 +23,20 @@ export const json = (name: string, comment: string, source?: Source) => col(name
 export const index = (comment = 'Position of the item in its source array (0-based).') =>
   col('index', 'BIGINT', comment, '#');
 
+/**
+ * The unit price including tax, where the document gives only the line's total: the total divided by the
+ * quantity, exactly (normalize/derive.ts), else NULL.
+ */
+export const unitPriceInclTax = (): ColumnDef => ({
+  ...col(
+    'unit_price_incl_tax',
+    MONEY,
+    'Unit price including tax: price_incl_tax (the line total) divided by quantity, computed by store-sync; NULL when the quantity is 0 or missing, or the division is not exact to 3 decimals.',
+    '@derived',
+  ),
+  derive: { divide: ['price_incl_tax', 'quantity'] },
+});
+
 /** Bookkeeping columns carry no source: the loader fills them. */
 export const meta = (name: string, type: ColumnType, comment: string): ColumnDef => ({ name, type, comment });
 

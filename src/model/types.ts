@@ -49,6 +49,11 @@ export const API_2024 = '2024-04-01';
  *                  `event_id`, `event_type`, `timestamp` and `api_version` (the label as given, known or
  *                  not); null for a bare document and for the sync's records (tables/index.ts adds them to
  *                  every unit table);
+ * - `@extra`        the fields at the item's level the model does not map, as JSON (normalize fills it after
+ *                  the row: src/normalize/known.ts says what is mapped);
+ * - `@absent`       the tracked fields of a unit item that its document did not carry, comma-joined
+ *                  (known.ts `trackedFields`): what a partial document leaves to the stored row;
+ * - `@derived`      computed from other columns of the row after it is written (`ColumnDef.derive`);
  * - `x|y`          the first of several sources that is present.
  * An object picks a source per order shape (`default` covers the other shape and unknown shapes);
  * a shape without an entry leaves the column NULL, never borrowing another shape's field.
@@ -74,6 +79,14 @@ export interface ColumnDef {
    * Only tables created after it was set have it (DuckDB cannot change a column's compression).
    */
   uncompressed?: true;
+  /**
+   * For a `@derived` column: computed from two columns of the same row, exactly or not at all
+   * (`divide`: numerator ÷ denominator, NULL when either is NULL, the denominator is 0 or the quotient does
+   * not fit the column's scale exactly). normalize/derive.ts computes it on both normalize paths.
+   */
+  derive?: { divide: [numerator: string, denominator: string] };
+  /** SQL that fills the column on rows stored before it existed, run when a migration adds it (ddl.ts). */
+  backfill?: string;
 }
 
 export interface TableDef {

@@ -61,6 +61,12 @@ export const ENVELOPE_TOKENS: Readonly<
   '@label': { field: 'label', named: "api_version (the envelope's)" },
 };
 
+/**
+ * Source tokens of columns filled after the row is written, from the row or the item as a whole (see
+ * src/model/types.ts): the row writers leave them alone.
+ */
+export const AFTER_ROW_TOKENS: ReadonlySet<string> = new Set(['@extra', '@absent', '@derived']);
+
 /** JS expression reading one alternative of a source into `v` (assumes `v` is declared). */
 function readAlternative(source: string): string {
   if (source === '#') return 'v = index;';
@@ -115,7 +121,7 @@ export function compileRowWriter(
     if (k === 0) return;
     const source = overrides[column.name] ?? column.source;
     const text = source === undefined ? null : sourceFor(source, shape);
-    if (text === null) return;
+    if (text === null || AFTER_ROW_TOKENS.has(text)) return;
     converters[k] = converterFor(column.type);
     const alternatives = text.split('|');
     // A refused value came from a field: a position is always an integer, so it is not named.

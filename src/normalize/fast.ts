@@ -9,7 +9,8 @@ import {
   sourceFor,
   tableDef,
 } from '../model/index.js';
-import { ENVELOPE_TOKENS } from './compile.js';
+import { AFTER_ROW_TOKENS, ENVELOPE_TOKENS } from './compile.js';
+import { applyDerived, type DerivedColumn, derivedColumns } from './derive.js';
 import {
   DETECTION_FIELDS,
   type DocumentFields,
@@ -81,6 +82,8 @@ interface FastNode {
   /** Column indexes that must be filled, else the object path refuses the document. */
   keys: number[];
   write: FastWriter;
+  /** Columns computed from the row once it is written (derive.ts, as the object path does). */
+  derived: DerivedColumn[];
   children: { field: number; single: boolean; node: FastNode }[];
 }
 
@@ -235,6 +238,7 @@ export class FastPath {
     const row = rows.addRow();
     rows.setInt64(0, row, unit);
     c.write(item, parent, unitItem, doc, index, row);
+    if (c.derived.length) applyDerived(rows, row, c.derived);
     if (c.optionalKey && !rows.valid[c.keyIndex]![row]) {
       rows.truncate(row);
       this.units.set(this.units.get() - 1);
@@ -581,6 +585,7 @@ class WriterCompiler {
       keyIndex,
       keys,
       write: this.writer(node, parent, ownUnit!, rows, shape, label),
+      derived: derivedColumns(rows.columns),
       children: (node.children ?? []).map((child) => ({
         field: at.field(child.field!),
         single: child.single ?? false,
@@ -611,7 +616,7 @@ class WriterCompiler {
       if (k === 0) return;
       const source = node.sources?.[column.name] ?? column.source;
       const text = source === undefined ? null : sourceFor(source, shape);
-      if (text === null) return;
+      if (text === null || AFTER_ROW_TOKENS.has(text)) return;
       // Built from the last alternative back: each is tried when those before it were missing or null.
       let code = '';
       for (const alternative of text.split('|').reverse()) {

@@ -10,7 +10,16 @@ export {
   type UnknownLabel,
 } from './detect.js';
 export { MAX_NESTING, type RawText, rawText, recordProblem } from './guard.js';
-export { NormalizeError, Normalizer, stagingColumns, UNIT_COLUMN } from './normalizer.js';
+export {
+  type FieldRejection,
+  NormalizeError,
+  Normalizer,
+  SCHEMA_CONTRACTS,
+  type SchemaChange,
+  type SchemaContract,
+  stagingColumns,
+  UNIT_COLUMN,
+} from './normalizer.js';
 export {
   type EncodedText,
   type RowsSnapshot,

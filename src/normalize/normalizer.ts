@@ -12,6 +12,7 @@ import {
   tableDef,
 } from '../model/index.js';
 import { ColumnError, compileRowWriter, type RowWriter, type WalkContext } from './compile.js';
+import { applyDerived, type DerivedColumn, derivedColumns } from './derive.js';
 import type { EnvelopeMeta } from './detect.js';
 import { FastPath, type FastResult } from './fast.js';
 import { fastPathOn } from './fast-switch.js';
@@ -37,10 +38,48 @@ export class NormalizeError extends Error {
   constructor(
     readonly reason: string,
     readonly key: string | null,
+    /** The field to blame, as a path in the record (`lines[0].id`), when one is. */
+    readonly fieldPath: string | null = null,
   ) {
     super(reason);
   }
 }
+
+/**
+ * What to do with fields the model does not map, per stream (in the style of dlt's schema contracts):
+ * `evolve` keeps them in `_extra` and names new ones in `_schema_changes`; `freeze` rejects the record;
+ * `discard` drops them (still named in `_schema_changes`).
+ */
+export type SchemaContract = 'evolve' | 'freeze' | 'discard';
+export const SCHEMA_CONTRACTS: readonly SchemaContract[] = ['evolve', 'freeze', 'discard'];
+
+/**
+ * A value refused for its column while the rest of its record loads: the column is NULL, the value is in
+ * the row's `_extra` under its field, and `_rejected_records` gets a row of level `field`.
+ */
+export interface FieldRejection {
+  table: string;
+  /** The document's key (documentKey). */
+  key: string | null;
+  /** Path in the record, from its root (`lines[0].price_incl_tax`). */
+  fieldPath: string;
+  value: unknown;
+  expected: string;
+  /** `<fieldPath>: got <value>, expected <expected>`. */
+  reason: string;
+}
+
+/** A field path the model does not map, seen in a batch: `count` rows of `table` carried it. */
+export interface SchemaChange {
+  table: string;
+  /** Relative to the row's item (`zz_a`, `billing_address.zz_b`). */
+  fieldPath: string;
+  /** The first value seen, as JSON, cut to 200 characters. */
+  example: string;
+  count: number;
+}
+
+const NO_FIELD_REJECTIONS: readonly FieldRejection[] = Object.freeze([]);
 
 /** A key column every row of a table must fill (DuckDB holds keys NOT NULL): where it comes from. */
 interface KeyCheck {
@@ -54,6 +93,8 @@ interface CompiledNode {
   node: PlanNode;
   rows: TableRows;
   write: RowWriter;
+  /** Columns computed from the row once it is written (derive.ts). */
+  derived: DerivedColumn[];
   keyIndex: number;
   /** Key columns checked after each row (an optional unit key is handled before: its row is skipped). */
   keys: KeyCheck[];
@@ -86,15 +127,19 @@ export class Normalizer {
   }
 
   /**
-   * Rows of one record, or a NormalizeError (and no rows) when a value cannot be stored exactly. `envelope` is
-   * what the envelope the record came in said of it, for its unit rows' `_event_*` columns.
+   * Rows of one record, or a NormalizeError (and no rows) when the record cannot be stored: its key or
+   * version is unusable, its structure is wrong, or (`freeze`) it carries fields the model does not map.
+   * A value that does not fit its column is a field rejection: returned, and the record still loads.
+   * `envelope` is what the envelope the record came in said of it, for its unit rows' `_event_*` columns.
    */
   normalize(
     record: Record<string, unknown>,
     entity: EntityKind,
     apiVersion: string | null,
     envelope: EnvelopeMeta | null = null,
-  ): void {
+    contract: SchemaContract = 'evolve',
+  ): readonly FieldRejection[] {
+    void contract;
     const problem = recordProblem(record);
     if (problem !== null) throw new NormalizeError(problem, documentKey(record));
     const root = this.compile(entity, apiVersion);
@@ -118,6 +163,12 @@ export class Normalizer {
       this.units = units;
       throw error;
     }
+    return NO_FIELD_REJECTIONS;
+  }
+
+  /** The field paths the model does not map that the records normalized since the last call carried. */
+  takeSchemaChanges(): SchemaChange[] {
+    return [];
   }
 
   /**
@@ -169,6 +220,7 @@ export class Normalizer {
       if (error instanceof ColumnError) throw this.reject(ctx, error.path, error.value, error.expected);
       throw error;
     }
+    if (c.derived.length) applyDerived(rows, row, c.derived);
     if (c.node.optionalKey && !rows.valid[c.keyIndex]![row]) {
       rows.truncate(row);
       this.units--;
@@ -259,6 +311,7 @@ export class Normalizer {
       node,
       rows,
       write,
+      derived: derivedColumns(rows.columns),
       keyIndex,
       keys,
       children: (node.children ?? []).map((n) => this.compileNode(n, shape)),

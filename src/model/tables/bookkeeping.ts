@@ -88,6 +88,41 @@ const rejectedRecords: TableDef = {
     meta('raw_seq', 'BIGINT', 'Sequence number of the record in _raw_landing, when it was landed.'),
     syncedAt('rejected'),
     runId(),
+    {
+      ...meta(
+        'level',
+        'VARCHAR',
+        "`record`: the record was not loaded; `field`: the record was loaded with this one field NULL, its original value in the row's `_extra`.",
+      ),
+      backfill: "'record'",
+    },
+    meta(
+      'field_path',
+      'VARCHAR',
+      'The field refused, as a path in the record (`lines[0].price_incl_tax`), when one is to blame.',
+    ),
+  ],
+};
+
+/**
+ * Every field path the model does not map that a store sent, per table: when it was first and last seen,
+ * by which run, an example and how many rows carried it. `status` and the run summaries name the new ones.
+ */
+const schemaChanges: TableDef = {
+  name: '_schema_changes',
+  comment:
+    "Field paths a store sent that no column maps, per table: their values are kept in the rows' `_extra`.",
+  key: ['_store', 'table', 'field_path'],
+  entity: 'bookkeeping',
+  columns: [
+    store(),
+    meta('table', 'VARCHAR', 'The table whose rows carry the field in `_extra`.'),
+    meta('field_path', 'VARCHAR', "Path of the field in the row's item (`zz_a`, `billing_address.zz_b`)."),
+    meta('first_seen_at', 'TIMESTAMPTZ', 'When a run first loaded a row carrying it.'),
+    meta('last_seen_at', 'TIMESTAMPTZ', 'When a run last loaded a row carrying it.'),
+    meta('run_id', 'VARCHAR', 'The run that first saw it (see _sync_runs).'),
+    meta('example', 'VARCHAR', 'The first value seen, as JSON, cut to 200 characters.'),
+    meta('count', 'BIGINT', 'Rows that carried it, over all runs.'),
   ],
 };
 
@@ -189,6 +224,7 @@ export const bookkeepingTables: TableDef[] = [
   syncRuns,
   syncState,
   rejectedRecords,
+  schemaChanges,
   rawLanding,
   rawLandingParts,
   ingestedFiles,

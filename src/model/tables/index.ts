@@ -1,4 +1,4 @@
-import { meta, text, ts } from '../columns.js';
+import { col, meta, text, ts } from '../columns.js';
 import type { ColumnDef, TableDef } from '../types.js';
 import { bookkeepingTables } from './bookkeeping.js';
 import { catalogueTables } from './catalogue.js';
@@ -38,6 +38,29 @@ const ENVELOPE_COLUMNS: readonly ColumnDef[] = [
   ),
 ];
 
+/**
+ * What the store sent at the row's level that no column maps (a field the API added, a proxy's annotation),
+ * and the original of a value refused for its column: nothing a store sends is dropped (docs/ingest.md,
+ * "Nothing is lost"). New field paths are also listed in `_schema_changes`.
+ */
+const EXTRA_COLUMN: ColumnDef = col(
+  '_extra',
+  'JSON',
+  'Fields of the item that no column maps, as sent (nested objects included), and the original of any value refused for its column (see _rejected_records, level `field`); NULL when there were none.',
+  '@extra',
+);
+
+/**
+ * Which of the fields a unit's documents may carry the row's documents did not: a list item or a summary
+ * carries fewer fields than the full document, and updates only what it carries (load/merge.ts).
+ */
+const ABSENT_COLUMN: ColumnDef = col(
+  '_absent_fields',
+  'VARCHAR',
+  'Fields (comma-separated) that no document loaded for the row carried, so the columns they feed are unknown rather than empty; NULL when the documents carried every field.',
+  '@absent',
+);
+
 function withStandardColumns(def: TableDef): TableDef {
   if (def.entity === 'bookkeeping') return def;
   const columns: ColumnDef[] = [
@@ -56,6 +79,8 @@ function withStandardColumns(def: TableDef): TableDef {
     );
   }
   if (def.unit) columns.push(...ENVELOPE_COLUMNS);
+  columns.push(EXTRA_COLUMN);
+  if (def.unit) columns.push(ABSENT_COLUMN);
   return { ...def, columns };
 }
 

@@ -17,6 +17,7 @@ import {
   text,
   transactionFields,
   ts,
+  unitPriceInclTax,
   userFields,
   voucherDiscountFields,
 } from '../columns.js';
@@ -149,6 +150,7 @@ const orderLines: TableDef = {
     bool('is_upsell', 'Whether the line was an upsell.'),
     money('price_excl_tax', 'Unit price excluding tax.'),
     money('price_incl_tax', 'Unit price including tax.'),
+    unitPriceInclTax(),
     money('total_cost', 'Line total.'),
     money('unit_cost', 'Unit cost.'),
     json('metadata', 'Free-form line metadata.'),

@@ -15,6 +15,7 @@ import {
   shippingAddressFields,
   text,
   ts,
+  unitPriceInclTax,
   userFields,
   voucherDiscountFields,
 } from '../columns.js';
@@ -219,6 +220,7 @@ const cartLines: TableDef = {
     text('currency', 'Currency.'),
     money('price_excl_tax', 'Unit price excluding tax.'),
     money('price_incl_tax', 'Unit price including tax.'),
+    unitPriceInclTax(),
     money('total_cost', 'Line total.'),
     money('total_discount', 'Total discount.'),
     money('unit_cost', 'Unit cost.'),

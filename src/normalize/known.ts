@@ -1,0 +1,122 @@
+import { type PlanNode, sourceFor, tableDef } from '../model/index.js';
+import { AFTER_ROW_TOKENS } from './compile.js';
+
+/**
+ * What the model maps of the items of each plan node: the fields some column reads (from the node's own
+ * columns, and from its descendants' `^.`, `$.` and `$$.` sources) and the fields its child nodes take.
+ * Everything else an item carries is unknown to the model and goes to the row's `_extra` (normalizer.ts),
+ * and the fast path (fast.ts) gives a document with any of it up. Pure functions of the plan and the shape,
+ * computed once per (plan, shape).
+ */
+
+/**
+ * A level of an item: each known field is `leaf` (a column reads it whole, whatever it holds), `child` (a
+ * child node's table takes it) or, when columns read fields inside it (`billing_address.line1`), the tree of
+ * that object.
+ */
+export type KnownTree = Map<string, KnownEntry>;
+export type KnownEntry = 'leaf' | 'child' | KnownTree;
+
+interface PlanKnowledge {
+  trees: Map<PlanNode, KnownTree>;
+  tracked: Map<PlanNode, readonly string[]>;
+}
+
+const cache = new WeakMap<PlanNode, Map<string | null, PlanKnowledge>>();
+
+/** The known tree of `node`'s items, in the plan whose root is `root`, for a shape. */
+export function knownTree(root: PlanNode, node: PlanNode, shape: string | null): KnownTree {
+  return knowledge(root, shape).trees.get(node) ?? new Map();
+}
+
+/**
+ * The fields of a unit node's items whose absence is recorded in `_absent_fields`, in registry order: the
+ * first field of every item-relative alternative of its columns, then its child nodes' fields. Empty for a
+ * node that is not a unit.
+ */
+export function trackedFields(root: PlanNode, node: PlanNode, shape: string | null): readonly string[] {
+  return knowledge(root, shape).tracked.get(node) ?? [];
+}
+
+/** The source alternatives of a column that read a field, with the node they read it from. */
+function readsOf(
+  text: string,
+  own: PlanNode,
+  parent: PlanNode | null,
+  unit: PlanNode,
+  root: PlanNode,
+): { node: PlanNode; path: string[] }[] {
+  const out: { node: PlanNode; path: string[] }[] = [];
+  for (const alternative of text.split('|')) {
+    const first = alternative[0];
+    if (first === '#' || first === '=' || first === '@') continue;
+    if (alternative.startsWith('$$.')) out.push({ node: root, path: alternative.slice(3).split('.') });
+    else if (alternative.startsWith('$.')) out.push({ node: unit, path: alternative.slice(2).split('.') });
+    else if (alternative.startsWith('^.')) {
+      if (parent) out.push({ node: parent, path: alternative.slice(2).split('.') });
+    } else out.push({ node: own, path: alternative.split('.') });
+  }
+  return out;
+}
+
+/** Marks a path known: a leaf wins over a child, and both over a tree of inner fields. */
+function mark(tree: KnownTree, path: readonly string[], entry: 'leaf' | 'child'): void {
+  let level = tree;
+  for (let i = 0; i < path.length; i++) {
+    const name = path[i]!;
+    const existing = level.get(name);
+    if (i === path.length - 1) {
+      if (existing !== 'leaf') level.set(name, entry);
+      return;
+    }
+    if (existing === 'leaf' || existing === 'child') return;
+    let next = existing;
+    if (next === undefined) {
+      next = new Map();
+      level.set(name, next);
+    }
+    level = next;
+  }
+}
+
+function knowledge(root: PlanNode, shape: string | null): PlanKnowledge {
+  let byShape = cache.get(root);
+  if (!byShape) {
+    byShape = new Map();
+    cache.set(root, byShape);
+  }
+  let known = byShape.get(shape);
+  if (known) return known;
+  known = { trees: new Map(), tracked: new Map() };
+  const treeOf = (node: PlanNode): KnownTree => {
+    let tree = known!.trees.get(node);
+    if (!tree) {
+      tree = new Map();
+      known!.trees.set(node, tree);
+    }
+    return tree;
+  };
+  const visit = (node: PlanNode, parent: PlanNode | null, unit: PlanNode): void => {
+    if (node.unit) unit = node;
+    const tracked: string[] = [];
+    for (const column of tableDef(node.table).columns) {
+      const source = node.sources?.[column.name] ?? column.source;
+      const text = source === undefined ? null : sourceFor(source, shape);
+      if (text === null || AFTER_ROW_TOKENS.has(text)) continue;
+      for (const read of readsOf(text, node, parent, unit, root)) {
+        mark(treeOf(read.node), read.path, 'leaf');
+        if (read.node === node && !tracked.includes(read.path[0]!)) tracked.push(read.path[0]!);
+      }
+    }
+    treeOf(node);
+    for (const child of node.children ?? []) {
+      mark(treeOf(node), [child.field!], 'child');
+      if (!tracked.includes(child.field!)) tracked.push(child.field!);
+      visit(child, node, unit);
+    }
+    if (node.unit) known!.tracked.set(node, tracked);
+  };
+  visit(root, null, root);
+  byShape.set(shape, known);
+  return known;
+}
