@@ -19,6 +19,7 @@ import {
   isPlainOrder,
   orderShapeOf,
 } from './detect.js';
+import { trackedFields } from './known.js';
 import type { TableRows } from './rows.js';
 import {
   ABSENT,
@@ -84,6 +85,8 @@ interface FastNode {
   write: FastWriter;
   /** Columns computed from the row once it is written (derive.ts, as the object path does). */
   derived: DerivedColumn[];
+  /** For a unit: its tracked fields (known.ts) and their slots, for `_absent_fields` (as the object path writes it). */
+  absent: { column: number; names: readonly string[]; fields: readonly (readonly number[])[] } | null;
   children: { field: number; single: boolean; node: FastNode }[];
 }
 
@@ -219,6 +222,24 @@ export class FastPath {
     return { entity: 'order', apiVersion };
   }
 
+  /** `_absent_fields` of a unit row: the same text as absentFields (known.ts) makes from the parsed item. */
+  private writeAbsent(
+    absent: NonNullable<FastNode['absent']>,
+    item: number,
+    rows: TableRows,
+    row: number,
+  ): void {
+    const kinds = this.scan.kinds;
+    let text = '';
+    for (let i = 0; i < absent.fields.length; i++) {
+      const fields = absent.fields[i]!;
+      let carried = false;
+      for (let f = 0; f < fields.length; f++) if (kinds[item + fields[f]!] !== ABSENT) carried = true;
+      if (!carried) text = text === '' ? absent.names[i]! : `${text},${absent.names[i]!}`;
+    }
+    if (text !== '') rows.setText(absent.column, row, text);
+  }
+
   /** Normalizer.walk over slots: the same rows, in the same order, with the same unit numbers. */
   private emit(
     c: FastNode,
@@ -239,6 +260,7 @@ export class FastPath {
     rows.setInt64(0, row, unit);
     c.write(item, parent, unitItem, doc, index, row);
     if (c.derived.length) applyDerived(rows, row, c.derived);
+    if (c.absent !== null) this.writeAbsent(c.absent, item, rows, row);
     if (c.optionalKey && !rows.valid[c.keyIndex]![row]) {
       rows.truncate(row);
       this.units.set(this.units.get() - 1);
@@ -578,7 +600,17 @@ class WriterCompiler {
       if (def.key.includes(column.name) && !(node.optionalKey && index === keyIndex)) keys.push(index);
     });
     const at = this.positions.get(node)!;
+    const tracked = node.unit ? trackedFields(this.root, node, shape) : [];
+    const absentColumn = rows.columns.findIndex((c) => c.source === '@absent');
     return {
+      absent:
+        absentColumn < 0 || tracked.length === 0
+          ? null
+          : {
+              column: absentColumn,
+              names: tracked.map((t) => t.name),
+              fields: tracked.map((t) => t.fields.map((field) => at.field(field))),
+            },
       rows,
       unit: node.unit ?? false,
       optionalKey: node.optionalKey ?? false,

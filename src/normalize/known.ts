@@ -19,7 +19,7 @@ export type KnownEntry = 'leaf' | 'child' | KnownTree;
 
 interface PlanKnowledge {
   trees: Map<PlanNode, KnownTree>;
-  tracked: Map<PlanNode, readonly string[]>;
+  tracked: Map<PlanNode, readonly TrackedField[]>;
 }
 
 const cache = new WeakMap<PlanNode, Map<string | null, PlanKnowledge>>();
@@ -30,11 +30,21 @@ export function knownTree(root: PlanNode, node: PlanNode, shape: string | null):
 }
 
 /**
- * The fields of a unit node's items whose absence is recorded in `_absent_fields`, in registry order: the
- * first field of every item-relative alternative of its columns, then its child nodes' fields. Empty for a
- * node that is not a unit.
+ * A field of a unit item whose absence `_absent_fields` records, by its name: with the other fields that stand
+ * for it (the alternatives of one column, `created_at|date_created`; sibling child fields that fill the same
+ * table alike, a product's `variants|children`), so it is absent only when all of them are.
  */
-export function trackedFields(root: PlanNode, node: PlanNode, shape: string | null): readonly string[] {
+export interface TrackedField {
+  name: string;
+  fields: readonly string[];
+}
+
+/**
+ * The fields of a unit node's items whose absence is recorded in `_absent_fields`, in registry order: the
+ * first fields of its columns' item-relative alternatives, then its child nodes' fields. Empty for a node
+ * that is not a unit.
+ */
+export function trackedFields(root: PlanNode, node: PlanNode, shape: string | null): readonly TrackedField[] {
   return knowledge(root, shape).tracked.get(node) ?? [];
 }
 
@@ -98,20 +108,32 @@ function knowledge(root: PlanNode, shape: string | null): PlanKnowledge {
   };
   const visit = (node: PlanNode, parent: PlanNode | null, unit: PlanNode): void => {
     if (node.unit) unit = node;
-    const tracked: string[] = [];
+    const tracked: TrackedField[] = [];
+    const track = (fields: string[]) => {
+      if (fields.length === 0 || tracked.some((t) => t.name === fields[0])) return;
+      tracked.push({ name: fields[0]!, fields });
+    };
     for (const column of tableDef(node.table).columns) {
       const source = node.sources?.[column.name] ?? column.source;
       const text = source === undefined ? null : sourceFor(source, shape);
       if (text === null || AFTER_ROW_TOKENS.has(text)) continue;
+      const own: string[] = [];
       for (const read of readsOf(text, node, parent, unit, root)) {
         mark(treeOf(read.node), read.path, 'leaf');
-        if (read.node === node && !tracked.includes(read.path[0]!)) tracked.push(read.path[0]!);
+        if (read.node === node && !own.includes(read.path[0]!)) own.push(read.path[0]!);
       }
+      track(own);
     }
     treeOf(node);
-    for (const child of node.children ?? []) {
+    const children = node.children ?? [];
+    for (const child of children) {
       mark(treeOf(node), [child.field!], 'child');
-      if (!tracked.includes(child.field!)) tracked.push(child.field!);
+      // Siblings filling one table with the same sources (no constant telling them apart) are one field.
+      const alike = children.filter(
+        (other) =>
+          other.table === child.table && JSON.stringify(other.sources) === JSON.stringify(child.sources),
+      );
+      track(alike.map((other) => other.field!));
       visit(child, node, unit);
     }
     if (node.unit) known!.tracked.set(node, tracked);
@@ -119,4 +141,15 @@ function knowledge(root: PlanNode, shape: string | null): PlanKnowledge {
   visit(root, null, root);
   byShape.set(shape, known);
   return known;
+}
+
+/**
+ * `_absent_fields` of a unit item: the names of its tracked fields it has none of (a field present as null
+ * is carried), comma-joined in tracked order; null when it has them all. fast.ts writes the same text.
+ */
+export function absentFields(item: Record<string, unknown>, tracked: readonly TrackedField[]): string | null {
+  let text: string | null = null;
+  for (const { name, fields } of tracked)
+    if (fields.every((field) => item[field] === undefined)) text = text === null ? name : `${text},${name}`;
+  return text;
 }

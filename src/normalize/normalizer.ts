@@ -17,6 +17,7 @@ import type { EnvelopeMeta } from './detect.js';
 import { FastPath, type FastResult } from './fast.js';
 import { fastPathOn } from './fast-switch.js';
 import { recordProblem } from './guard.js';
+import { absentFields, type TrackedField, trackedFields } from './known.js';
 import { type RowsSnapshot, TableRows } from './rows.js';
 
 /**
@@ -95,6 +96,8 @@ interface CompiledNode {
   write: RowWriter;
   /** Columns computed from the row once it is written (derive.ts). */
   derived: DerivedColumn[];
+  /** For a unit: the `_absent_fields` column and the tracked fields (known.ts). */
+  absent: { column: number; names: readonly TrackedField[] } | null;
   keyIndex: number;
   /** Key columns checked after each row (an optional unit key is handled before: its row is skipped). */
   keys: KeyCheck[];
@@ -221,6 +224,10 @@ export class Normalizer {
       throw error;
     }
     if (c.derived.length) applyDerived(rows, row, c.derived);
+    if (c.absent !== null) {
+      const absent = absentFields(item, c.absent.names);
+      if (absent !== null) rows.setText(c.absent.column, row, absent);
+    }
     if (c.node.optionalKey && !rows.valid[c.keyIndex]![row]) {
       rows.truncate(row);
       this.units--;
@@ -288,9 +295,11 @@ export class Normalizer {
     return compiled;
   }
 
-  private compileNode(node: PlanNode, shape: string | null): CompiledNode {
+  private compileNode(node: PlanNode, shape: string | null, root: PlanNode = node): CompiledNode {
     const def = tableDef(node.table);
     const rows = this.tables.get(node.table)!;
+    const tracked = node.unit ? trackedFields(root, node, shape) : [];
+    const absentColumn = rows.columns.findIndex((c) => c.source === '@absent');
     const write = compileRowWriter(rows.columns, rows.kinds, shape, node.sources);
     const keyName = def.unit?.key ?? '';
     const keyIndex = def.unit ? rows.columns.findIndex((c) => c.name === keyName) : -1;
@@ -312,9 +321,10 @@ export class Normalizer {
       rows,
       write,
       derived: derivedColumns(rows.columns),
+      absent: absentColumn < 0 || tracked.length === 0 ? null : { column: absentColumn, names: tracked },
       keyIndex,
       keys,
-      children: (node.children ?? []).map((n) => this.compileNode(n, shape)),
+      children: (node.children ?? []).map((n) => this.compileNode(n, shape, root)),
     };
   }
 }
