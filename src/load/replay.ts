@@ -2,8 +2,8 @@ import type { EntityKind } from '../contracts.js';
 import type { Normalizer } from '../normalize/index.js';
 import { BatchBuilder, type PreparedBatch } from './batch-builder.js';
 import { KIND, loadDocument, loadRecord } from './documents.js';
+import { entityFullScanSql } from './full-scan.js';
 import { decodeBlock, type LandedRecord } from './landing.js';
-import { entityFullScanSql } from './merge.js';
 
 /**
  * Rebuild's unit of work, with no DuckDB in it so it runs in the ingest worker threads: one `_raw_landing`

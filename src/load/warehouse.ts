@@ -23,10 +23,11 @@ import { BatchWriter } from './batch-writer.js';
 import { AppenderPool } from './chunks.js';
 import { commentSql, createTableSql, migrate } from './ddl.js';
 import { KIND, loadDocument, loadRecord } from './documents.js';
+import { entityFullScanSql } from './full-scan.js';
 import { KeyRanges } from './key-ranges.js';
 import { DELETE_ORPHAN_LANDING_PARTS_SQL } from './landing.js';
 import { Layouts } from './layouts.js';
-import { CREATE_KEY_TABLES_SQL, entityFullScanSql } from './merge.js';
+import { CREATE_KEY_TABLES_SQL } from './merge.js';
 import { connectWarehouse, type OpenOptions, openInstance, reattachWarehouse } from './open.js';
 import {
   type RuntimeProfile,
