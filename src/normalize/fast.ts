@@ -19,7 +19,7 @@ import {
   isPlainOrder,
   orderShapeOf,
 } from './detect.js';
-import { trackedFields } from './known.js';
+import { type KnownTree, knownTree, trackedFields } from './known.js';
 import type { TableRows } from './rows.js';
 import {
   ABSENT,
@@ -88,7 +88,24 @@ interface FastNode {
   /** For a unit: its tracked fields (known.ts) and their slots, for `_absent_fields` (as the object path writes it). */
   absent: { column: number; names: readonly string[]; fields: readonly (readonly number[])[] } | null;
   children: { field: number; single: boolean; node: FastNode }[];
+  /** What the model does not map in this node's items, for this shape (see ObjectCheck); set once all Positions are placed. */
+  check: ObjectCheck;
 }
+
+/**
+ * How to tell, from the slots of an object read at a Position, that it carries a field the model does not
+ * map there (known.ts `knownTree`), which the object path keeps in the row's `_extra`: any name the
+ * Position did not want (`DocumentScan.unknown`), any `foreign` slot present (wanted at this Position for
+ * detection, another shape or another node, but not known here), and the same inside each object field whose
+ * inner fields columns read (`trees`; `check` null when the scanner reads no slots there). Fields known whole
+ * (a JSON column such as `metadata`) are not looked into: any name inside them is the model's.
+ */
+interface ObjectCheck {
+  foreign: Int32Array;
+  trees: { field: number; check: ObjectCheck | null }[];
+}
+
+const NO_CHECK: ObjectCheck = { foreign: new Int32Array(0), trees: [] };
 
 type FastWriter = (
   item: number,
@@ -175,6 +192,8 @@ export class FastPath {
     this.timestamp = this.root.field('timestamp');
     this.root.objectAt('data', this.root);
     this.fields = slotFields(this.scan);
+    // Every wanted name is placed now: what is foreign at each Position is known.
+    compiler.placeChecks();
   }
 
   /**
@@ -240,6 +259,25 @@ export class FastPath {
     if (text !== '') rows.setText(absent.column, row, text);
   }
 
+  /** Gives the document up when the object at `base` carries a field the model does not map (see ObjectCheck). */
+  private check(check: ObjectCheck, base: number): void {
+    const scan = this.scan;
+    if (scan.unknown[base] !== 0) throw GIVE_UP;
+    const kinds = scan.kinds;
+    const foreign = check.foreign;
+    for (let i = 0; i < foreign.length; i++) if (kinds[base + foreign[i]!] !== ABSENT) throw GIVE_UP;
+    const trees = check.trees;
+    for (let i = 0; i < trees.length; i++) {
+      const tree = trees[i]!;
+      const slot = base + tree.field;
+      const kind = kinds[slot]!;
+      if (kind <= NULL) continue;
+      // Anything but an object where columns read inside one: the object path decides what it is.
+      if (kind !== OBJECT || tree.check === null) throw GIVE_UP;
+      this.check(tree.check, scan.aux[slot]!);
+    }
+  }
+
   /** Normalizer.walk over slots: the same rows, in the same order, with the same unit numbers. */
   private emit(
     c: FastNode,
@@ -259,6 +297,8 @@ export class FastPath {
     const row = rows.addRow();
     rows.setInt64(0, row, unit);
     c.write(item, parent, unitItem, doc, index, row);
+    // Before a skipped optional key too: the object path keeps a skipped user's unknown fields in its parent's `_extra`.
+    this.check(c.check, item);
     if (c.derived.length) applyDerived(rows, row, c.derived);
     if (c.absent !== null) this.writeAbsent(c.absent, item, rows, row);
     if (c.optionalKey && !rows.valid[c.keyIndex]![row]) {
@@ -567,10 +607,28 @@ function sameBytes(b: Uint8Array, s1: number, e1: number, s2: number, e2: number
   return true;
 }
 
+/** What to check of objects read at `at` whose known fields are `tree` (see ObjectCheck). */
+function objectCheck(at: Position, tree: KnownTree): ObjectCheck {
+  const foreign: number[] = [];
+  for (let field = 0; field < at.size; field++) if (!tree.has(at.names[field]!)) foreign.push(field);
+  const trees: ObjectCheck['trees'] = [];
+  for (const [name, entry] of tree) {
+    if (!(entry instanceof Map)) continue;
+    const field = at.has(name);
+    // A name the scanner skips would count as unknown in every document carrying it.
+    if (field < 0) throw new Error(`${at.label}.${name}: known to the model but not read by the fast path`);
+    const inner = at.objects[field];
+    trees.push({ field, check: inner ? objectCheck(inner, entry) : null });
+  }
+  return { foreign: Int32Array.from(foreign), trees };
+}
+
 /** Generates the fast writers of a plan, per shape, over positions already placed. */
 class WriterCompiler {
   readonly tables: TableRows[] = [];
   private readonly values: SlotValues;
+  /** The nodes made, for placeChecks. */
+  private readonly made: { fast: FastNode; node: PlanNode; shape: string | null }[] = [];
 
   constructor(
     private readonly scan: DocumentScan,
@@ -602,7 +660,8 @@ class WriterCompiler {
     const at = this.positions.get(node)!;
     const tracked = node.unit ? trackedFields(this.root, node, shape) : [];
     const absentColumn = rows.columns.findIndex((c) => c.source === '@absent');
-    return {
+    const fast: FastNode = {
+      check: NO_CHECK,
       absent:
         absentColumn < 0 || tracked.length === 0
           ? null
@@ -624,6 +683,14 @@ class WriterCompiler {
         node: this.node(child, node, tables, shape, label, ownUnit),
       })),
     };
+    this.made.push({ fast, node, shape });
+    return fast;
+  }
+
+  /** Each node's ObjectCheck, once no more names are wanted at any Position. */
+  placeChecks(): void {
+    for (const { fast, node, shape } of this.made)
+      fast.check = objectCheck(this.positions.get(node)!, knownTree(this.root, node, shape));
   }
 
   /** One table's writer for one shape: like compile.ts's, reading slots instead of properties. */

@@ -230,6 +230,11 @@ export class DocumentScan {
   aux = new Int32Array(4096);
   /** By an array item's base: the base of the next item of the same array, or -1. */
   next = new Int32Array(4096);
+  /**
+   * By an object's base: how many of its fields the Position did not want (skipped unread). fast.ts gives a
+   * document up when an object it reads as rows carries any, since the object path keeps those in `_extra`.
+   */
+  unknown = new Int32Array(4096);
   /** The document being read (valid until the next `read`). */
   bytes: Uint8Array = EMPTY;
   /** A view of the whole buffer the documents are read from, made once per buffer, not per document. */
@@ -297,6 +302,7 @@ export class DocumentScan {
     this.ends = widen(this.ends, (n) => new Int32Array(n));
     this.aux = widen(this.aux, (n) => new Int32Array(n));
     this.next = widen(this.next, (n) => new Int32Array(n));
+    this.unknown = widen(this.unknown, (n) => new Int32Array(n));
   }
 
   /** An object at `position`, from its `{`; returns the base of its slots. */
@@ -311,9 +317,11 @@ export class DocumentScan {
     let p = this.at;
     if (b[p] === 125) {
       this.at = p + 1;
+      this.unknown[base] = 0;
       return base;
     }
     let previous = -1;
+    let unknown = 0;
     for (;;) {
       if (b[p] !== 34) throw GIVE_UP;
       p++;
@@ -367,7 +375,10 @@ export class DocumentScan {
         // JSON.parse keeps the last of a repeated field; this reader would keep both.
         if (this.kinds[slot] !== ABSENT) throw GIVE_UP;
         this.value(slot, position.objects[id]!, position.elements[id]!, depth);
-      } else this.skip(depth);
+      } else {
+        unknown++;
+        this.skip(depth);
+      }
       // An unremembered name (-1) breaks the chain of predictions until the next object.
       previous = id >= 0 ? id : -2;
       p = this.at;
@@ -383,6 +394,7 @@ export class DocumentScan {
         p = this.at;
       } else if (c === 125) {
         this.at = p + 1;
+        this.unknown[base] = unknown;
         return base;
       } else throw GIVE_UP;
     }

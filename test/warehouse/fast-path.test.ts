@@ -404,3 +404,229 @@ test('fast path: generated documents of every kind, with hostile changes, load t
   // Generated orders are mostly refused or odd, but some must have gone the fast way.
   assert.ok(taken > 0, 'the fast path took some generated documents');
 });
+
+describe('fast path: a document carrying a field the model does not map is left to the object path', () => {
+  // biome-ignore lint/suspicious/noExplicitAny: generated documents, edited field by field below at any depth
+  type Doc = Record<string, any>;
+  const make = orderDocuments(13);
+  // orderDocuments makes numbers 1 and 2 of every five in the 2023-02-10 shape, the others in 2024-04-01.
+  const doc2024 = (): Doc => make(3);
+  const doc2023 = (): Doc => make(6);
+
+  /**
+   * Each document is one the fast path gives up (nothing written), and both ways then load it whole, with no
+   * rejection, into the same rows: the object path keeps what the model does not map in `_extra`.
+   */
+  function leftToObjectPath(cases: Record<string, Doc | string>): void {
+    const reader = new Normalizer(true);
+    for (const [what, doc] of Object.entries(cases)) {
+      const text = typeof doc === 'string' ? doc : JSON.stringify(doc);
+      assert.equal(reader.normalizeBytes(Buffer.from(text)), null, `the fast path gives up: ${what}`);
+      for (const rows of reader.tables.values())
+        assert.equal(rows.length, 0, `${what}: the fast path wrote nothing to ${rows.name}`);
+      const { fast, slow, fastTaken } = loadBothWays([text]);
+      assert.equal(fastTaken, 1, `${what}: loads whole`);
+      assert.equal(fast.fastPathDocuments, 0, `${what}: read by the object path`);
+      assertSame(fast, slow, what);
+    }
+  }
+
+  /** Each document is read by the fast path, into the same rows as the object path's. */
+  function takenFast(cases: Record<string, Doc | string>): void {
+    for (const [what, doc] of Object.entries(cases)) {
+      const text = typeof doc === 'string' ? doc : JSON.stringify(doc);
+      const { fast, slow, fastTaken } = loadBothWays([text]);
+      assert.equal(fast.fastPathDocuments, 1, `${what}: read by the fast path`);
+      assert.equal(fastTaken, 1, `${what}: loads whole`);
+      assertSame(fast, slow, what);
+    }
+  }
+
+  it('takes the same documents without the unknown fields (so the give-ups below are theirs)', () => {
+    takenFast({ '2024-04-01': doc2024(), '2023-02-10': doc2023() });
+  });
+
+  it('gives up an unknown field at the root, on a line, on a tax line, in an address, in the user …', () => {
+    const with_ = (change: (d: Doc) => void, d = doc2024()): Doc => {
+      change(d);
+      return d;
+    };
+    leftToObjectPath({
+      'at the root': with_((d) => {
+        d.zz_root = 1;
+      }),
+      'at the root, an object': with_((d) => {
+        d.zz_root = { a: [1, { b: 2 }] };
+      }),
+      'at the root, null': with_((d) => {
+        d.zz_root = null;
+      }),
+      'at the root, first of all': (() => {
+        const d = doc2024();
+        return { zz_first: 'x', ...d };
+      })(),
+      'on the first line': with_((d) => {
+        d.lines[0].zz_line = 'x';
+      }),
+      'on the last line': with_((d) => {
+        d.lines.at(-1).zz_line = false;
+      }),
+      'on a line tax line': with_((d) => {
+        d.lines[0].tax_lines[0].zz_tax = 1.5;
+      }),
+      'inside a line tax line report_values': with_((d) => {
+        d.lines[0].tax_lines[0].report_values.zz = '1.00';
+      }),
+      'on an order tax line': with_((d) => {
+        d.tax_lines[0].zz = [];
+      }),
+      'in billing_address': with_((d) => {
+        d.billing_address.zz_billing = 'x';
+      }),
+      'in shipping_address': with_((d) => {
+        d.shipping_address.zz = {};
+      }),
+      'in attribution.agent': with_((d) => {
+        d.attribution.agent = { id: 77, email: 'agent@example.com', zz_agent: 1 };
+      }),
+      'in report_values': with_((d) => {
+        d.report_values.zz = 2;
+      }),
+      'in the user': with_((d) => {
+        d.user.zz_user = 'x';
+      }),
+      'on a transaction': with_((d) => {
+        d.transactions[0].zz = 1;
+      }),
+      'on a fulfillment line item': with_((d) => {
+        d.fulfillments[0].line_items[0].zz = 1;
+      }),
+      'in a fulfillment origin_address': with_((d) => {
+        d.fulfillments[0].origin_address.zz = 1;
+      }),
+      'on a refund line': with_((d) => {
+        d.refunds = [
+          {
+            id: 5,
+            created_at: '2024-05-02T10:00:00Z',
+            refund_line_items: [{ id: 6, quantity: 1, zz_refund: 1 }],
+          },
+        ];
+      }),
+      'in a 2023-02-10 line product': with_((d) => {
+        d.lines[0].product.zz = 1;
+      }, doc2023()),
+      'in a 2023-02-10 line stockrecord': with_((d) => {
+        d.lines[0].stockrecord.zz = 1;
+      }, doc2023()),
+      'in the data of an envelope': JSON.stringify({
+        api_version: '2024-04-01',
+        data: with_((d) => {
+          d.lines[0].zz = 1;
+        }),
+      }),
+    });
+  });
+
+  it("gives up a field the fast path reads elsewhere but the model does not map here (another shape's, detection's)", () => {
+    const with_ = (change: (d: Doc) => void, d = doc2024()): Doc => {
+      change(d);
+      return d;
+    };
+    leftToObjectPath({
+      'a bare order with an api_version': with_((d) => {
+        d.api_version = '2024-04-01';
+      }),
+      'a bare order with an event id': with_((d) => {
+        d.event_id = 'evt-1';
+      }),
+      'a bare order with data': with_((d) => {
+        d.data = { x: 1 };
+      }),
+      'a bare order with object': with_((d) => {
+        d.object = 'order';
+      }),
+      '2024-04-01 line with a 2023-02-10 price': with_((d) => {
+        d.lines[0].price_incl_tax_excl_discounts = d.lines[0].price_incl_tax;
+      }),
+      '2024-04-01 line with a 2023-02-10 product': with_((d) => {
+        d.lines.at(-1).product = { id: 1, title: 'Tea' };
+      }),
+      '2023-02-10 line with report_values': with_((d) => {
+        d.lines[0].report_values = { currency: 'USD' };
+      }, doc2023()),
+      '2023-02-10 line with a variant_title': with_((d) => {
+        d.lines[0].variant_title = 'Default';
+      }, doc2023()),
+      '2023-02-10 order with total_outstanding': with_((d) => {
+        d.total_outstanding = '0.00';
+      }, doc2023()),
+      '2023-02-10 report_values with total_discount': with_((d) => {
+        d.report_values.total_discount = '0.00';
+      }, doc2023()),
+      '2024-04-01 fulfillment with a 2023-02-10 reference': with_((d) => {
+        d.fulfillments[0].reference = 'R-1';
+      }),
+    });
+  });
+
+  it('gives up a user without an id that carries an unknown field (its parent row keeps it)', () => {
+    const withoutId = (id: 'missing' | 'null', unknown: boolean): Doc => {
+      const d = doc2024();
+      if (id === 'missing') delete d.user.id;
+      else d.user.id = null;
+      if (unknown) d.user.zz_user = 'x';
+      return d;
+    };
+    leftToObjectPath({
+      'user without id, unknown field': withoutId('missing', true),
+      'user with a null id, unknown field': withoutId('null', true),
+    });
+    // Without the unknown field the user is skipped, and the fast path does it as the object path does.
+    takenFast({
+      'user without id': withoutId('missing', false),
+      'user with a null id': withoutId('null', false),
+    });
+  });
+
+  it('takes values kept whole whatever names they hold, and envelope fields beside the data', () => {
+    const d = doc2024();
+    d.metadata = { 'zz odd name': { deep: [1, { x: null }] }, ünï: 2, '7': 'digit-first' };
+    d.lines[0].metadata = { zz_line_meta: true };
+    d.transactions[0].payment_details.zz_inner = { a: 1 };
+    d.attribution.metadata = { zz: 'kept' };
+    d.tags = ['zz'];
+    takenFast({
+      'odd names inside JSON columns': d,
+      'an envelope with fields of its own': JSON.stringify({
+        api_version: '2024-04-01',
+        data: doc2024(),
+        zz_envelope: { note: 1 },
+      }),
+    });
+  });
+
+  it('reads ordinary documents fast again after ones it gave up, however many unknown names it met', () => {
+    const reader = new Normalizer(true);
+    const ordinary = () => Buffer.from(JSON.stringify(make(100 + Math.floor(Math.random() * 50))));
+    assert.notEqual(reader.normalizeBytes(ordinary()), null);
+    // More distinct unknown names than a Position remembers (scan.ts MAX_IGNORED_NAMES), then another one.
+    const many: Doc = doc2024();
+    for (let i = 0; i < 300; i++) many[`zz_${i}`] = i;
+    assert.equal(reader.normalizeBytes(Buffer.from(JSON.stringify(many))), null);
+    assert.equal(reader.normalizeBytes(Buffer.from(JSON.stringify({ ...doc2024(), zz_new: 1 }))), null);
+    const line = doc2024();
+    line.lines[0].zz_line = 1;
+    assert.equal(reader.normalizeBytes(Buffer.from(JSON.stringify(line))), null);
+    for (let i = 0; i < 20; i++) assert.notEqual(reader.normalizeBytes(ordinary()), null, `ordinary ${i}`);
+    const { fast, slow } = loadBothWays([
+      JSON.stringify(make(1)),
+      JSON.stringify(many),
+      JSON.stringify(line),
+      JSON.stringify(make(2)),
+      JSON.stringify(make(3)),
+    ]);
+    assert.equal(fast.fastPathDocuments, 3);
+    assertSame(fast, slow, 'ordinary documents around ones given up');
+  });
+});
