@@ -21,6 +21,7 @@ export const expected: Record<string, Row[]> = {
     {
       ...S,
       number: 'G-2023',
+      _absent_fields: 'subscription_lifecycle',
       api_version: '2023-02-10',
       _api_version_label: '2023-02-10',
       created_at: '2023-11-20 09:00:00+00',
@@ -573,6 +574,8 @@ export const expected: Record<string, Row[]> = {
     {
       ...S,
       id: 53,
+      _absent_fields:
+        'order_number,delivery_status,created_at,location_id,shipping_method,tracking_carrier,tracking_carriers,tracking_codes,tracking_links,origin_address,line_items',
       order_number: 'G-2023',
       api_version: '2023-02-10',
       _api_version_label: '2023-02-10',
@@ -589,6 +592,8 @@ export const expected: Record<string, Row[]> = {
     {
       ...S,
       id: 54,
+      _absent_fields:
+        'delivery_status,last_event_date,shipping_method,tracking_link,tracking_carriers,tracking_codes,tracking_links',
       order_number: 'G-2024',
       api_version: '2024-04-01',
       status: 'pending',
@@ -661,6 +666,7 @@ export const expected: Record<string, Row[]> = {
     {
       ...S,
       id: 901,
+      _absent_fields: 'line2',
       fulfillment_id: 51,
       order_number: 'G-2024',
       status: 'delivered',
@@ -703,6 +709,8 @@ export const expected: Record<string, Row[]> = {
     {
       ...S,
       id: 803,
+      _absent_fields:
+        'request_status,supported_actions,shipping_method,shipping_address,fulfillment_holds,merchant_requests',
       order_number: 'G-2023',
       status: 'open',
       assigned_location_id: 3,
@@ -711,6 +719,8 @@ export const expected: Record<string, Row[]> = {
     {
       ...S,
       id: 804,
+      _absent_fields:
+        'request_status,supported_actions,shipping_method,shipping_address,line_items,fulfillment_holds,merchant_requests',
       order_number: 'G-2023',
       status: 'closed',
       assigned_location_id: 2,
@@ -762,6 +772,7 @@ export const expected: Record<string, Row[]> = {
     {
       ...S,
       id: 701,
+      _absent_fields: 'total_tax',
       status: 'open',
       abandoned: false,
       created_at: '2024-05-05 10:00:00+00',
@@ -1060,6 +1071,7 @@ export const expected: Record<string, Row[]> = {
     {
       ...S,
       id: 9001,
+      _absent_fields: 'phone_number,accepts_marketing,language,ip,user_agent',
       email: 'ada@new.example',
       first_name: 'Ada',
       last_name: 'King',
@@ -1070,6 +1082,7 @@ export const expected: Record<string, Row[]> = {
     {
       ...S,
       id: 9002,
+      _absent_fields: 'phone_number,language,ip,user_agent',
       email: 'mary@example.com',
       first_name: 'Mary',
       last_name: 'Somerville',
@@ -1083,6 +1096,7 @@ export const expected: Record<string, Row[]> = {
     {
       ...S,
       id: 9003,
+      _absent_fields: 'phone_number,accepts_marketing,language,ip,user_agent',
       email: 'alan@example.com',
       first_name: 'Alan',
       last_name: 'Turing',
