@@ -20,6 +20,8 @@ export interface Rejection {
   raw: unknown;
   /** Where it came from: a URL path for API pages, `file:line` for ingested documents. */
   source?: string;
+  /** The field to blame (its first failing one, `lines.0.price`), when one is. */
+  fieldPath?: string;
 }
 
 /** Progress of one slice (a date window, a status re-read, or the whole list for full scans). */

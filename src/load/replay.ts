@@ -20,14 +20,25 @@ export interface StoredBlock {
   runId: string;
 }
 
-function replay(batch: BatchBuilder, record: LandedRecord, store: string): void {
+function replay(batch: BatchBuilder, record: LandedRecord, block: StoredBlock): void {
   if (record.kind === KIND.fullScan) {
     const { entity, passStartedAt, createdFrom } = JSON.parse(record.bytes.toString('utf8')) as {
       entity: EntityKind;
       passStartedAt: string;
       createdFrom?: string;
     };
-    batch.after.push(entityFullScanSql(store, entity, passStartedAt, createdFrom));
+    // The marker's block is the completing commit's, so its `_synced_at` is that commit's, and the stream
+    // whose rejections count as received is the one the marker was landed under.
+    batch.after.push(
+      entityFullScanSql({
+        store: block.store,
+        stream: record.stream,
+        entity,
+        passStartedAt,
+        createdFrom,
+        completedAtMs: block.syncedAtMs,
+      }),
+    );
   } else if (record.kind === KIND.record) {
     const text = record.bytes.toString('utf8');
     loadRecord(batch, record, text, JSON.parse(text) as Record<string, unknown>);
@@ -53,6 +64,6 @@ export async function replayBlock(
     { store: block.store, runId: block.runId, syncedAtMs: block.syncedAtMs },
     seq,
   );
-  for (const record of records) replay(batch, record, block.store);
+  for (const record of records) replay(batch, record, block);
   return batch.prepare();
 }

@@ -23,7 +23,7 @@ import { BatchWriter } from './batch-writer.js';
 import { AppenderPool } from './chunks.js';
 import { commentSql, createTableSql, migrate } from './ddl.js';
 import { KIND, loadDocument, loadRecord } from './documents.js';
-import { entityFullScanSql } from './full-scan.js';
+import { type CompletedScan, entityFullScanSql, unkeyedRejectionsSql } from './full-scan.js';
 import { KeyRanges } from './key-ranges.js';
 import { DELETE_ORPHAN_LANDING_PARTS_SQL } from './landing.js';
 import { Layouts } from './layouts.js';
@@ -351,6 +351,8 @@ export class Warehouse {
   async commitPage(page: PageCommit): Promise<{ rows: number; rejections: number }> {
     const meta = { store: page.store, runId: page.runId, syncedAtMs: Date.now() };
     const batch = this.newBatch(meta);
+    // Set when this page completes a full scan.
+    let completed: CompletedScan | null = null;
     try {
       for (const record of page.records) {
         const { text, unserializable } = rawText(record);
@@ -370,6 +372,8 @@ export class Warehouse {
           source,
           payload,
           seq: null,
+          level: 'record',
+          fieldPath: r.fieldPath ?? null,
         });
       }
       const scan = page.completedFullScan;
@@ -380,7 +384,15 @@ export class Warehouse {
           ...(scan.createdFrom === undefined ? {} : { createdFrom: scan.createdFrom }),
         });
         batch.land(page.stream, page.entity, KIND.fullScan, null, marker);
-        batch.after.push(entityFullScanSql(page.store, page.entity, scan.passStartedAt, scan.createdFrom));
+        completed = {
+          store: page.store,
+          stream: page.stream,
+          entity: page.entity,
+          passStartedAt: scan.passStartedAt,
+          createdFrom: scan.createdFrom,
+          completedAtMs: meta.syncedAtMs,
+        };
+        batch.after.push(entityFullScanSql(completed));
       }
       batch.after.unshift(
         writeStateSql(page.store, page.stream, page.state, page.runId, meta.syncedAtMs, {
@@ -392,7 +404,24 @@ export class Warehouse {
       throw error;
     }
     const counts = await this.commit(batch);
+    if (completed) await this.warnUnkeyed(completed);
     return { rows: counts.rows, rejections: counts.rejections };
+  }
+
+  /**
+   * A rejection without a key in a completed full scan could be any record, so the scan's soft deletes did
+   * nothing (full-scan.ts): said here, where the run's log is, since nothing else shows it. Counted after
+   * the commit, so the completing page's own rejections count.
+   */
+  private async warnUnkeyed(scan: CompletedScan): Promise<void> {
+    const reader = await this.exclusive(() => this.connection.runAndReadAll(unkeyedRejectionsSql(scan)));
+    const unkeyed = Number(reader.getRows()[0]?.[0] ?? 0);
+    if (unkeyed > 0)
+      this.logger.warn('full_scan.soft_deletes_skipped', {
+        stream: scan.stream,
+        unkeyed,
+        message: `${unkeyed} record(s) of this full scan were rejected without a readable key, so no record can be said to be missing: nothing was soft-deleted`,
+      });
   }
 
   readState(store: string, stream: string): Promise<StreamState> {
