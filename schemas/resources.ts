@@ -115,6 +115,8 @@ export const MerchantRequest = z.looseObject({
 
 export const FulfillmentOrder = z.looseObject({
   assigned_location: opt(Location),
+  // Not in spec 2.4, but sent by servers: kept, and updated_at is the record's version.
+  created_at: opt(timestamp),
   fulfillment_holds: opt(z.array(FulfillmentHold)),
   id: intId,
   line_items: opt(z.array(FulfillmentOrderLineItem)),
@@ -126,6 +128,7 @@ export const FulfillmentOrder = z.looseObject({
   status: opt(openEnum),
   // Item type not shown (2.11): kept as it comes.
   supported_actions: opt(z.array(z.unknown())),
+  updated_at: opt(timestamp),
 });
 
 export const FulfillmentOrderMove = z.looseObject({

@@ -109,7 +109,7 @@ export function decideLedger(
       return evidence.contentSha256 === entry.sha256 ? { action: 'skip', by: 'content' } : LOAD;
     }
     // Grown, and its first bytes are what the last run read whole: only appended to. Read again from the start,
-    // its documents would be loaded again, and for records without a version (carts, fulfillment orders) the
+    // its documents would be loaded again, and for records without a version (carts, fulfillment orders without updated_at) the
     // file's older states would replace newer ones loaded since from other files; its old rejections would be
     // recorded again at every run.
     if (entry.sha256 === null || input.size < entry.size) return LOAD;

@@ -76,11 +76,12 @@ with its variants, a customer. A unit replaces the stored one, and its child row
 > for orders and fulfillments, by shape, so that the 2024-04-01 one wins over a 2023-02-10 one of the same
 > version, whose fulfillments are summaries without line items).
 
-The version is \`updated_at\` for orders, fulfillment events, tickets and metadata definitions, \`date_updated\`
-for products, the latest of \`last_event_date\`, \`created_at\` and \`date_created\` for fulfillments, and \`seen_at\`
-for customers. Carts, fulfillment orders, subscriptions and locations carry no version, so the one received last
-wins (the API always returns their present state; for carts and fulfillment orders from documents, ingest order
-decides: files are read in path order). So an older document changes nothing, the same document twice changes
+The version is \`updated_at\` for orders, fulfillment events, fulfillment orders, tickets and metadata definitions,
+\`date_updated\` for products, the latest of \`last_event_date\`, \`created_at\` and \`date_created\` for fulfillments,
+and \`seen_at\` for customers. Spec 2.4 shows no times on fulfillment orders: one sent without \`updated_at\` ranks
+below one with it, and two without are decided as for records without a version. Carts, subscriptions and
+locations carry no version, so the one received last wins (the API always returns their present state; for carts
+and fulfillment orders without \`updated_at\` from documents, ingest order decides: files are read in path order). So an older document changes nothing, the same document twice changes
 only \`_synced_at\` and \`_run_id\`, and the result does not depend on how records were batched, which is what makes
 a resumed run and a rebuild produce the same tables.
 

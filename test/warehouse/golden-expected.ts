@@ -689,6 +689,7 @@ export const expected: Record<string, Row[]> = {
       ...S,
       id: 801,
       order_number: 'G-2024',
+      _absent_fields: 'created_at,updated_at',
       status: 'open',
       request_status: 'unsubmitted',
       supported_actions: '["move","hold"]',
@@ -712,6 +713,8 @@ export const expected: Record<string, Row[]> = {
       _absent_fields:
         'request_status,supported_actions,shipping_method,shipping_address,fulfillment_holds,merchant_requests',
       order_number: 'G-2023',
+      _absent_fields:
+        'created_at,updated_at,request_status,supported_actions,shipping_method,shipping_address,fulfillment_holds,merchant_requests',
       status: 'open',
       assigned_location_id: 3,
       assigned_location_name: 'Berlin',
@@ -722,6 +725,8 @@ export const expected: Record<string, Row[]> = {
       _absent_fields:
         'request_status,supported_actions,shipping_method,shipping_address,line_items,fulfillment_holds,merchant_requests',
       order_number: 'G-2023',
+      _absent_fields:
+        'created_at,updated_at,request_status,supported_actions,shipping_method,shipping_address,line_items,fulfillment_holds,merchant_requests',
       status: 'closed',
       assigned_location_id: 2,
       assigned_location_name: 'Leeds',

@@ -72,7 +72,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
     const { ingestPaths } = await import('../../../pipelines/ingest.js');
     const { openWarehouse } = await import('../../load/index.js');
     const { expandInputs } = await import('../../ingest/inputs.js');
-    // Read in the order given: for records without a version (carts, fulfillment orders) the one read last
+    // Read in the order given: for records without a version (carts, fulfillment orders without updated_at) the one read last
     // wins, so `cat new.ndjson | store-sync ingest old.ndjson -` reads stdin after old.ndjson.
     const inputs = args.inputs;
     // A missing input is a usage error (exit 2), found before the warehouse is created or a run recorded.

@@ -131,13 +131,21 @@ const fulfillmentOrders: TableDef = {
   name: 'fulfillment_orders',
   comment:
     'Fulfillment orders (spec 2.4), from the fulfillment-order streams and documents (move results hold two). ' +
-    'They carry no timestamp, so the last one received wins.',
+    'The newest by updated_at wins; the spec shows no timestamps, so a document without updated_at ranks ' +
+    'below one with it, and between two without, the last one received wins.',
   key: ['_store', 'id'],
   entity: 'fulfillment_order',
-  unit: { key: 'id' },
+  // Spec 2.4 lists no times, but servers send created_at/updated_at: where they do, a late-arriving older
+  // document must not replace a newer one (compareVersions, src/load/merge.ts, ranks a missing version lowest).
+  unit: { key: 'id', version: 'updated_at' },
   columns: [
     id('id', 'Fulfillment order id.'),
     text('order_number', 'Number of the order.'),
+    ts('created_at', 'When the fulfillment order was created, when the server sends it (not in spec 2.4).'),
+    ts(
+      'updated_at',
+      'When the fulfillment order last changed, when the server sends it (not in spec 2.4); decides which document is newest.',
+    ),
     text('status', 'Status (open enum).'),
     text('request_status', 'Request status (open enum).'),
     json('supported_actions', 'Actions the fulfillment order supports (item type not given by the spec).'),
