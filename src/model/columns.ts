@@ -19,6 +19,21 @@ export const bool = (name: string, comment: string, source?: Source) => col(name
 export const dbl = (name: string, comment: string, source?: Source) => col(name, 'DOUBLE', comment, source);
 export const json = (name: string, comment: string, source?: Source) => col(name, 'JSON', comment, source);
 
+/**
+ * A column meaning the spec does not state (it names money fields without saying what they add up), read from
+ * the sandbox's arithmetic (src/sandbox/model/order-state.ts, order-render.ts, carts.ts,
+ * fulfillment-order-records.ts): the comment says so, so an analyst knows what to check on a real store.
+ */
+export const reading = (meaning: string): string =>
+  `${meaning} The sandbox's reading of the spec: verify on your store.`;
+
+/** `report_currency`: the currency of a `report_values` object, and why its amounts need not add up exactly. */
+export const reportCurrency = (): ColumnDef =>
+  text(
+    'currency',
+    'Reporting currency. Each report_ amount is converted on its own and rounded, so a sum of them can differ from the matching report_ total by rounding.',
+  );
+
 /** The row's position in its source array. */
 export const index = (comment = 'Position of the item in its source array (0-based).') =>
   col('index', 'BIGINT', comment, '#');
@@ -31,7 +46,7 @@ export const unitPriceInclTax = (): ColumnDef => ({
   ...col(
     'unit_price_incl_tax',
     MONEY,
-    'Unit price including tax: price_incl_tax (the line total) divided by quantity, computed by store-sync; NULL when the quantity is 0 or missing, or the division is not exact to 3 decimals.',
+    'Unit price including tax, after discounts: price_incl_tax (the line total) divided by quantity, computed by store-sync (19.990 for a line of two at 39.98). NULL when either is NULL, the quantity is 0, or the division is not exact to 3 decimals (10.00 over 3 units): multiply by quantity only where it is not NULL, and sum price_incl_tax for revenue.',
     '@derived',
   ),
   derive: { divide: ['price_incl_tax', 'quantity'] },
@@ -131,22 +146,28 @@ export const attributionFields = (): ColumnDef[] => [
   ]),
 ];
 
-/** Tax line on lines, fulfillment line items and shipping (2.1); order-level ones add `id`, drop `tax_id`. */
-export const taxLineFields = (withTaxId = true): ColumnDef[] => [
-  money('amount', 'Tax amount.'),
+/**
+ * Tax line on lines, fulfillment line items and shipping (2.1); order-level ones add `id`, drop `tax_id`.
+ * `amount` says what the tax was charged on, which differs by where the tax line sits.
+ */
+export const taxLineFields = (amount: string, withTaxId = true): ColumnDef[] => [
+  money('amount', reading(amount)),
   text('currency', 'Currency of the amount.'),
   dbl('rate', 'Tax rate (0.19 = 19%).'),
   text('tax_title', 'Name of the tax.'),
   text('source', 'Where the tax was computed.'),
   ...(withTaxId ? [id('tax_id', 'Id of the tax.')] : []),
   ...flatten('report_', 'report_values', 'In the reporting currency', [
-    money('amount', 'Tax amount.'),
-    text('currency', 'Reporting currency.'),
+    money('amount', reading(amount)),
+    reportCurrency(),
   ]),
 ];
 
-export const voucherDiscountFields = (): ColumnDef[] => [
-  money('amount', 'Discount amount.'),
+/** A voucher or offer discount (2.1); `amount` says over what it is spread. */
+export const voucherDiscountFields = (
+  amount = "Discount for the whole order, excluding tax, spread over the discounted lines' total_discount (their sum is orders.total_discount).",
+): ColumnDef[] => [
+  money('amount', reading(amount)),
   text('name', 'Discount name.'),
   text('description', 'Discount description.'),
   ...flatten('voucher_', 'voucher', 'Voucher', [
@@ -162,7 +183,12 @@ export const transactionFields = (): ColumnDef[] => [
   id('parent_id', 'Id of the transaction this one follows (e.g. the sale a refund reverses).'),
   text('type', 'Transaction type (open enum).'),
   text('status', 'Transaction status (open enum).'),
-  money('amount', 'Amount.'),
+  money(
+    'amount',
+    reading(
+      "Amount moved, including tax, always positive: for a sale, authorization or capture what was charged (the order's total_incl_tax, or part of it), for a refund what was given back (the refund's total_refund_amount).",
+    ),
+  ),
   text('currency', 'Currency.'),
   ts('date_created', 'When the transaction was created.'),
   text('payment_method', 'Payment method.'),
@@ -184,8 +210,8 @@ export const transactionFields = (): ColumnDef[] => [
   text('bankcard_first_six', 'First six digits of the card.', 'payment_details.bankcard_first_six'),
   text('bankcard_last_four', 'Last four digits of the card.', 'payment_details.bankcard_last_four'),
   ...flatten('report_', 'report_values', 'In the reporting currency', [
-    money('amount', 'Amount.'),
-    text('currency', 'Reporting currency.'),
+    money('amount', reading('Amount moved, including tax, always positive.')),
+    reportCurrency(),
   ]),
 ];
 
@@ -211,10 +237,15 @@ export const embeddedProductDetailFields = (): ColumnDef[] =>
 export const embeddedStockrecordFields = (): ColumnDef[] =>
   flatten('stockrecord_', 'stockrecord', 'Embedded stockrecord', [
     id('id', 'Stockrecord id.'),
-    money('price', 'Price.'),
+    money(
+      'price',
+      reading(
+        "The variant's list price of one unit in price_currency, excluding tax, before discounts: not necessarily what this line charged (a subscription is charged its subscription price).",
+      ),
+    ),
     text('price_currency', 'Currency of the price.'),
-    money('price_retail', 'Retail price.'),
-    int('num_in_stock', 'Units in stock.'),
-    int('num_allocated', 'Units allocated.'),
-    int('low_stock_threshold', 'Low-stock threshold.'),
+    money('price_retail', reading('Compare-at (retail) price of one unit, excluding tax.')),
+    int('num_in_stock', "Units in stock at the stockrecord's location."),
+    int('num_allocated', reading('Units set aside for orders not yet shipped.')),
+    int('low_stock_threshold', 'Stock level at or below which the variant counts as low on stock.'),
   ]);

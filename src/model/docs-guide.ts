@@ -56,6 +56,19 @@ a non-integer id) rejects the whole record: it goes to \`_rejected_records\` wit
 was expected, and none of its rows are loaded. Trailing zeros are exact (\`"1.230"\` fits two decimals); \`""\` is not
 a decimal and is rejected; \`null\` or a missing field is NULL.
 
+## Money: line totals, unit prices, cost of goods
+
+The spec names money fields without saying what they add up; each column's description says what the values
+are, as the sandbox computes them (src/sandbox/model/order-state.ts), and where that is only the sandbox's reading
+it says so, for you to verify on your store. In short: a line's \`price_excl_tax\` and \`price_incl_tax\` (order,
+cart, fulfillment and fulfillment-order lines) are **line totals** after discounts, for all the line's units, not
+unit prices (\`unit_price_incl_tax\` is the unit price, where the division is exact); \`total_cost\` and \`unit_cost\`
+are the **cost of goods**, not revenue; discounts are amounts excluding tax. Per order, in the order currency:
+the lines' \`price_excl_tax\` + \`shipping_excl_tax\` = \`total_excl_tax\`; \`total_excl_tax\` + \`total_tax\` =
+\`total_incl_tax\`; the line and shipping tax lines add up to \`total_tax\`; the lines' \`total_cost\` add up to the
+order's. \`report_\` columns hold the same amounts in the reporting currency, each converted and rounded on its own.
+test/warehouse/money-meanings.test.ts checks these against every order of a seeded sandbox.
+
 ## Both order shapes
 
 Orders of API version 2023-02-10 and 2024-04-01 land in the same tables and \`orders.api_version\` says which shape

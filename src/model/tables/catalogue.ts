@@ -1,4 +1,4 @@
-import { bool, col, dbl, id, index, int, json, money, text, ts } from '../columns.js';
+import { bool, col, dbl, id, index, int, json, money, reading, text, ts } from '../columns.js';
 import { MONEY_2, type TableDef } from '../types.js';
 
 /** Products and variants (spec 2.7), from full scans of GET /products/. */
@@ -95,7 +95,13 @@ const variants = child(
     text('title', 'Title.'),
     text('sku', 'Stock keeping unit.'),
     text('upc', 'Universal product code.'),
-    col('unit_cost', MONEY_2, 'Unit cost (the spec pattern: up to 10 integer digits, 2 decimals).'),
+    col(
+      'unit_cost',
+      MONEY_2,
+      reading(
+        "Cost of goods of one unit (what it costs the store, not a selling price), in the store's own currency (the sandbox's is USD; order lines give it converted to the order currency); the spec pattern: up to 10 integer digits, 2 decimals.",
+      ),
+    ),
     bool('allow_backorders', 'Whether it sells when out of stock.'),
     bool('track_stock', 'Whether stock is tracked.'),
     bool('requires_shipping', 'Whether it ships.'),
@@ -117,11 +123,29 @@ const variantPrices = child(
     productId(),
     variantId(),
     index(),
-    text('currency', 'Currency.'),
-    money('price', 'Price.'),
-    money('retail', 'Retail (compare-at) price.'),
-    money('subscription', 'Subscription price.'),
-    money('subscription_suggested_downsell', 'Suggested downsell subscription price.'),
+    text('currency', 'Currency of the prices.'),
+    money(
+      'price',
+      reading(
+        "Selling price of one unit in currency, excluding tax, before discounts: an order line's original_price_excl_tax is this × quantity.",
+      ),
+    ),
+    money(
+      'retail',
+      reading(
+        'Compare-at (retail) price of one unit, excluding tax: not what is charged (1.2 × price in the sandbox).',
+      ),
+    ),
+    money(
+      'subscription',
+      reading("Price of one unit when bought as a subscription, excluding tax: a subscription line's price."),
+    ),
+    money(
+      'subscription_suggested_downsell',
+      reading(
+        'A suggested lower subscription price of one unit, excluding tax (0.8 × price in the sandbox).',
+      ),
+    ),
   ],
 );
 
@@ -135,9 +159,9 @@ const variantStockrecords = child(
     variantId(),
     id('id', 'Stockrecord id.'),
     id('location_id', 'Location id.'),
-    int('num_in_stock', 'Units in stock.'),
-    int('num_allocated', 'Units allocated.'),
-    int('low_stock_threshold', 'Low-stock threshold.'),
+    int('num_in_stock', 'Units in stock at the location.'),
+    int('num_allocated', reading('Units at the location set aside for orders not yet shipped.')),
+    int('low_stock_threshold', 'Stock level at or below which the variant counts as low on stock.'),
   ],
 );
 

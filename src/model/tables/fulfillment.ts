@@ -9,6 +9,7 @@ import {
   locationAddressFields,
   money,
   onlyShape,
+  reading,
   shippingAddressFields,
   taxLineFields,
   text,
@@ -71,16 +72,37 @@ const fulfillmentLineItems: TableDef = {
     text('product_title', 'Product title.'),
     text('product_image', 'Product image URL.'),
     text('sku', 'Stock keeping unit.'),
-    int('quantity', 'Quantity.'),
-    money('fulfilled_quantity', 'Quantity fulfilled (decimal text in the API).'),
-    money('returnable_quantity', 'Quantity that can be returned.'),
-    money('returned_quantity', 'Quantity returned.'),
+    int('quantity', 'Units of the order line shipped in this fulfillment.'),
+    money(
+      'fulfilled_quantity',
+      reading('Units fulfilled, equal to quantity in the sandbox (decimal text in the API).'),
+    ),
+    money(
+      'returnable_quantity',
+      reading(
+        "Units that can still be returned: quantity minus the order line's refunded units (decimal text).",
+      ),
+    ),
+    money(
+      'returned_quantity',
+      reading("Units returned: the order line's refunded units, up to quantity (decimal text)."),
+    ),
     text('fulfillment_service', 'Fulfillment service.'),
     bool('requires_shipping', 'Whether it ships.'),
     text('currency', 'Currency.'),
-    money('price_excl_tax', 'Unit price excluding tax.'),
-    money('price_incl_tax', 'Unit price including tax.'),
-    money('total_discount', 'Total discount.'),
+    money(
+      'price_excl_tax',
+      reading(
+        "Total of the shipped units excluding tax, after discounts: their share (quantity ÷ the line's quantity) of the order line's price_excl_tax. Not a unit price.",
+      ),
+    ),
+    money(
+      'price_incl_tax',
+      reading(
+        'Total of the shipped units including tax, after discounts: price_excl_tax plus its tax lines. Not a unit price.',
+      ),
+    ),
+    money('total_discount', reading("The shipped units' share of the order line's discount, excluding tax.")),
   ],
 };
 
@@ -96,7 +118,7 @@ const fulfillmentLineItemTaxLines: TableDef = {
     text('order_number', 'Number of the order.', '$.order_number|$$.number'),
     id('line_item_id', 'Fulfillment line item id.', '^.id'),
     index(),
-    ...taxLineFields(),
+    ...taxLineFields("This tax on the item's price_excl_tax (the shipped units, after discounts)."),
   ],
 };
 
@@ -183,12 +205,27 @@ const fulfillmentOrderLineItems: TableDef = {
     text('product_image', 'Product image URL.'),
     text('sku', 'Stock keeping unit.'),
     id('stockrecord_id', 'Stockrecord id.'),
-    int('quantity', 'Quantity.'),
-    money('fulfillable_quantity', 'Quantity still fulfillable (decimal text in the API).'),
+    int('quantity', 'Units of the order line this fulfillment order covers.'),
+    money(
+      'fulfillable_quantity',
+      reading(
+        'Units still to fulfil: quantity while open, 0 once closed or cancelled (decimal text in the API).',
+      ),
+    ),
     text('currency', 'Currency.'),
-    money('price_excl_tax', 'Unit price excluding tax.'),
-    money('price_incl_tax', 'Unit price including tax.'),
-    money('total_discount', 'Total discount.'),
+    money(
+      'price_excl_tax',
+      reading(
+        "Total of the item's units excluding tax, after discounts: their share (quantity ÷ the line's quantity) of the order line's price_excl_tax. Not a unit price.",
+      ),
+    ),
+    money(
+      'price_incl_tax',
+      reading(
+        "Total of the item's units including tax, after discounts: price_excl_tax plus its tax lines. Not a unit price.",
+      ),
+    ),
+    money('total_discount', reading("The item's units' share of the order line's discount, excluding tax.")),
   ],
 };
 
@@ -199,7 +236,12 @@ const fulfillmentOrderLineItemTaxLines: TableDef = {
   entity: 'fulfillment_order',
   parent: 'fulfillment_order_line_items',
   owner: foOwner,
-  columns: [foId(), id('line_item_id', 'Line item id.', '^.id'), index(), ...taxLineFields()],
+  columns: [
+    foId(),
+    id('line_item_id', 'Line item id.', '^.id'),
+    index(),
+    ...taxLineFields("This tax on the item's price_excl_tax (its units, after discounts)."),
+  ],
 };
 
 const fulfillmentOrderHolds: TableDef = {

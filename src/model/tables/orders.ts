@@ -12,6 +12,8 @@ import {
   json,
   money,
   onlyShape,
+  reading,
+  reportCurrency,
   shippingAddressFields,
   taxLineFields,
   text,
@@ -27,7 +29,90 @@ import { API_2023, API_2024, type TableDef } from '../types.js';
 
 const orderNumber = (source = '$.number') => text('order_number', 'Number of the order.', source);
 const owner = { table: 'orders', column: 'order_number' };
-const reportMoney = (names: string[]) => names.map((n) => money(n, `${n.replaceAll('_', ' ')}.`));
+
+/**
+ * What each money column of an order holds, once: the order's own column and its `report_` twin share it. The
+ * spec names these fields without saying what they add up; the sandbox's arithmetic (src/sandbox/model/
+ * order-state.ts `totalsOf`, order-render.ts) is the reading given, proved by test/warehouse/money-meanings.test.ts.
+ */
+const ORDER_MONEY: Record<string, string> = {
+  total_cost: reading(
+    "Cost of goods of the order: the sum of its lines' total_cost (unit_cost × quantity). What the goods cost the store, not revenue.",
+  ),
+  total_discount: reading(
+    "Discounts of the order, excluding tax: the sum of its lines' total_discount, equal to the sum of its order_discounts amounts (2024-04-01 only).",
+  ),
+  total_excl_tax: reading(
+    "Order total excluding tax, after discounts: the sum of the lines' price_excl_tax (line totals) plus shipping_excl_tax.",
+  ),
+  total_incl_tax: reading(
+    'Order total including tax, after discounts: total_excl_tax + total_tax, what the customer is charged.',
+  ),
+  total_tax: reading(
+    'Tax of the order: the line tax lines plus the shipping tax lines (equal to the sum of order_tax_lines).',
+  ),
+  total_outstanding: reading(
+    'Still to be paid, including tax: total_incl_tax minus the amount captured, never below 0 (2024-04-01 only).',
+  ),
+  original_total_discount: reading(
+    'Discounts of the order as first placed, excluding tax; equal to total_discount in the sandbox (2024-04-01 only).',
+  ),
+  original_total_excl_tax: reading(
+    "Order total excluding tax, before discounts: the lines' totals before discounts (original_price_excl_tax; 2023-02-10: price_excl_tax_excl_discounts) plus original_shipping_excl_tax.",
+  ),
+  original_total_incl_tax: reading(
+    'Order total including tax, before discounts: original_total_excl_tax plus the tax the undiscounted lines would bear plus the shipping tax.',
+  ),
+  original_shipping_excl_tax: reading(
+    'Shipping excluding tax, before shipping discounts; equal to shipping_excl_tax in the sandbox.',
+  ),
+  original_shipping_incl_tax: reading(
+    'Shipping including tax, before shipping discounts; equal to shipping_incl_tax in the sandbox.',
+  ),
+  shipping_excl_tax: reading('Shipping charged, excluding tax.'),
+  shipping_incl_tax: reading('Shipping charged, including tax: shipping_excl_tax + shipping_tax.'),
+  shipping_tax: reading('Tax on shipping: the sum of order_shipping_tax_lines.'),
+};
+
+/** What each money column of an order line holds (both shapes; the `report_` twins share it). */
+const LINE_MONEY: Record<string, string> = {
+  price_excl_tax: reading(
+    'Line total excluding tax, after discounts: unit price × quantity − total_discount. Not a unit price.',
+  ),
+  price_incl_tax: reading(
+    "Line total including tax, after discounts: price_excl_tax plus the line's tax lines (39.98 for two units at 19.99). Not a unit price: see unit_price_incl_tax.",
+  ),
+  original_price_excl_tax: reading(
+    'Line total excluding tax, before discounts: unit price × quantity. Not a unit price (2024-04-01 only).',
+  ),
+  original_price_incl_tax: reading(
+    'Line total including tax, before discounts. Not a unit price (2024-04-01 only).',
+  ),
+  original_total_discount: reading(
+    "The line's discount as first placed, excluding tax; equal to total_discount in the sandbox (2024-04-01 only).",
+  ),
+  total_discount: reading(
+    "The line's share of the order's voucher and offer discounts, excluding tax: original_price_excl_tax − price_excl_tax (2024-04-01 only).",
+  ),
+  total_cost: reading(
+    "Cost of goods of the line: unit_cost × quantity. What the goods cost the store, not revenue: the line's revenue is price_excl_tax / price_incl_tax.",
+  ),
+  unit_cost: reading('Cost of goods of one unit (what it costs the store), not a selling price.'),
+  price_excl_tax_excl_discounts: reading(
+    'Line total excluding tax, before discounts: unit price × quantity. Not a unit price (2023-02-10 only).',
+  ),
+  price_incl_tax_excl_discounts: reading(
+    'Line total including tax, before discounts. Not a unit price (2023-02-10 only).',
+  ),
+};
+
+const moneyOf = (meanings: Record<string, string>) => (names: string[]) =>
+  names.map((n) => money(n, meanings[n]!));
+const orderMoney = moneyOf(ORDER_MONEY);
+const lineMoney = moneyOf(LINE_MONEY);
+/** The `report_` twins: the same meaning, converted to the reporting currency. */
+const reportMoney = orderMoney;
+const reportLineMoney = lineMoney;
 
 const orders: TableDef = {
   name: 'orders',
@@ -54,32 +139,25 @@ const orders: TableDef = {
     bool('is_test', 'Whether it is a test order.'),
     text('currency', 'Order currency.'),
     text('display_taxes', 'How taxes are displayed.'),
-    money('total_cost', 'Total cost.'),
-    money('total_discount', 'Total discount (2024-04-01 only).', { [API_2024]: 'total_discount' }),
-    money('total_excl_tax', 'Total excluding tax.'),
-    money('total_incl_tax', 'Total including tax.'),
-    money('total_tax', 'Total tax.'),
-    money('total_outstanding', 'Amount still to be paid (2024-04-01 only).', {
-      [API_2024]: 'total_outstanding',
-    }),
-    money('original_total_discount', 'Original total discount (2024-04-01 only).', {
-      [API_2024]: 'original_total_discount',
-    }),
-    money('original_total_excl_tax', 'Original total excluding tax.'),
-    money('original_total_incl_tax', 'Original total including tax.'),
-    money('original_shipping_excl_tax', 'Original shipping excluding tax.'),
-    money('original_shipping_incl_tax', 'Original shipping including tax.'),
+    ...orderMoney(['total_cost']),
+    ...onlyShape(API_2024, orderMoney(['total_discount'])),
+    ...orderMoney(['total_excl_tax', 'total_incl_tax', 'total_tax']),
+    ...onlyShape(API_2024, orderMoney(['total_outstanding', 'original_total_discount'])),
+    ...orderMoney([
+      'original_total_excl_tax',
+      'original_total_incl_tax',
+      'original_shipping_excl_tax',
+      'original_shipping_incl_tax',
+    ]),
     text('shipping_code', 'Shipping rate code.'),
     text('shipping_method', 'Shipping method name.'),
-    money('shipping_excl_tax', 'Shipping excluding tax.'),
-    money('shipping_incl_tax', 'Shipping including tax.'),
-    money('shipping_tax', 'Tax on shipping.'),
+    ...orderMoney(['shipping_excl_tax', 'shipping_incl_tax', 'shipping_tax']),
     bool('supports_post_purchase_upsells', 'Whether post-purchase upsells are offered.'),
     text('order_status_url', 'Customer-facing order status page.'),
     col('tags', 'VARCHAR[]', 'Tags.'),
     json('metadata', 'Free-form order metadata.'),
     ...flatten('report_', 'report_values', 'In the reporting currency', [
-      text('currency', 'Reporting currency.'),
+      reportCurrency(),
       ...reportMoney([
         'total_cost',
         'total_excl_tax',
@@ -136,39 +214,47 @@ const orderLines: TableDef = {
       text('variant_title', 'Variant title (2024-04-01 only).'),
       text('product_image', 'Product image URL (2024-04-01 only).'),
       text('currency', 'Line currency (2024-04-01 only).'),
-      int('current_quantity', 'Quantity after edits and removals (2024-04-01 only).'),
-      int('editable_quantity', 'Quantity that can still be edited (2024-04-01 only).'),
-      int('fulfillable_quantity', 'Quantity that can still be fulfilled (2024-04-01 only).'),
+      int(
+        'current_quantity',
+        reading('Units still on the order: quantity minus the units refunded or removed (2024-04-01 only).'),
+      ),
+      int(
+        'editable_quantity',
+        reading('Units that can still be edited: current_quantity minus units fulfilled (2024-04-01 only).'),
+      ),
+      int(
+        'fulfillable_quantity',
+        reading('Units still to fulfil: current_quantity minus units fulfilled (2024-04-01 only).'),
+      ),
       bool('requires_shipping', 'Whether the line ships (2024-04-01 only).'),
-      money('original_price_excl_tax', 'Original unit price excluding tax (2024-04-01 only).'),
-      money('original_price_incl_tax', 'Original unit price including tax (2024-04-01 only).'),
-      money('original_total_discount', 'Original total discount (2024-04-01 only).'),
-      money('total_discount', 'Total discount (2024-04-01 only).'),
+      ...lineMoney([
+        'original_price_excl_tax',
+        'original_price_incl_tax',
+        'original_total_discount',
+        'total_discount',
+      ]),
     ]),
-    int('quantity', 'Quantity ordered.'),
+    int(
+      'quantity',
+      reading('Units ordered: the line totals (price_*, total_cost) are for this many units, refunds aside.'),
+    ),
     bool('is_gift_card', 'Whether the line is a gift card.'),
     bool('is_upsell', 'Whether the line was an upsell.'),
-    money('price_excl_tax', 'Unit price excluding tax.'),
-    money('price_incl_tax', 'Unit price including tax.'),
+    ...lineMoney(['price_excl_tax', 'price_incl_tax']),
     unitPriceInclTax(),
-    money('total_cost', 'Line total.'),
-    money('unit_cost', 'Unit cost.'),
+    ...lineMoney(['total_cost', 'unit_cost']),
     json('metadata', 'Free-form line metadata.'),
     ...onlyShape(API_2023, [
       text('price_currency', 'Currency of the prices (2023-02-10 only).'),
-      money('price_excl_tax_excl_discounts', 'Unit price excluding tax and discounts (2023-02-10 only).'),
-      money(
-        'price_incl_tax_excl_discounts',
-        'Unit price including tax, excluding discounts (2023-02-10 only).',
-      ),
+      ...lineMoney(['price_excl_tax_excl_discounts', 'price_incl_tax_excl_discounts']),
       ...embeddedProductDetailFields(),
       ...embeddedStockrecordFields(),
     ]),
     ...onlyShape(
       API_2024,
       flatten('report_', 'report_values', 'In the reporting currency (2024-04-01 only)', [
-        text('currency', 'Reporting currency.'),
-        ...reportMoney([
+        reportCurrency(),
+        ...reportLineMoney([
           'price_excl_tax',
           'price_incl_tax',
           'original_price_excl_tax',
@@ -190,7 +276,14 @@ const orderLineTaxLines: TableDef = {
   entity: 'order',
   parent: 'order_lines',
   owner,
-  columns: [orderNumber(), id('line_id', 'Order line id.', '^.id'), index(), ...taxLineFields()],
+  columns: [
+    orderNumber(),
+    id('line_id', 'Order line id.', '^.id'),
+    index(),
+    ...taxLineFields(
+      "This tax on the whole line: on its price_excl_tax (all units, after discounts); the line's tax lines sum to price_incl_tax − price_excl_tax.",
+    ),
+  ],
 };
 
 const orderTaxLines: TableDef = {
@@ -200,7 +293,14 @@ const orderTaxLines: TableDef = {
   entity: 'order',
   parent: 'orders',
   owner,
-  columns: [orderNumber(), id('id', 'Tax line id.'), ...taxLineFields(false)],
+  columns: [
+    orderNumber(),
+    id('id', 'Tax line id.'),
+    ...taxLineFields(
+      "This tax over the whole order: its line tax lines plus its shipping tax lines; an order's tax lines sum to total_tax.",
+      false,
+    ),
+  ],
 };
 
 const orderShippingTaxLines: TableDef = {
@@ -210,7 +310,13 @@ const orderShippingTaxLines: TableDef = {
   entity: 'order',
   parent: 'orders',
   owner,
-  columns: [orderNumber(), index(), ...taxLineFields()],
+  columns: [
+    orderNumber(),
+    index(),
+    ...taxLineFields(
+      "This tax on the order's shipping_excl_tax; the shipping tax lines sum to shipping_tax.",
+    ),
+  ],
 };
 
 const orderDiscounts: TableDef = {
@@ -238,6 +344,20 @@ const orderTransactions: TableDef = {
   columns: [orderNumber(), ...transactionFields()],
 };
 
+/** What a refund's amounts hold (the sandbox's order-build.ts `addRefund`; the `report_` twins share it). */
+const REFUND_MONEY: Record<string, string> = {
+  total_refund_amount: reading(
+    "Amount given back, including tax: the refunded lines' amount_incl_tax plus the adjustments' amount_incl_tax (refunded shipping); the refund transaction's amount.",
+  ),
+  total_return_excl_tax: reading(
+    "Value of the refunded line items excluding tax, after discounts: the sum of the refund lines' amount_excl_tax (adjustments not included).",
+  ),
+  total_return_incl_tax: reading(
+    "Value of the refunded line items including tax, after discounts: the sum of the refund lines' amount_incl_tax (adjustments not included).",
+  ),
+};
+const refundMoney = moneyOf(REFUND_MONEY);
+
 const orderRefunds: TableDef = {
   name: 'order_refunds',
   comment: 'Refunds of orders.',
@@ -251,12 +371,10 @@ const orderRefunds: TableDef = {
     ts('created_at', 'When the refund was created.'),
     text('note', 'Refund note.'),
     id('user_id', 'Id of the staff user who refunded.'),
-    money('total_refund_amount', 'Total refunded.'),
-    money('total_return_excl_tax', 'Value of returned items excluding tax.'),
-    money('total_return_incl_tax', 'Value of returned items including tax.'),
+    ...refundMoney(['total_refund_amount', 'total_return_excl_tax', 'total_return_incl_tax']),
     ...flatten('report_', 'report_values', 'In the reporting currency', [
-      text('currency', 'Reporting currency.'),
-      ...reportMoney(['total_refund_amount', 'total_return_excl_tax', 'total_return_incl_tax']),
+      reportCurrency(),
+      ...refundMoney(['total_refund_amount', 'total_return_excl_tax', 'total_return_incl_tax']),
     ]),
   ],
 };
@@ -271,28 +389,34 @@ const refundChild = (name: string, comment: string, columns: TableDef['columns']
   columns: [orderNumber(), id('refund_id', 'Refund id.', '^.id'), ...columns],
 });
 
-const refundAmounts = () => [
-  money('amount_excl_tax', 'Amount excluding tax.'),
-  money('amount_incl_tax', 'Amount including tax.'),
-  ...flatten('report_', 'report_values', 'In the reporting currency', [
-    ...reportMoney(['amount_excl_tax', 'amount_incl_tax']),
-    text('currency', 'Reporting currency.'),
-  ]),
-];
+/** A refund line's or adjustment's two amounts, with their `report_` twins. */
+const refundAmounts = (excl: string, incl: string) => {
+  const amounts = () => [money('amount_excl_tax', reading(excl)), money('amount_incl_tax', reading(incl))];
+  return [
+    ...amounts(),
+    ...flatten('report_', 'report_values', 'In the reporting currency', [...amounts(), reportCurrency()]),
+  ];
+};
 
 const orderRefundLines = refundChild('order_refund_lines', 'Refunded line items.', [
   id('id', 'Refund line id.'),
   id('line_item_id', 'Order line id refunded.'),
   id('location_id', 'Location the items were restocked at.'),
-  int('quantity', 'Quantity refunded.'),
+  int('quantity', 'Units of the order line refunded.'),
   text('restock_type', 'Restock type (open enum).'),
-  ...refundAmounts(),
+  ...refundAmounts(
+    "Refunded value of those units excluding tax, after discounts: their share of the order line's price_excl_tax (a total for the units, not a unit price).",
+    'Refunded value of those units including tax, after discounts: amount_excl_tax plus its tax.',
+  ),
 ]);
 
 const orderRefundAdjustments = refundChild('order_refund_adjustments', 'Refund adjustments.', [
   id('id', 'Adjustment id.'),
   text('type', 'Adjustment type (open enum).'),
-  ...refundAmounts(),
+  ...refundAmounts(
+    'Amount refunded beyond the line items, excluding tax (a shipping_refund gives back shipping_excl_tax).',
+    'Amount refunded beyond the line items, including tax (a shipping_refund gives back shipping_incl_tax).',
+  ),
 ]);
 
 const orderRefundTransactions = refundChild(

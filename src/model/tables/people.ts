@@ -12,6 +12,8 @@ import {
   int,
   json,
   money,
+  reading,
+  reportCurrency,
   shippingAddressFields,
   text,
   ts,
@@ -64,10 +66,16 @@ const subscriptions: TableDef = {
     text('interval', 'Interval.'),
     int('interval_count', 'Intervals between renewals.'),
     text('currency', 'Currency.'),
-    money('total', 'Total per renewal.'),
+    money(
+      'total',
+      reading(
+        "Amount of one renewal before tax: the lines' price × quantity plus shipping_price (is_tax_known says whether tax is known).",
+      ),
+    ),
     money(
       'shipping_price',
-      'Shipping price. General money, not the 2-decimal pattern of the order-create request field: ' +
+      reading('Shipping charged per renewal, excluding tax.') +
+        ' General money, not the 2-decimal pattern of the order-create request field: ' +
         'three-decimal currencies (KWD) send e.g. 4.625.',
     ),
     text('shipping_code', 'Shipping rate code.'),
@@ -99,8 +107,13 @@ const subscriptionLines: TableDef = {
   columns: [
     id('subscription_id', 'Subscription id.', '$.id'),
     id('id', 'Line id.'),
-    int('quantity', 'Quantity.'),
-    money('price', 'Price.'),
+    int('quantity', 'Units per renewal.'),
+    money(
+      'price',
+      reading(
+        'Price of one unit per renewal (the subscription price), excluding tax: a unit price, unlike the price_* of order and cart lines; the line amounts to price × quantity.',
+      ),
+    ),
     text('sku', 'Stock keeping unit (stockrecord.partner_sku).', 'stockrecord.partner_sku'),
     json('metadata', 'Free-form line metadata.'),
     ...embeddedProductFields(),
@@ -160,6 +173,54 @@ const metadataDefinitionValidations: TableDef = {
   ],
 };
 
+/** A cart's totals (the sandbox's carts.ts `render`), shared by the columns and their `report_` twins. */
+const cartMoney = () => [
+  money(
+    'total_cost',
+    reading(
+      "Cost of goods of the cart: the sum of its lines' total_cost. What the goods cost the store, not revenue.",
+    ),
+  ),
+  money(
+    'total_discount',
+    reading("Voucher discounts of the cart, excluding tax: the sum of its lines' total_discount."),
+  ),
+  money(
+    'total_excl_tax',
+    reading("Cart total excluding tax, after discounts: the sum of its lines' price_excl_tax (line totals)."),
+  ),
+  money(
+    'total_incl_tax',
+    reading(
+      "Cart total including tax, after discounts: the sum of its lines' price_incl_tax. A cart with no address bears no tax: equal to total_excl_tax.",
+    ),
+  ),
+];
+
+/** A cart line's money (carts.ts `render`), shared by the columns and their `report_` twins. */
+const cartLineMoney = () => [
+  money(
+    'price_excl_tax',
+    reading(
+      'Line total excluding tax, after discounts: unit price × quantity − total_discount. Not a unit price.',
+    ),
+  ),
+  money(
+    'price_incl_tax',
+    reading(
+      'Line total including tax, after discounts; equal to price_excl_tax while the cart bears no tax. Not a unit price: see unit_price_incl_tax.',
+    ),
+  ),
+];
+const cartLineCost = () => [
+  money(
+    'total_cost',
+    reading('Cost of goods of the line: unit_cost × quantity. What the goods cost the store, not revenue.'),
+  ),
+  money('total_discount', reading("The line's share of the cart's voucher discounts, excluding tax.")),
+  money('unit_cost', reading('Cost of goods of one unit (what it costs the store), not a selling price.')),
+];
+
 const carts: TableDef = {
   name: 'carts',
   comment: 'Carts, from cart documents (create and update responses); the last one received wins.',
@@ -173,19 +234,13 @@ const carts: TableDef = {
     ts('created_at', 'When the cart was created (2023-02-10: date_created).', 'created_at|date_created'),
     text('checkout_url', 'Checkout URL.'),
     text('currency', 'Currency.'),
-    money('total_cost', 'Total cost.'),
-    money('total_discount', 'Total discount.'),
-    money('total_excl_tax', 'Total excluding tax.'),
-    money('total_incl_tax', 'Total including tax.'),
-    money('total_tax', 'Total tax (2023-02-10 carts only).'),
+    ...cartMoney(),
+    money(
+      'total_tax',
+      'Tax of the cart (2023-02-10 carts only). The sandbox sends no 2023-02-10 carts, so how it adds up is unverified: check it against total_incl_tax − total_excl_tax on your store.',
+    ),
     json('metadata', 'Free-form cart metadata.'),
-    ...flatten('report_', 'report_values', 'In the reporting currency', [
-      text('currency', 'Reporting currency.'),
-      money('total_cost', 'Total cost.'),
-      money('total_discount', 'Total discount.'),
-      money('total_excl_tax', 'Total excluding tax.'),
-      money('total_incl_tax', 'Total including tax.'),
-    ]),
+    ...flatten('report_', 'report_values', 'In the reporting currency', [reportCurrency(), ...cartMoney()]),
     ...flatten('user_', 'user', 'Customer', userFields()),
     ...flatten('attribution_', 'attribution', 'Attribution', attributionFields()),
   ],
@@ -213,29 +268,23 @@ const cartLines: TableDef = {
     text('product_image', 'Product image URL.'),
     text('product_url', 'Product page URL (2023-02-10: product.url).', 'product_url|product.url'),
     text('sku', 'Stock keeping unit (2023-02-10: stockrecord.partner_sku).', 'sku|stockrecord.partner_sku'),
-    int('quantity', 'Quantity.'),
+    int('quantity', 'Units in the cart: the line totals (price_*, total_cost) are for this many units.'),
     text('interval', 'Subscription interval.'),
     int('interval_count', 'Subscription interval count.'),
     bool('is_upsell', 'Whether the line was an upsell.'),
     text('currency', 'Currency.'),
-    money('price_excl_tax', 'Unit price excluding tax.'),
-    money('price_incl_tax', 'Unit price including tax.'),
+    ...cartLineMoney(),
     unitPriceInclTax(),
-    money('total_cost', 'Line total.'),
-    money('total_discount', 'Total discount.'),
-    money('unit_cost', 'Unit cost.'),
+    ...cartLineCost(),
     json('metadata', 'Free-form line metadata.'),
     // Read by field, not by shape: a cart says no version of its own, so its shape is not known when it
     // comes bare, and the 2024-04-01 line has none of these fields.
     ...embeddedProductDetailFields(),
     ...embeddedStockrecordFields(),
     ...flatten('report_', 'report_values', 'In the reporting currency', [
-      text('currency', 'Reporting currency.'),
-      money('price_excl_tax', 'Unit price excluding tax.'),
-      money('price_incl_tax', 'Unit price including tax.'),
-      money('total_cost', 'Line total.'),
-      money('total_discount', 'Total discount.'),
-      money('unit_cost', 'Unit cost.'),
+      reportCurrency(),
+      ...cartLineMoney(),
+      ...cartLineCost(),
     ]),
   ],
 };
@@ -247,7 +296,13 @@ const cartDiscounts: TableDef = {
   entity: 'cart',
   parent: 'carts',
   owner: cartOwner,
-  columns: [id('cart_id', 'Cart id.', '$.id'), index(), ...voucherDiscountFields()],
+  columns: [
+    id('cart_id', 'Cart id.', '$.id'),
+    index(),
+    ...voucherDiscountFields(
+      "Discount for the whole cart, excluding tax, spread over the lines' total_discount (their sum is carts.total_discount).",
+    ),
+  ],
 };
 
 const tickets: TableDef = {
