@@ -14,11 +14,13 @@ import type { KeyRanges } from './key-ranges.js';
 import { CODEC, landingParts } from './landing.js';
 import type { Layouts } from './layouts.js';
 import { mergeUnits } from './merge.js';
+import { foldPartialUnits } from './partial.js';
 
 /**
  * The DuckDB side of a batch (built by batch-builder.ts): `write` runs inside the warehouse's transaction.
  * The units that win (merge.ts) go through the Appender straight into the warehouse tables, after the
- * stored ones they replace are deleted, and the raw landing and rejections into theirs. A batch prepared
+ * stored ones they replace are deleted (units whose documents carry different fields are folded with the
+ * stored ones instead, partial.ts), and the raw landing and rejections into theirs. A batch prepared
  * in an ingest worker is written from its sealed buffers; a sync's page from its builder's own.
  */
 
@@ -113,7 +115,17 @@ export class BatchWriter {
         (r): r is TableRows => r !== undefined && r.length > 0,
       );
       for (const member of family) member.seal();
-      const units = await mergeUnits(connection, appenders, rows, this.meta.store, keyRanges);
+      const { units, partial } = await mergeUnits(connection, appenders, rows, this.meta.store, keyRanges);
+      // Keys whose documents carry different fields are folded field by field (partial.ts), from the
+      // family's rows before they are filtered down to the winners.
+      if (partial)
+        this.appendedRows += await foldPartialUnits(
+          connection,
+          def.name,
+          new Map(family.map((member) => [member.name, member])),
+          partial,
+          this.meta,
+        );
       for (const member of family) {
         this.counts.rows += member.length;
         if (units) member.keepUnits(units);

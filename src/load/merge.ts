@@ -32,7 +32,7 @@ interface Version {
 }
 
 /** The columns a unit's version is the first present of (`coalesce(a, b)` or one column). */
-function versionColumns(def: TableDef): string[] {
+export function versionColumns(def: TableDef): string[] {
   const version = def.unit?.version;
   if (!version) return [];
   const coalesce = /^coalesce\((.*)\)$/i.exec(version);
@@ -148,10 +148,58 @@ function keyRangeSql(alias: string, column: string, keys: readonly Key[]): strin
   return ` AND ${alias}.${ident(column)} BETWEEN ${keyLiteral(min)} AND ${keyLiteral(max)}`;
 }
 
+/** The units of keys whose documents carry different fields, to be folded field by field (partial.ts). */
+export interface PartialUnits {
+  keys: Key[];
+  /** Every batch unit of those keys (winner or not). */
+  units: Set<number>;
+}
+
+/** What a batch writes of a unit table: the units to append (null for all) and the keys to fold. */
+export interface MergeDecision {
+  units: Set<number> | null;
+  partial: PartialUnits | null;
+}
+
+/** Whether two rows' text in a column is the same (both null, or the same bytes). */
+function sameText(rows: TableRows, column: number, a: number, b: number): boolean {
+  const valid = rows.valid[column]!;
+  if (!valid[a] || !valid[b]) return !valid[a] && !valid[b];
+  const text = rows.text[column]!;
+  const [a0, b0] = [a === 0 ? 0 : text.ends[a - 1]!, b === 0 ? 0 : text.ends[b - 1]!];
+  const length = text.ends[a]! - a0;
+  if (text.ends[b]! - b0 !== length) return false;
+  for (let i = 0; i < length; i++) if (text.bytes[a0 + i] !== text.bytes[b0 + i]) return false;
+  return true;
+}
+
+/**
+ * Whether a unit whose winning document lacks the fields `winner` lists (`_absent_fields`, null: it lacks
+ * none) takes anything from the other documents of its key (`others`, stored row included): one of them
+ * carries a field the winner lacks. Then the key is folded field by field (partial.ts); otherwise the winner
+ * carries everything the others do and replaces them whole.
+ */
+export function takesFromOthers(winner: string | null, others: Iterable<string | null>): boolean {
+  if (winner === null) return false;
+  let lacks: string[] | null = null;
+  for (const other of others) {
+    if (other === winner) continue;
+    if (other === null) return true;
+    lacks ??= winner.split(',');
+    const carried = new Set(other.split(','));
+    if (lacks.some((field) => !carried.has(field))) return true;
+  }
+  return false;
+}
+
 /**
  * Decides what a batch writes of a unit table (its rows sealed), by the rule above, and deletes the stored
  * units it replaces. Keys outside the range the loader knows to be stored need no query (see
- * key-ranges.ts); the range is widened by the batch's keys. Returns the units to write, or null for all.
+ * key-ranges.ts); the range is widened by the batch's keys. A key whose winning document lacks a field
+ * another of its documents (or the stored row) carries is left out of both, and returned as partial: it is
+ * folded field by field (partial.ts, docs/ingest.md "A document updates only what it carries"). Documents
+ * that carry the same fields (the common case) cost nothing more than a comparison of their
+ * `_absent_fields` bytes.
  */
 export async function mergeUnits(
   connection: DuckDBConnection,
@@ -159,18 +207,26 @@ export async function mergeUnits(
   rows: TableRows,
   store: string,
   keyRanges: KeyRanges,
-): Promise<Set<number> | null> {
+): Promise<MergeDecision> {
   const def = tableDef(rows.name);
   const unit = def.unit!;
   const index = (name: string) => rows.columns.findIndex((c) => c.name === name);
   const keyColumn = index(unit.key);
+  const absentColumn = index('_absent_fields');
   const versionNames = versionColumns(def);
   const versions = versionNames.map(index);
   const ties = (unit.ties ?? []).map(index);
   const versioned = versions.length > 0;
-  // The batch's winner of each key: the greatest version, then the later unit.
-  const winners = new Map<Key, { unit: number; version: Version | null }>();
+  const absentAt = (row: number) =>
+    absentColumn < 0 ? null : (rows.get(absentColumn, row) as string | null);
+  // The batch's winner of each key: the greatest version, then the later unit. `first` is the key's first
+  // row; `mixed`, whether its rows lack different fields.
+  const winners = new Map<
+    Key,
+    { unit: number; version: Version | null; row: number; first: number; mixed: boolean }
+  >();
   let repeated = false;
+  let mixed = false;
   for (let row = 0; row < rows.length; row++) {
     const key = keyOf(rows.get(keyColumn, row))!;
     const unitNumber = rows.get(0, row) as number;
@@ -178,31 +234,59 @@ export async function mergeUnits(
     const current = winners.get(key);
     if (current) {
       repeated = true;
+      if (!current.mixed && absentColumn >= 0 && !sameText(rows, absentColumn, current.first, row))
+        current.mixed = mixed = true;
       const newer = version && current.version ? compareVersions(version, current.version) : 0;
       if (newer < 0 || (newer === 0 && unitNumber < current.unit)) continue;
+      current.unit = unitNumber;
+      current.version = version;
+      current.row = row;
+      continue;
     }
-    winners.set(key, { unit: unitNumber, version });
+    winners.set(key, { unit: unitNumber, version, row, first: row, mixed: false });
   }
+  // The absences of every row of the keys whose rows differ in them (rare: read only then).
+  const absences = new Map<Key, (string | null)[]>();
+  if (mixed)
+    for (let row = 0; row < rows.length; row++) {
+      const key = keyOf(rows.get(keyColumn, row))!;
+      if (!winners.get(key)!.mixed) continue;
+      const list = absences.get(key) ?? [];
+      list.push(absentAt(row));
+      absences.set(key, list);
+    }
+  const partialKeys = new Set<Key>();
   const winningUnits = () => new Set([...winners.values()].map((w) => w.unit));
+  const decision = (subset: boolean): MergeDecision => {
+    if (partialKeys.size === 0) return { units: subset ? winningUnits() : null, partial: null };
+    const units = new Set<number>();
+    for (let row = 0; row < rows.length; row++)
+      if (partialKeys.has(keyOf(rows.get(keyColumn, row))!)) units.add(rows.get(0, row) as number);
+    for (const key of partialKeys) winners.delete(key);
+    return { units: winningUnits(), partial: { keys: [...partialKeys], units } };
+  };
+  for (const [key, others] of absences)
+    if (takesFromOthers(absentAt(winners.get(key)!.row), others)) partialKeys.add(key);
   const keys = [...winners.keys()];
   const span = KeyRanges.span(keys);
   const unseen = span !== null && (await keyRanges.outside(connection, def.name, unit.key, store, span));
   keyRanges.widen(def.name, store, span);
-  if (unseen) return repeated ? winningUnits() : null;
+  if (unseen) return decision(repeated);
 
-  // The stored versions of the batch's keys.
+  // The stored versions (and absences) of the batch's keys.
   const keyTable = await loadKeys(connection, appenders, keys, rows.kinds[keyColumn] === 'str');
   const column = (c: string) => `t.${ident(c)}`;
   const version = versionNames.length > 1 ? `coalesce(${versionNames.map(column).join(', ')})` : null;
   const versionSql = !versioned ? 'NULL' : `epoch_us(${version ?? column(versionNames[0]!)})`;
+  const absentSql = absentColumn < 0 ? 'NULL' : column('_absent_fields');
   const tieSql = (unit.ties ?? []).map((c) => `, ${column(c)}`).join('');
   const reader = await connection.runAndReadAll(
-    `SELECT ${column(unit.key)}, ${versionSql}${tieSql} FROM ${ident(def.name)} t ` +
+    `SELECT ${column(unit.key)}, ${absentSql}, ${versionSql}${tieSql} FROM ${ident(def.name)} t ` +
       `SEMI JOIN ${keyTable} keys ON t.${ident(unit.key)} = keys.k ` +
       `WHERE t._store = ${literal(store)}${keyRangeSql('t', unit.key, keys)}`,
   );
-  const stored = new Map<Key, Version>();
-  for (const [key, micros, ...tieValues] of reader.getRows()) {
+  const stored = new Map<Key, { version: Version; absent: string | null }>();
+  for (const [key, absent, micros, ...tieValues] of reader.getRows()) {
     const found: Version = {
       micros: micros === null ? null : BigInt(micros as bigint),
       ties: tieValues.map((v) =>
@@ -211,25 +295,35 @@ export async function mergeUnits(
     };
     const k = keyOf(key)!;
     const previous = stored.get(k);
-    if (!previous || compareVersions(found, previous) > 0) stored.set(k, found);
+    if (!previous || compareVersions(found, previous.version) > 0)
+      stored.set(k, { version: found, absent: absent as string | null });
   }
   // A stored unit stays when its version is newer than the batch's; an equal one is replaced (arrival).
   const displaced: Key[] = [];
   let kept = false;
   for (const [key, found] of stored) {
     const winner = winners.get(key)!;
-    if (versioned && found.micros !== null && compareVersions(winner.version!, found) < 0) {
-      winners.delete(key);
-      kept = true;
+    const batch = absences.get(key) ?? [absentAt(winner.first)];
+    if (versioned && found.version.micros !== null && compareVersions(winner.version!, found.version) < 0) {
+      // The stored row wins: what the batch's rows carry among themselves no longer matters.
+      partialKeys.delete(key);
+      if (takesFromOthers(found.absent, batch)) partialKeys.add(key);
+      else {
+        winners.delete(key);
+        kept = true;
+      }
+    } else if (partialKeys.has(key) || takesFromOthers(absentAt(winner.row), [found.absent])) {
+      partialKeys.add(key);
     } else displaced.push(key);
   }
+  const subset = kept || partialKeys.size > 0;
   if (displaced.length) {
-    const replaced = kept
+    const replaced = subset
       ? await loadKeys(connection, appenders, displaced, keyTable === TEXT_KEYS)
       : keyTable;
     await connection.run(deleteUnitsSql(def, store, replaced, displaced));
   }
-  return repeated || kept ? winningUnits() : null;
+  return decision(repeated || subset);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type PlanNode, sourceFor, tableDef } from '../model/index.js';
+import { API_2023, API_2024, type PlanNode, sourceFor, tableDef } from '../model/index.js';
 import { AFTER_ROW_TOKENS } from './compile.js';
 
 /**
@@ -152,4 +152,113 @@ export function absentFields(item: Record<string, unknown>, tracked: readonly Tr
   for (const { name, fields } of tracked)
     if (fields.every((field) => item[field] === undefined)) text = text === null ? name : `${text},${name}`;
   return text;
+}
+
+const SHAPES: readonly (string | null)[] = [null, API_2023, API_2024];
+
+/** The tracked names among `tracked` that stand for one of `fields`. */
+const namesOf = (tracked: readonly TrackedField[], fields: readonly string[]): string[] =>
+  tracked.filter((t) => t.fields.some((f) => fields.includes(f))).map((t) => t.name);
+
+/**
+ * For the columns of a unit node's table, the tracked names (`_absent_fields` entries) whose absence means
+ * a document did not carry the column, over every shape: a document carries the column unless all of them
+ * are absent. Null for a column that reads anything but the item's own fields (the unit's or document's
+ * `$.`/`$$.`, the parent's `^.`, a constant, a position, an `@` token): such a column goes with the
+ * document as a whole. Columns filled after the row (`@extra`, `@absent`, `@derived`) are left out.
+ */
+export function columnCarriers(root: PlanNode, node: PlanNode): Map<string, readonly string[] | null> {
+  const out = new Map<string, string[] | null>();
+  for (const shape of SHAPES) {
+    const tracked = trackedFields(root, node, shape);
+    for (const column of tableDef(node.table).columns) {
+      const source = node.sources?.[column.name] ?? column.source;
+      const text = source === undefined ? null : sourceFor(source, shape);
+      if (text === null || AFTER_ROW_TOKENS.has(text)) continue;
+      const alternatives = text.split('|');
+      const own = alternatives.every((a) => /^[A-Za-z_]/.test(a));
+      const previous = out.get(column.name);
+      if (!own || previous === null) {
+        out.set(column.name, null);
+        continue;
+      }
+      const names = namesOf(
+        tracked,
+        alternatives.map((a) => a.split('.')[0]!),
+      );
+      out.set(column.name, [...new Set([...(previous ?? []), ...names])]);
+    }
+  }
+  return out;
+}
+
+/**
+ * Rows of a unit's child tables that one array (or object) field of the unit item holds, replaced together
+ * by the newest document that carries the field (load/partial.ts): `names` are the tracked names standing
+ * for the field (the group is carried unless all are absent), `tables` the child node's table and those
+ * below it, and `only`, for sibling fields filling one table told apart by a constant column
+ * (order_discounts' `kind`: `voucher` or `offer`), that column and this field's value of it.
+ */
+export interface CarryGroup {
+  names: readonly string[];
+  tables: readonly string[];
+  only: { column: string; value: string } | null;
+}
+
+/** The carry groups of a unit node: its child fields that are not units of their own. */
+export function carryGroups(root: PlanNode, node: PlanNode): CarryGroup[] {
+  const tracked = trackedFields(root, node, null);
+  const children = (node.children ?? []).filter((child) => !child.unit);
+  const subtree = (child: PlanNode): string[] => [
+    child.table,
+    ...(child.children ?? []).flatMap((c) => (c.unit ? [] : subtree(c))),
+  ];
+  const groups: CarryGroup[] = [];
+  const done = new Set<PlanNode>();
+  for (const child of children) {
+    if (done.has(child)) continue;
+    const siblings = children.filter((other) => other.table === child.table);
+    for (const s of siblings) done.add(s);
+    const only = siblings.length > 1 ? discriminator(siblings) : null;
+    if (only === null) {
+      groups.push({
+        names: namesOf(
+          tracked,
+          siblings.map((s) => s.field!),
+        ),
+        tables: [...new Set(siblings.flatMap(subtree))],
+        only: null,
+      });
+      continue;
+    }
+    for (const s of siblings) {
+      if (s.children?.length)
+        throw new Error(
+          `${node.table}.${s.field}: sibling fields filling ${s.table} told apart by ${only} must have no child tables: their rows could not be told apart`,
+        );
+      const value = constantOf(s, only)!;
+      groups.push({ names: namesOf(tracked, [s.field!]), tables: [s.table], only: { column: only, value } });
+    }
+  }
+  return groups;
+}
+
+/** A constant (`=text`) source of `column` at a node, in every shape; null when it is not one. */
+function constantOf(node: PlanNode, column: string): string | null {
+  const def = tableDef(node.table).columns.find((c) => c.name === column);
+  const source = node.sources?.[column] ?? def?.source;
+  if (source === undefined) return null;
+  const texts = SHAPES.map((shape) => sourceFor(source, shape));
+  const first = texts[0];
+  if (!first?.startsWith('=') || texts.some((t) => t !== first)) return null;
+  return first.slice(1);
+}
+
+/** A column whose constant source differs between each of `siblings` (one table), or null. */
+function discriminator(siblings: readonly PlanNode[]): string | null {
+  for (const column of tableDef(siblings[0]!.table).columns) {
+    const values = siblings.map((s) => constantOf(s, column.name));
+    if (values.every((v) => v !== null) && new Set(values).size === values.length) return column.name;
+  }
+  return null;
 }

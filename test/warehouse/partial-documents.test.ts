@@ -1,0 +1,236 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { rebuildWarehouse } from '../../pipelines/rebuild.js';
+import type { Warehouse } from '../../src/load/index.js';
+import { silentLogger } from '../../src/log.js';
+import { planTables } from '../../src/model/index.js';
+import { count, FIXTURES, ingestDocuments, snapshot, tableRows, tempWarehouse } from './helpers.js';
+
+/**
+ * A document updates only what it carries (docs/ingest.md; src/load/merge.ts decides, src/load/partial.ts
+ * folds): each column comes from the newest document that carries its field, each child array from the
+ * newest document that carries the array, a field present as null is carried, a missing one is not.
+ */
+
+type Doc = Record<string, unknown>;
+
+const FULL: Doc = JSON.parse(readFileSync(`${FIXTURES}order-2024.json`, 'utf8'));
+
+/** An order list item: the order's summary, without lines, transactions, discounts or addresses. */
+const SUMMARY_FIELDS = [
+  'number',
+  'created_at',
+  'date_placed',
+  'updated_at',
+  'status',
+  'payment_status',
+  'fulfillment_status',
+  'currency',
+  'total_incl_tax',
+  'total_excl_tax',
+  'total_discount',
+  'total_outstanding',
+  'user',
+];
+const summary = (changes: Doc = {}): Doc => ({
+  ...Object.fromEntries(SUMMARY_FIELDS.map((f) => [f, FULL[f]])),
+  updated_at: '2024-06-01T00:00:00Z',
+  status: 'closed',
+  payment_status: 'refunded',
+  total_incl_tax: '99.00',
+  ...changes,
+});
+
+/** The order's tables but customers (a unit of its own, tested below), and the order's fulfillments. */
+const ORDER_TABLES = planTables('order').filter((t) => t !== 'customers');
+
+describe('partial documents', () => {
+  let warehouse: Warehouse;
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => {
+    ({ warehouse, dir, cleanup } = await tempWarehouse());
+  });
+  afterEach(() => cleanup());
+
+  let files = 0;
+  const ingest = (docs: Doc[], options: { workers?: number } = {}) =>
+    ingestDocuments(warehouse, dir, `run-${++files}.ndjson`, docs, options);
+
+  /** The order's tables as loading `doc` alone into an empty warehouse gives them. */
+  async function alone(doc: Doc): Promise<Record<string, string[]>> {
+    const other = await tempWarehouse();
+    try {
+      await ingestDocuments(other.warehouse, other.dir, 'alone.ndjson', [doc]);
+      return await snapshot(other.warehouse.connection, undefined, ORDER_TABLES);
+    } finally {
+      await other.cleanup();
+    }
+  }
+
+  const tables = () => snapshot(warehouse.connection, undefined, ORDER_TABLES);
+  const order = async () => (await tableRows(warehouse.connection, 'orders'))[0]!;
+
+  // Each sequence, across runs and within one batch: the result is the order as if one document had carried
+  // the newest of every field, `{...older, ...newer}`.
+  const sequences: { name: string; docs: Doc[]; expected: Doc }[] = [
+    {
+      name: 'a list item after the full order keeps lines, transactions and addresses',
+      docs: [FULL, summary()],
+      expected: { ...FULL, ...summary() },
+    },
+    {
+      name: 'the full order after a newer list item fills them in and keeps the newer totals and statuses',
+      docs: [summary(), FULL],
+      expected: { ...FULL, ...summary() },
+    },
+  ];
+  for (const { name, docs, expected } of sequences) {
+    it(`${name} (across runs)`, async () => {
+      for (const doc of docs) await ingest([doc]);
+      assert.deepEqual(await tables(), await alone(expected));
+    });
+    it(`${name} (one batch)`, async () => {
+      await ingest(docs);
+      assert.deepEqual(await tables(), await alone(expected));
+    });
+  }
+
+  it('the list item after the full order: what a user sees', async () => {
+    await ingest([FULL]);
+    await ingest([summary()]);
+    const o = await order();
+    assert.equal(o.status, 'closed', 'the newer status');
+    assert.equal(o.payment_status, 'refunded');
+    assert.equal(o.total_incl_tax, '99.000', 'the newer total');
+    assert.equal(o.billing_line1, '1 Analytical Way', 'the address only the full order carried');
+    assert.equal(o.total_tax, '19.320', 'a total only the full order carried (19.32 in the fixture)');
+    assert.equal(o._absent_fields, null, 'between them the documents carried every field');
+    assert.equal(await count(warehouse.connection, 'order_lines'), 2);
+    assert.equal(await count(warehouse.connection, 'order_line_tax_lines'), 2);
+    assert.equal(await count(warehouse.connection, 'order_transactions'), 1);
+    assert.equal(await count(warehouse.connection, 'order_discounts'), 2);
+  });
+
+  it('a list item alone lists what it lacks; the full order, older, then leaves only the newer values', async () => {
+    await ingest([summary()]);
+    const before = await order();
+    assert.match(String(before._absent_fields), /(^|,)lines(,|$)/);
+    assert.match(String(before._absent_fields), /(^|,)billing_address(,|$)/);
+    assert.equal(await count(warehouse.connection, 'order_lines'), 0);
+    await ingest([FULL]);
+    const after = await order();
+    assert.equal(after.status, 'closed');
+    assert.equal(after.updated_at, before.updated_at, "the row ranks as the list item's version");
+    assert.equal(after.billing_line1, '1 Analytical Way');
+    assert.equal(after._absent_fields, null);
+    assert.equal(await count(warehouse.connection, 'order_lines'), 2);
+  });
+
+  it('a field present as null is carried: it sets NULL, and an array null empties its rows', async () => {
+    const nulls = summary({ status: null, billing_address: null, lines: null });
+    await ingest([FULL]);
+    await ingest([nulls]);
+    assert.deepEqual(await tables(), await alone({ ...FULL, ...nulls }));
+    const o = await order();
+    assert.equal(o.status, null);
+    assert.equal(o.billing_line1, null);
+    assert.equal(o.shipping_line1, FULL.shipping_address && (FULL.shipping_address as Doc).line1);
+    assert.equal(await count(warehouse.connection, 'order_lines'), 0);
+    assert.equal(await count(warehouse.connection, 'order_line_tax_lines'), 0);
+    assert.equal(await count(warehouse.connection, 'order_transactions'), 1, 'not carried: kept');
+  });
+
+  it('an older document does not overwrite what the newer one carried, even as null', async () => {
+    const nulls = summary({ status: null, lines: null });
+    await ingest([nulls]);
+    await ingest([FULL]);
+    const o = await order();
+    assert.equal(o.status, null);
+    assert.equal(await count(warehouse.connection, 'order_lines'), 0);
+    assert.equal(o.billing_line1, '1 Analytical Way', 'the list item lacked it: the full order gives it');
+  });
+
+  it('voucher and offer discounts fill one table and are replaced apart', async () => {
+    const vouchers = summary({
+      voucher_discounts: [{ amount: '7.00', name: 'SUMMER7', description: 'Seven off' }],
+    });
+    await ingest([FULL]);
+    await ingest([vouchers]);
+    assert.deepEqual(await tables(), await alone({ ...FULL, ...vouchers }));
+    const discounts = await tableRows(warehouse.connection, 'order_discounts');
+    assert.deepEqual(discounts.map((d) => [d.kind, d.name]).sort(), [
+      ['offer', 'Free sample'],
+      ['voucher', 'SUMMER7'],
+    ]);
+  });
+
+  it('a nested unit (a fulfillment inside the order) keeps its line items when a newer summary of it lacks them', async () => {
+    const fulfillment = (FULL.fulfillments as Doc[])[0]!;
+    const items = await count(warehouse.connection, 'fulfillment_line_items');
+    assert.equal(items, 0);
+    await ingest([FULL]);
+    const stored = await count(warehouse.connection, 'fulfillment_line_items');
+    assert.ok(stored > 0, 'the fixture has fulfillment line items');
+    const later = summary({
+      fulfillments: [
+        {
+          id: fulfillment.id,
+          order_number: FULL.number,
+          status: 'delivered',
+          last_event_date: '2024-06-01T00:00:00Z',
+        },
+      ],
+    });
+    await ingest([later]);
+    const [f] = await tableRows(warehouse.connection, 'fulfillments');
+    assert.equal(f!.status, 'delivered');
+    assert.equal(f!.tracking_carrier, fulfillment.tracking_carrier, 'not carried by the summary: kept');
+    assert.equal(await count(warehouse.connection, 'fulfillment_line_items'), stored);
+  });
+
+  it('customers: a newer sighting with fewer fields updates only those', async () => {
+    const user = FULL.user as Doc;
+    await ingest([FULL]);
+    const newer = summary({ number: 'G-2', user: { id: user.id, email: 'new@example.com' } });
+    await ingest([newer]);
+    const [c] = await tableRows(warehouse.connection, 'customers');
+    assert.equal(c!.email, 'new@example.com');
+    assert.equal(c!.first_name, user.first_name);
+    assert.equal(c!.phone_number, user.phone_number);
+    assert.equal(c!.seen_in_order, 'G-2', 'where it was seen goes with the newest sighting');
+    assert.equal(c!._absent_fields, null);
+  });
+
+  it('is idempotent: the same list item again, or the full order again, changes nothing', async () => {
+    await ingest([FULL]);
+    await ingest([summary()]);
+    const once = await snapshot(warehouse.connection);
+    await ingest([summary()]);
+    assert.deepEqual(await snapshot(warehouse.connection), once);
+    await ingest([FULL]);
+    assert.deepEqual(await snapshot(warehouse.connection), once);
+    await ingest([summary(), FULL, summary()]);
+    assert.deepEqual(await snapshot(warehouse.connection), once);
+  });
+
+  it('works the same with worker threads', async () => {
+    await ingest([FULL], { workers: 2 });
+    await ingest([summary()], { workers: 2 });
+    assert.deepEqual(await tables(), await alone({ ...FULL, ...summary() }));
+  });
+
+  it('rebuild from the landing reproduces the folded tables exactly', async () => {
+    const user = FULL.user as Doc;
+    await ingest([FULL]);
+    await ingest([summary()]);
+    await ingest([summary({ number: 'R-1', lines: null })]);
+    await ingest([{ ...FULL, number: 'R-1', updated_at: '2024-05-01T00:00:00Z' }]);
+    await ingest([summary({ number: 'R-2', user: { id: user.id, email: 'late@example.com' } })]);
+    const original = await snapshot(warehouse.connection, []);
+    assert.equal(original.orders?.length, 3);
+    await rebuildWarehouse(warehouse, { logger: silentLogger });
+    assert.deepEqual(await snapshot(warehouse.connection, []), original);
+  });
+});
