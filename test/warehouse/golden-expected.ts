@@ -1068,14 +1068,19 @@ export const expected: Record<string, Row[]> = {
     { ...S, metadata_definition_id: 31, index: 0, type: 'max_length', value: '200' },
   ],
   customers: [
-    // Seen in order G-2024 (2024-05-03) and in cart 701 (2024-05-05): the cart is newer and wins whole.
+    // Seen in order G-2024 (2024-05-03) and in cart 701 (2024-05-05): the cart is newer and wins what it
+    // carries; the fields only the order's user carried come from the order (docs/ingest.md).
     {
       ...S,
       id: 9001,
-      _absent_fields: 'phone_number,accepts_marketing,language,ip,user_agent',
       email: 'ada@new.example',
       first_name: 'Ada',
       last_name: 'King',
+      phone_number: '+44 20 0000',
+      accepts_marketing: true,
+      language: 'en',
+      ip: '192.0.2.10',
+      user_agent: 'Mozilla/5.0',
       seen_at: '2024-05-05 10:00:00+00',
       seen_in: 'cart',
       seen_in_id: 701,
