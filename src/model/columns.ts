@@ -247,5 +247,5 @@ export const embeddedStockrecordFields = (): ColumnDef[] =>
     money('price_retail', reading('Compare-at (retail) price of one unit, excluding tax.')),
     int('num_in_stock', "Units in stock at the stockrecord's location."),
     int('num_allocated', reading('Units set aside for orders not yet shipped.')),
-    int('low_stock_threshold', 'Stock level at or below which the variant counts as low on stock.'),
+    int('low_stock_threshold', 'Low-stock threshold, in units.'),
   ]);

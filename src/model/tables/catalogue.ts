@@ -161,7 +161,7 @@ const variantStockrecords = child(
     id('location_id', 'Location id.'),
     int('num_in_stock', 'Units in stock at the location.'),
     int('num_allocated', reading('Units at the location set aside for orders not yet shipped.')),
-    int('low_stock_threshold', 'Stock level at or below which the variant counts as low on stock.'),
+    int('low_stock_threshold', 'Low-stock threshold, in units.'),
   ],
 );
 

@@ -216,7 +216,7 @@ const orderLines: TableDef = {
       text('currency', 'Line currency (2024-04-01 only).'),
       int(
         'current_quantity',
-        reading('Units still on the order: quantity minus the units refunded or removed (2024-04-01 only).'),
+        reading('Units still on the order: quantity minus the units refunded (2024-04-01 only).'),
       ),
       int(
         'editable_quantity',
