@@ -14,6 +14,7 @@ import {
 } from '../src/extract/index.js';
 import { openWarehouse, type Warehouse } from '../src/load/index.js';
 import type { Logger } from '../src/log.js';
+import { type Source, tableDef } from '../src/model/index.js';
 import { defaultStreamOptions, type StreamName } from '../src/streams.js';
 import { drainAfterSync } from './drain.js';
 import { exportParquet, prepareExportFolder } from './export.js';
@@ -24,6 +25,27 @@ import { exportParquet, prepareExportFolder } from './export.js';
  * recorded and the others go on (docs/streams.md, "Retries and errors"); the run's outcome decides the exit
  * code.
  */
+
+/**
+ * The record fields a table's unit version is read from (`unit.version`: a column, or `coalesce(a, b)`), by
+ * the first field of each item-relative source alternative: extract rejects a record whole when one of
+ * these fails its schema, since a record that cannot be ordered cannot be merged (src/extract/validate.ts).
+ */
+function versionFields(table: string): string[] {
+  const def = tableDef(table);
+  const version = def.unit?.version;
+  if (!version) return [];
+  const columns = (/^coalesce\((.*)\)$/i.exec(version)?.[1] ?? version).split(',').map((c) => c.trim());
+  const fields = new Set<string>();
+  for (const name of columns) {
+    const source: Source | undefined = def.columns.find((c) => c.name === name)?.source;
+    const texts = source === undefined ? [] : typeof source === 'string' ? [source] : Object.values(source);
+    for (const text of texts)
+      for (const alternative of (text ?? '').split('|'))
+        if (/^[A-Za-z_]/.test(alternative)) fields.add(alternative.split('.')[0]!);
+  }
+  return [...fields];
+}
 
 export type RunOutcome = 'succeeded' | 'completed_with_rejections' | 'partial' | 'failed' | 'interrupted';
 
@@ -233,6 +255,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
             logger,
             store: job.store.name,
             runId,
+            versionFields: versionFields(stream.table),
             onProgress: (extracted) => {
               const progress = stored(extracted);
               latest.set(stream.name, progress);

@@ -43,6 +43,8 @@ export interface RunStreamArgs {
   store?: string;
   runId?: string;
   signal?: AbortSignal;
+  /** The record fields the stream's table reads its version from (StreamContext.versionFields). */
+  versionFields?: readonly string[];
 }
 
 export interface StreamSummary {
@@ -129,6 +131,7 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
     cursorDropped: () => {
       cursorsDropped++;
     },
+    versionFields: args.versionFields ?? [],
   };
   const store = args.store ?? 'default';
   const runId = args.runId ?? `run-${now.toISOString()}`;

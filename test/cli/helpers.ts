@@ -350,3 +350,48 @@ export async function startBreakingProxy(
       }),
   };
 }
+
+/**
+ * A loopback proxy in front of a sandbox that passes every request through (links rewritten to itself) and
+ * hands the parsed JSON body of each list page (`{next, results}`) to `rewrite` with the request's path:
+ * what `rewrite` returns is served instead. A store whose API changed under the sync: a field turned into
+ * another type, a record gone from the listing, fields added.
+ */
+export async function startRewritingProxy(
+  upstream: Sandbox,
+  rewrite: (page: { next: string | null; results: Record<string, unknown>[] }, path: string) => unknown,
+): Promise<{ baseUrl: string; close: () => Promise<void> }> {
+  let origin = '';
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    request(`${upstream.origin}${url}`, { method: req.method as 'GET', headers: req.headers })
+      .then(async (answer) => {
+        let text = (await answer.body.text()).split(upstream.origin).join(origin);
+        const type = String(answer.headers['content-type']);
+        if (answer.statusCode === 200 && type.includes('json')) {
+          const body = JSON.parse(text) as unknown;
+          if (
+            body !== null &&
+            typeof body === 'object' &&
+            Array.isArray((body as { results?: unknown }).results)
+          )
+            text = JSON.stringify(
+              rewrite(body as Parameters<typeof rewrite>[0], new URL(url, origin).pathname),
+            );
+        }
+        res.writeHead(answer.statusCode, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
+        res.end(text);
+      })
+      .catch((error: Error) => res.destroy(error));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    baseUrl: `${origin}${new URL(upstream.baseUrl).pathname}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -198,11 +198,15 @@ describe('cursor chains', () => {
   });
 
   it('hands a record that fails its schema on as a rejection with reason and raw JSON, and keeps the rest', async () => {
-    const bad = { id: 2, name: 'Broken', accept_return: 'yes', address: { country: 7 } };
+    // `address` is not the object the schema promises: the record's structure is wrong, so it is rejected
+    // whole. A record whose only problem is a value (`accept_return`, id 4) goes on, for normalize to refuse
+    // that field alone (src/extract/validate.ts).
+    const bad = { id: 2, name: 'Broken', accept_return: 'yes', address: 'nowhere' };
+    const fieldOnly = { id: 4, name: 'Odd', accept_return: 'yes', address: { country: 7 } };
     const server = await serve((_req, res) =>
       sendJson(res, 200, {
         next: null,
-        results: [{ id: 1, name: 'Fine' }, bad, { id: 3, extra_field: [1, 2] }],
+        results: [{ id: 1, name: 'Fine' }, bad, { id: 3, extra_field: [1, 2] }, fieldOnly],
       }),
     );
     const warehouse = new MemoryWarehouse();
@@ -216,9 +220,10 @@ describe('cursor chains', () => {
       commit: warehouse.commit,
       logger,
     });
-    assert.equal(summary.records, 2);
+    assert.equal(summary.records, 3);
     assert.equal(summary.rejections, 1);
-    assert.deepEqual(warehouse.keys(), [1, 3]);
+    assert.deepEqual(warehouse.keys(), [1, 3, 4]);
+    assert.deepEqual(warehouse.rows.get('4'), fieldOnly);
     assert.deepEqual(
       warehouse.rows.get('3'),
       { id: 3, extra_field: [1, 2] },
@@ -229,7 +234,8 @@ describe('cursor chains', () => {
     assert.equal(rejection?.key, '2');
     assert.deepEqual(rejection?.raw, bad);
     assert.match(rejection?.reason ?? '', /accept_return: .*boolean/i);
-    assert.match(rejection?.reason ?? '', /address\.country/);
+    assert.match(rejection?.reason ?? '', /address: .*object/);
+    assert.equal(rejection?.fieldPath, 'accept_return', 'the first issue names the field');
     assert.equal(rejection?.source, '/api/locations/');
   });
 });

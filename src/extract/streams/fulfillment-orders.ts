@@ -98,6 +98,7 @@ async function* refreshOpen(stream: StreamDefinition, ctx: StreamContext): Async
       found.map((o) => o.raw),
       stream.name,
       'GET /fulfillment-orders/{id}/',
+      ctx.versionFields,
     );
     const rejected = page.rejections.map((r) => r.key).filter((k): k is string => k !== null);
     yield {

@@ -92,7 +92,8 @@ async function* readChain(
     signal: ctx.signal,
   })) {
     const url = new URL(page.url);
-    const validated = validateRecords(stream.schema, page.results, stream.name, url.pathname + url.search);
+    const source = url.pathname + url.search;
+    const validated = validateRecords(stream.schema, page.results, stream.name, source, ctx.versionFields);
     yield { ...validated, next: page.next };
   }
 }

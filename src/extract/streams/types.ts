@@ -63,6 +63,8 @@ export interface StreamContext {
    * the cursor as expired, or it can no longer be used): the driver counts it for the run's summary.
    */
   cursorDropped?(sliceId: string): void;
+  /** The record fields its version is read from: a record whose value there fails its schema is rejected whole (validate.ts). */
+  versionFields?: readonly string[];
 }
 
 export interface ExtractedPage {
