@@ -6,6 +6,7 @@ import type { StreamOptions } from './contracts.js';
 import { ERROR_CODES, StoreSyncError } from './errors.js';
 import { isCalendarDay } from './extract/dates.js';
 import { parseBaseUrl } from './extract/url-safety.js';
+import { findJsonSyntaxError } from './json-syntax.js';
 import { registerSecret } from './log.js';
 import { defaultStreamOptions, STREAM_NAMES, type StreamName } from './streams.js';
 
@@ -488,14 +489,19 @@ export async function loadConfig(file: string): Promise<SyncConfig> {
     );
   }
   let raw: unknown;
+  // Some editors save a byte order mark; it is not JSON, and the parser would quote it invisibly.
+  const json = text.replace(/^\uFEFF/, '');
   try {
-    // Some editors save a byte order mark; it is not JSON, and the parser would quote it invisibly.
-    raw = JSON.parse(text.replace(/^\uFEFF/, ''));
+    raw = JSON.parse(json);
   } catch (error) {
+    // FILE:LINE:COLUMN, as compilers say it, so an editor or a terminal jumps there.
+    const where = findJsonSyntaxError(json);
     throw new StoreSyncError(
       ERROR_CODES.CONFIG_INVALID,
-      `${file} is not valid JSON: ${(error as Error).message}`,
-      { cause: error },
+      where
+        ? `${file}:${where.line}:${where.column}: ${where.message} (the config file is not valid JSON)`
+        : `${file} is not valid JSON: ${(error as Error).message}`,
+      { cause: error, ...(where ? { details: { line: where.line, column: where.column } } : {}) },
     );
   }
   return parseConfig(raw, file, path.dirname(path.resolve(file)));

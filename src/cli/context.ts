@@ -234,3 +234,28 @@ export function useFastPathSwitch(args: FastPathArgs): void {
     );
   if (args['fast-path'] !== undefined) process.env[FAST_PATH_VARIABLE] = args['fast-path'] ? '1' : '0';
 }
+
+export interface RateLimitArgs {
+  'rate-limit'?: number;
+}
+
+/** `--rate-limit` of sync and backfill: the requests per second of every store of this run. */
+export function withRateLimitOption<T>(yargs: Argv<T>): Argv<T & RateLimitArgs> {
+  return yargs.option('rate-limit', {
+    type: 'number',
+    description:
+      "Requests per second to each store for this run, instead of the config's rateLimit (default 4, the platform's published limit); 0: no limit",
+  }) as Argv<T & RateLimitArgs>;
+}
+
+/**
+ * Applies `--rate-limit` to every store of the job, checked as the sandbox checks its own: a number of
+ * requests per second, or 0 for none.
+ */
+export function applyRateLimit(config: SyncConfig, args: RateLimitArgs): void {
+  const value = args['rate-limit'];
+  if (value === undefined) return;
+  if (!Number.isFinite(value) || value < 0)
+    throw badNumber('rate-limit', 'a number of requests per second, or 0 for none', value);
+  for (const store of config.stores) store.rateLimit = value;
+}

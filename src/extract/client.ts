@@ -258,6 +258,8 @@ export class ApiClient {
       method: spec.method,
       path: printablePath(url),
       scopes: spec.scopes,
+      origin: this.baseUrl.origin,
+      hasId: spec.path.includes('{'),
     };
     const payload = body === undefined ? undefined : isFormData(body) ? body : JSON.stringify(body);
     const state: SendState = { attempts: 0, waited: { ms: 0 } };

@@ -1,5 +1,6 @@
 import { ERROR_CODES, type ErrorCode, StoreSyncError } from '../errors.js';
 import { redact } from '../log.js';
+import { isLoopbackHost } from './url-safety.js';
 
 /**
  * Turns an unwanted HTTP outcome into the error vocabulary. Terminal statuses get messages that say what
@@ -12,6 +13,10 @@ export interface RequestContext {
   /** Path and query only (never the origin's credentials, never a header). */
   path: string;
   scopes: readonly string[];
+  /** The base URL's origin (`https://shop.example.com`): which host and port a connection failure names. */
+  origin?: string;
+  /** Whether the operation has an id in its path: a 404 then may be the id's, not the base URL's. */
+  hasId?: boolean;
 }
 
 const EXCERPT_LENGTH = 200;
@@ -54,7 +59,7 @@ export function errorForStatus(status: number, body: string, ctx: RequestContext
     case 404:
       return make(
         ERROR_CODES.HTTP_NOT_FOUND,
-        `${where} was not found (404); check that the base URL is the store's administration API root, and that the id exists`,
+        `${where} was not found (404); check that the base URL (baseUrl in the config, --base-url for a one-off job) is the store's administration API root${ctx.hasId === false ? '' : ', and that the id exists'}`,
       );
     case 429:
       return make(ERROR_CODES.HTTP_RATE_LIMITED, `${where} was rate limited (429)`, true);
@@ -81,33 +86,71 @@ const NETWORK_CODES = new Set([
   'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH',
 ]);
 
-/** Classifies an error thrown by undici while sending or reading; anything unknown is terminal. */
+/** `host:port` of a failed connection: from the error when it says (the address it tried), else the base URL. */
+function hostAndPort(error: unknown, ctx: RequestContext): string {
+  const { address, port } = error as { address?: unknown; port?: unknown };
+  if (typeof address === 'string' && port !== undefined)
+    return `${address.includes(':') ? `[${address}]` : address}:${String(port)}`;
+  if (!ctx.origin) return 'the server';
+  const url = new URL(ctx.origin);
+  return `${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`;
+}
+
+/**
+ * A TLS handshake answered in plain HTTP: OpenSSL reads the server's "HTTP/1.1 400" as a TLS record of an
+ * unknown version. Node names it ERR_SSL_WRONG_VERSION_NUMBER, or EPROTO with OpenSSL's text.
+ */
+function plainHttpAnswer(code: unknown, text: string): boolean {
+  return code === 'ERR_SSL_WRONG_VERSION_NUMBER' || /wrong version number/i.test(text);
+}
+
+/**
+ * Classifies an error thrown by undici while sending or reading; anything unknown is terminal. The failures a
+ * first run meets (a wrong scheme, port or host name) are told in one sentence with the fix.
+ */
 export function errorForTransport(error: unknown, ctx: RequestContext): StoreSyncError {
   if (error instanceof StoreSyncError) return error;
   const code = (error as { code?: unknown })?.code;
   const text = redact(error instanceof Error ? error.message : String(error));
   const details = { method: ctx.method, path: ctx.path, operation: ctx.operation, cause: code };
+  const where = `${ctx.method} ${ctx.path}`;
   if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
-    return new StoreSyncError(ERROR_CODES.TIMEOUT, `${ctx.method} ${ctx.path} timed out (${code}): ${text}`, {
+    return new StoreSyncError(ERROR_CODES.TIMEOUT, `${where} timed out (${code}): ${text}`, {
       cause: error,
       transient: true,
       details,
     });
   }
-  if (typeof code === 'string' && NETWORK_CODES.has(code)) {
+  const origin = ctx.origin ? new URL(ctx.origin) : null;
+  if (plainHttpAnswer(code, text)) {
+    const fix =
+      origin && isLoopbackHost(origin.hostname)
+        ? 'use http:// instead of https:// in baseUrl'
+        : 'set baseUrl to the port that serves https (plain http is allowed only to this machine)';
     return new StoreSyncError(
       ERROR_CODES.NETWORK,
-      code === 'ECONNREFUSED'
-        ? `${ctx.method} ${ctx.path} could not connect: nothing accepts connections at that address (${code}); check baseUrl and that the API is up: ${text}`
-        : `${ctx.method} ${ctx.path} lost its connection (${code}): ${text}`,
-      {
-        cause: error,
-        transient: true,
-        details,
-      },
+      `${where} failed: ${hostAndPort(error, ctx)} speaks plain HTTP, not TLS (${String(code)}): ${fix}`,
+      { cause: error, details },
     );
   }
-  return new StoreSyncError(ERROR_CODES.NETWORK, `${ctx.method} ${ctx.path} failed: ${text}`, {
+  if (code === 'ENOTFOUND') {
+    const host = (error as { hostname?: unknown }).hostname ?? origin?.hostname ?? 'the host';
+    return new StoreSyncError(
+      ERROR_CODES.NETWORK,
+      `${where} failed: the host name ${String(host)} does not resolve (ENOTFOUND: DNS knows no such name); check baseUrl for a typo`,
+      { cause: error, details },
+    );
+  }
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) {
+    const message =
+      code === 'ECONNREFUSED'
+        ? `${where} could not connect to ${hostAndPort(error, ctx)}: the connection was refused (ECONNREFUSED); is the server running, and are the host and port of baseUrl right?`
+        : code === 'EAI_AGAIN'
+          ? `${where} could not look up the host name ${origin?.hostname ?? ''} (EAI_AGAIN: DNS did not answer); check this machine's network and DNS, and baseUrl`
+          : `${where} lost its connection (${code}): ${text}`;
+    return new StoreSyncError(ERROR_CODES.NETWORK, message, { cause: error, transient: true, details });
+  }
+  return new StoreSyncError(ERROR_CODES.NETWORK, `${where} failed: ${text}`, {
     cause: error,
     details,
   });

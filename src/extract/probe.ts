@@ -1,4 +1,4 @@
-import { asStoreSyncError, ERROR_CODES, isStoreSyncError, type StoreSyncError } from '../errors.js';
+import { asStoreSyncError, ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import type { ApiClient } from './client.js';
 import type { RequestMeter } from './operations.js';
 import type { StreamDefinition } from './streams/types.js';
@@ -59,7 +59,7 @@ export async function probeStreamAccess(
           const message = `stream ${stream.name} skipped: the token lacks its scope; grant ${stream.scopes.join(' or ')} in the store's API access settings`;
           return { stream, kind: 'denied', denied: { stream: stream.name, scopes: stream.scopes, message } };
         }
-        const failed = { stream: stream.name, error: asStoreSyncError(error), ...meter };
+        const failed = { stream: stream.name, error: firstListError(error, client, stream), ...meter };
         return { stream, kind: 'failed', failed };
       }
     }),
@@ -71,4 +71,26 @@ export async function probeStreamAccess(
     denied: outcomes.flatMap((o) => (o.kind === 'denied' ? [o.denied] : [])),
     failed,
   };
+}
+
+/**
+ * A 404 to a stream's first list request says the list is not where the base URL puts it: most often a base
+ * URL without the API's own path (`https://shop.example.com/` for `https://shop.example.com/api/`). Said so,
+ * with the URL that was asked and the setting to change, instead of a 404's general advice.
+ */
+function firstListError(error: unknown, client: ApiClient, stream: StreamDefinition): StoreSyncError {
+  const failure = asStoreSyncError(error);
+  if (!isStoreSyncError(failure, ERROR_CODES.HTTP_NOT_FOUND)) return failure;
+  const base = client.baseUrl;
+  const url = client.operationUrl(stream.operation);
+  const setting = 'baseUrl in the config (--base-url for a one-off job)';
+  // Store APIs are served under a path of their own (the sandbox's and the docs' examples under /api/).
+  const advice = /\/api\//i.test(base.pathname)
+    ? `check that ${base.href} is the store's administration API root, and set ${setting} to it`
+    : `the base URL ${base.href} probably lacks the API's path (such as ${new URL('api/', base).href}): set ${setting} to the store's administration API root`;
+  return new StoreSyncError(
+    failure.code,
+    `GET ${failure.details.path ?? url.pathname} was not found (404), the first list request of stream ${stream.name} (${url.href}): ${advice}`,
+    { cause: failure, details: { ...failure.details, setting: 'baseUrl' } },
+  );
 }

@@ -3,6 +3,7 @@ import {
   closeSync,
   constants,
   existsSync,
+  mkdirSync,
   openSync,
   readFileSync,
   readSync,
@@ -68,21 +69,49 @@ const WAREHOUSE_ALIAS = 'warehouse';
 
 const writersInProcess = new Set<string>();
 
+/**
+ * Creates the warehouse's missing folders, one level at a time: Node 20's recursive mkdir loops forever, at
+ * full CPU, where a folder exists but refuses children with ENOENT (`/proc`, some network and FUSE mounts).
+ * A new user's config points at `data/warehouse.duckdb` before `data/` exists; a writer makes it.
+ */
+function makeFolders(folder: string): void {
+  const missing: string[] = [];
+  for (let current = folder; !existsSync(current); current = path.dirname(current)) {
+    missing.unshift(current);
+    if (path.dirname(current) === current) break;
+  }
+  for (const level of missing) {
+    try {
+      mkdirSync(level);
+    } catch (cause) {
+      const { code } = cause as NodeJS.ErrnoException;
+      if (code === 'EEXIST') continue;
+      throw new StoreSyncError(
+        ERROR_CODES.WAREHOUSE_PATH,
+        `cannot create the warehouse folder ${folder}: creating ${level} failed (${code ?? (cause as Error).message}); create it yourself or choose another --warehouse path`,
+        { cause, details: { field: 'warehouse' } },
+      );
+    }
+  }
+}
+
 function checkFolder(file: string, readOnly: boolean, existing: boolean): void {
   const folder = path.dirname(file);
-  if (!existsSync(folder) || !statSync(folder).isDirectory())
-    throw new StoreSyncError(
-      ERROR_CODES.WAREHOUSE_PATH,
-      `warehouse folder ${folder} does not exist: create it or choose another --warehouse path`,
-      { details: { field: 'warehouse' } },
-    );
-  checkIsWarehouse(file);
+  // Readers (query, status, export) and rebuild never create anything: a mistyped path must say so.
   if ((readOnly || existing) && !existsSync(file))
     throw new StoreSyncError(
       ERROR_CODES.WAREHOUSE_PATH,
-      `warehouse ${file} does not exist yet: run a sync or an ingest first`,
+      `no warehouse at ${file}: it does not exist yet; run a sync or an ingest first (or check --warehouse and the config's "warehouse")`,
       { details: { field: 'warehouse' } },
     );
+  if (!readOnly && !existsSync(folder)) makeFolders(folder);
+  if (!statSync(folder).isDirectory())
+    throw new StoreSyncError(
+      ERROR_CODES.WAREHOUSE_PATH,
+      `the warehouse folder ${folder} is a file, not a folder: choose another --warehouse path`,
+      { details: { field: 'warehouse' } },
+    );
+  checkIsWarehouse(file);
   if (readOnly) return;
   try {
     accessSync(folder, constants.W_OK);

@@ -13,6 +13,16 @@ import { checkStatement, checkText, isEmptySql, SANDBOX_SETTINGS, settingsRefusa
 export interface QueryResult {
   columns: { name: string; type: string }[];
   rows: unknown[][];
+  /** Rows the statement gave: more than `rows` holds when `maxRows` cut them. */
+  totalRows: number;
+}
+
+export interface QueryOptions {
+  /**
+   * Most rows converted and returned (`query --limit`); the others are only counted, so a large result
+   * printed as a table costs neither the time nor the memory of turning every row into JSON values.
+   */
+  maxRows?: number;
 }
 
 const INTEGER_TYPES =
@@ -37,7 +47,11 @@ function exactNumber(value: unknown, type: string): unknown {
  */
 DuckDBTimestampTZValue.timezoneOffsetInMinutes = 0;
 
-export async function runReadOnlyQuery(path: string, sql: string): Promise<QueryResult> {
+export async function runReadOnlyQuery(
+  path: string,
+  sql: string,
+  options: QueryOptions = {},
+): Promise<QueryResult> {
   if (isEmptySql(sql))
     throw new StoreSyncError(
       ERROR_CODES.USAGE,
@@ -60,14 +74,20 @@ export async function runReadOnlyQuery(path: string, sql: string): Promise<Query
       const prepared = await extracted.prepare(0);
       try {
         await checkStatement(connection, sql, prepared.statementType);
-        const reader = await prepared.runAndReadAll();
+        const { maxRows } = options;
+        const reader =
+          maxRows === undefined ? await prepared.runAndReadAll() : await prepared.streamAndReadUntil(maxRows);
         const types = reader.columnTypes();
         // An alias names what the type is for (JSON is a VARCHAR with the alias JSON).
         const columns = reader
           .columnNames()
           .map((name, i) => ({ name, type: types[i]!.alias ?? types[i]!.toString() }));
-        const rows = reader.getRowsJson().map((row) => row.map((v, i) => exactNumber(v, columns[i]!.type)));
-        return { columns, rows };
+        const read = reader.getRowsJson();
+        const kept = maxRows === undefined ? read : read.slice(0, maxRows);
+        const rows = kept.map((row) => row.map((v, i) => exactNumber(v, columns[i]!.type)));
+        // The rest is read (as DuckDB's chunks, never converted) only to be counted.
+        if (!reader.done) await reader.readAll();
+        return { columns, rows, totalRows: reader.currentRowCount };
       } finally {
         prepared.destroySync();
       }

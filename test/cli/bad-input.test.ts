@@ -97,7 +97,10 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
     assert.match(result.stderr, /^ {2}rateLimit: .*expected number/m);
     assert.match(result.stderr, /^ {2}stores\[0\]\.baseUrl: expected an absolute URL such as https:\/\//m);
     await writeFile(path.join(dir, 'broken.json'), '{"warehouse": "data/warehouse.duckdb",');
-    await refused(['sync', '--config', 'broken.json'], /broken\.json is not valid JSON/);
+    await refused(
+      ['sync', '--config', 'broken.json'],
+      /^error: broken\.json:1:39: the file ends inside an object: a closing \} is missing \(the config file is not valid JSON\)$/m,
+    );
 
     // A date that matches YYYY-MM-DD but is not on the calendar, and a base URL the paths cannot follow.
     const subtle = await writeConfig(
@@ -243,15 +246,12 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
     );
   });
 
-  it('a warehouse in a folder that does not exist', async () => {
-    const missing = path.join(dir, 'missing', 'w.duckdb');
+  it('a warehouse folder that cannot be created (a missing one is created: test/cli/first-steps.test.ts)', async () => {
+    const underFile = path.join(dir, 'sync.config.json', 'data', 'w.duckdb');
     await refused(
-      ['sync', '--base-url', sandbox.baseUrl, '--token-env', TOKEN_ENV, '--warehouse', missing],
-      new RegExp(
-        `warehouse folder ${path.dirname(missing)} does not exist: create it or choose another --warehouse path`,
-      ),
+      ['sync', '--base-url', sandbox.baseUrl, '--token-env', TOKEN_ENV, '--warehouse', underFile],
+      /cannot create the warehouse folder \S+sync\.config\.json\/data: creating \S+sync\.config\.json\/data failed \(ENOTDIR\); create it yourself or choose another --warehouse path/,
     );
-    assert.deepEqual(await folderFingerprint(path.dirname(missing)), { '(folder)': 'absent' });
   });
 
   it('an export folder that cannot be created fails at once, naming it (Node alone would spin forever in /proc)', async () => {
@@ -274,7 +274,7 @@ describe('bad input: exit 2, a clear message, the warehouse untouched', () => {
     const typo = path.join(warehouseDir, 'warehuose.duckdb');
     await refused(
       ['rebuild', '--warehouse', typo],
-      /warehouse \S+warehuose\.duckdb does not exist yet: run a sync or an ingest first/,
+      /no warehouse at \S+warehuose\.duckdb: it does not exist yet; run a sync or an ingest first/,
     );
     assert.equal(existsSync(typo), false, 'no warehouse was created');
     await refused(

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, it } from 'node:test';
 import { CONFIG_SCHEMA_FILE, renderConfigSchema } from '../../schemas/generate.js';
 import { loadConfig, parseConfig, readToken } from '../../src/config.js';
 import { isStoreSyncError } from '../../src/errors.js';
+import { findJsonSyntaxError } from '../../src/json-syntax.js';
 
 const valid = {
   warehouse: 'data/w.duckdb',
@@ -89,6 +92,56 @@ describe('sync.config.json', () => {
       (error) => isStoreSyncError(error, 'token_missing') && /NOPE_TOKEN/.test(error.message),
     );
     assert.equal(readToken({ name: 'main', tokenEnv: 'T' }, { T: 'abc' }), 'abc');
+  });
+
+  it('points at a JSON syntax error by line and column, saying what was expected there', async () => {
+    const cases: [string, RegExp][] = [
+      [
+        '{\n  "warehouse": "w.duckdb",\n  "stores": [],\n}\n',
+        /^3:15: a trailing comma: JSON allows no comma after the last property$/,
+      ],
+      [
+        '{\n  "stores": [\n    1,\n  ]\n}',
+        /^3:6: a trailing comma: JSON allows no comma after the last item$/,
+      ],
+      [
+        '{\n  "a": 1\n  "b": 2\n}',
+        /^3:3: expected ',' or '}' after a property's value, found '"' \(a missing comma\?\)$/,
+      ],
+      ['{\n  // note\n}', /^2:3: JSON allows no comments$/],
+      ["{\n  'a': 1\n}", /^2:3: property names need double quotes/],
+      ['{"a": tru}', /^1:7: a word that is not true, false or null/],
+      ['{"a": "x\ny"}', /^1:9: a line break inside a string/],
+      ['{"a": 1', /^1:8: the file ends inside an object: a closing } is missing$/],
+      ['', /^1:1: the file is empty/],
+      ['{"a": 1}}', /^1:9: unexpected '}' after the end of the JSON value$/],
+      ['{"a": "\\q"}', /^1:8: \\q is not an escape JSON knows/],
+    ];
+    for (const [text, expected] of cases) {
+      assert.throws(() => JSON.parse(text), `${JSON.stringify(text)} is not JSON`);
+      const found = findJsonSyntaxError(text);
+      assert.ok(found, `an error is found in ${JSON.stringify(text)}`);
+      assert.match(`${found.line}:${found.column}: ${found.message}`, expected, JSON.stringify(text));
+    }
+    for (const good of ['{}', '[]', '{"a": [1, -2.5e3, true, null, "\\u00e9\\n"], "b": {}}', ' 0 ']) {
+      assert.doesNotThrow(() => JSON.parse(good));
+      assert.equal(findJsonSyntaxError(good), null, good);
+    }
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'store-sync-config-'));
+    try {
+      const file = path.join(dir, 'sync.config.json');
+      await writeFile(file, '\uFEFF{\n  "warehouse": "w.duckdb",\n  "stores": [],\n}\n');
+      await assert.rejects(loadConfig(file), (error: unknown) => {
+        assert.ok(isStoreSyncError(error, 'config_invalid'));
+        assert.equal(
+          error.message,
+          `${file}:3:15: a trailing comma: JSON allows no comma after the last property (the config file is not valid JSON)`,
+        );
+        return true;
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('publishes a current JSON Schema, and the example config validates', async () => {

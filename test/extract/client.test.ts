@@ -150,7 +150,7 @@ describe('ApiClient', () => {
     const error = await failure(() => api.call('listLocations', {}));
     assert.match(
       error.message,
-      /GET \/api\/locations\/ could not connect: nothing accepts connections at that address \(ECONNREFUSED\); check baseUrl and that the API is up/,
+      /GET \/api\/locations\/ could not connect to 127\.0\.0\.1:\d+: the connection was refused \(ECONNREFUSED\); is the server running, and are the host and port of baseUrl right\?/,
     );
     assert.doesNotMatch(error.message, /lost its connection/);
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isStoreSyncError } from '../../src/errors.js';
@@ -94,16 +95,20 @@ describe('one writer', () => {
       await first.close();
     }
     const result = await runReadOnlyQuery(file, "SELECT count(*) AS n FROM _sync_runs WHERE _store = 'x'");
-    assert.deepEqual(result, { columns: [{ name: 'n', type: 'BIGINT' }], rows: [[0]] });
+    assert.deepEqual(result, { columns: [{ name: 'n', type: 'BIGINT' }], rows: [[0]], totalRows: 1 });
   });
 
-  it('a missing folder is named', async () => {
-    const missing = path.join(dir, 'nope', 'w.duckdb');
-    await assert.rejects(openWarehouse(missing), (error: unknown) => {
+  it('a writer creates a missing folder; a reader names the missing warehouse and creates nothing', async () => {
+    const missing = path.join(dir, 'nope', 'deeper', 'w.duckdb');
+    await assert.rejects(openWarehouse(missing, { readOnly: true }), (error: unknown) => {
       assert.ok(isStoreSyncError(error, 'warehouse_path'));
-      assert.match(error.message, new RegExp(`${path.join(dir, 'nope')} does not exist`));
+      assert.match(error.message, new RegExp(`no warehouse at ${missing}: it does not exist yet`));
       return true;
     });
+    assert.equal(existsSync(path.join(dir, 'nope')), false, 'a reader created nothing');
+    const created = await openWarehouse(missing);
+    await created.close();
+    assert.equal(existsSync(missing), true);
   });
 
   it('a query that writes is refused', async () => {

@@ -1,4 +1,4 @@
-import { access, constants } from 'node:fs/promises';
+import { access, constants, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { readToken, type StoreConfig, type SyncConfig } from '../../config.js';
@@ -118,18 +118,35 @@ async function storeChecks(store: StoreConfig): Promise<Check[]> {
 
 async function warehouseChecks(config: SyncConfig): Promise<Check[]> {
   const folder = path.dirname(config.warehouse);
+  // A sync or an ingest creates a missing folder (src/load/open.ts): what matters is that the nearest
+  // folder that exists lets this user create it.
+  let existing = folder;
+  while (!(await stat(existing).catch(() => null)) && path.dirname(existing) !== existing)
+    existing = path.dirname(existing);
   try {
-    await access(folder, constants.W_OK);
+    if (!(await stat(existing)).isDirectory()) throw new Error('not a folder');
+    await access(existing, constants.W_OK);
   } catch {
     return [
       {
         name: 'warehouse folder',
         ok: false,
-        detail: `${folder} does not exist or is not writable`,
-        fix: `mkdir -p ${folder}, or point "warehouse" elsewhere`,
+        detail:
+          existing === folder
+            ? `${folder} is not a writable folder`
+            : `${folder} does not exist, and ${existing} does not let this user create it`,
+        fix: `create ${folder} with write access for this user, or point "warehouse" elsewhere`,
       },
     ];
   }
+  if (existing !== folder)
+    return [
+      {
+        name: 'warehouse folder',
+        ok: true,
+        detail: `${folder} does not exist yet; the first sync or ingest creates it`,
+      },
+    ];
   const checks: Check[] = [{ name: 'warehouse folder', ok: true, detail: `${folder} is writable` }];
   try {
     await access(config.warehouse);

@@ -6,27 +6,30 @@ import type { DateWindow } from '../../extract/index.js';
 import { redact } from '../../log.js';
 import { STREAM_NAMES } from '../../streams.js';
 import {
+  applyRateLimit,
   cliLogger,
   type FastPathArgs,
   type JobArgs,
   parseStreamList,
+  type RateLimitArgs,
   resolveJob,
   selectStores,
   useFastPathSwitch,
   withFastPathOption,
   withJobOptions,
+  withRateLimitOption,
 } from '../context.js';
 import { EXIT, exitCodeForError, exitCodeForRuns } from '../exit-codes.js';
 import { renderTable } from '../output.js';
 import { createProgressDisplay } from '../progress.js';
 import { StopOnSignal } from '../stop.js';
 
-interface SyncArgs extends JobArgs, FastPathArgs {
+interface SyncArgs extends JobArgs, FastPathArgs, RateLimitArgs {
   streams?: string;
   'full-refresh'?: boolean;
 }
 
-interface BackfillArgs extends JobArgs {
+interface BackfillArgs extends JobArgs, RateLimitArgs {
   streams?: string;
   from: string;
   to?: string;
@@ -83,7 +86,7 @@ export function backfillWindow(from: string, to: string | undefined, today: Date
 }
 
 async function runSyncCommand(
-  args: JobArgs & { streams?: string },
+  args: JobArgs & RateLimitArgs & { streams?: string },
   mode: SyncMode,
   window?: DateWindow,
 ): Promise<void> {
@@ -91,6 +94,7 @@ async function runSyncCommand(
   const { runSync } = await import('../../../pipelines/sync.js');
   const { checkStores, syncStores } = await import('../../../pipelines/stores.js');
   const config = await resolveJob(args, { needsApi: true });
+  applyRateLimit(config, args);
   const stores = selectStores(config, args.store);
   checkStores(stores, streams);
   // Bars only on a terminal, and never with JSON logs: a log shipper wants lines, not redraws.
@@ -177,10 +181,12 @@ async function runSyncCommand(
 }
 
 const withStreams = <T>(yargs: Argv<T>) =>
-  withJobOptions(yargs).option('streams', {
-    type: 'string',
-    description: `Comma-separated streams: ${STREAM_NAMES.join(', ')}`,
-  });
+  withRateLimitOption(
+    withJobOptions(yargs).option('streams', {
+      type: 'string',
+      description: `Comma-separated streams: ${STREAM_NAMES.join(', ')}`,
+    }),
+  );
 
 export const syncCommand: CommandModule<object, SyncArgs> = {
   command: 'sync',
@@ -194,6 +200,7 @@ export const syncCommand: CommandModule<object, SyncArgs> = {
       })
       .example('$0 sync', 'Nightly run from ./sync.config.json')
       .example('$0 sync --store eu --streams subscriptions', 'One store, one stream')
+      .example('$0 sync --rate-limit 1', 'One request per second this time, whatever the config says')
       .example(
         '$0 sync --base-url https://shop.example.com/api/ --token-env SHOP_TOKEN --warehouse shop.duckdb',
         'One-off job, no config file',
