@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -67,8 +68,8 @@ describe('the README, followed from a fresh folder', () => {
     assert.equal(config.stores[0]!.tokenEnv, 'STORE_SYNC_TOKEN');
     config.stores[0]!.baseUrl = baseUrl;
     await writeFile(path.join(dir, 'sync.config.json'), JSON.stringify(config, null, 2));
-    // The warehouse's folder must exist (docs/configuration.md); after `npm start` data/ does.
-    await mkdir(path.join(dir, path.dirname(config.warehouse)), { recursive: true });
+    // data/ does not exist: doctor says the first sync creates it, and the sync does.
+    assert.equal(existsSync(path.join(dir, path.dirname(config.warehouse))), false);
     for (const step of STEPS) assert.ok(readme.includes(step), `the README no longer says ${step}`);
   });
 
@@ -76,6 +77,10 @@ describe('the README, followed from a fresh folder', () => {
     const result = await runCli(['doctor'], { cwd: dir, env });
     assertExit(result, 0);
     assert.match(result.stdout, /^all checks passed$/m);
+    assert.match(
+      result.stdout,
+      /^\[ok\] {3}warehouse folder: \S+\/data does not exist yet; the first sync or ingest creates it$/m,
+    );
   });
 
   it('sync, then sync again reading only what changed', async () => {
