@@ -9,8 +9,8 @@ import { ident, literal, planTables, type TableDef, tableDef } from '../model/in
  * - a record it loaded (whole, or with some fields refused) has `_synced_at` at or after the pass's start;
  * - a record it rejected whole is a `_rejected_records` row of the pass: the same store and stream,
  *   `_synced_at` from the pass's start to the completing commit, level `record`, `key` its unit key as text.
- * A rejection of the pass whose key could not be read could be any record, so it suspends the pass's soft
- * deletes (Warehouse.commitPage logs it). Tables owned by a unit (a product's variants and stockrecords …)
+ * A rejection of the pass that names no row (no key read, or one that cannot be a key: `keyless`) could be any
+ * record, so it suspends the pass's soft deletes (Warehouse.commitPage logs it). Tables owned by a unit (a product's variants and stockrecords …)
  * follow their unit's `_deleted_at`: they are replaced with it, never seen on their own.
  */
 
@@ -42,9 +42,27 @@ function passRejections(scan: CompletedScan): string {
 
 const passStart = (scan: CompletedScan): string => `TIMESTAMPTZ ${literal(scan.passStartedAt)}`;
 
-/** The number of the pass's rejections without a key: when not 0, the pass deletes nothing. */
+/**
+ * A rejection that names no row of `unit`: no key was read, or the one read cannot be a key of the table
+ * (`id: "x"` for a BIGINT id). Either could be any record, so the scan deletes nothing: were the API to send
+ * every id in a new form, each record would be rejected under a key no row has, and every row deleted.
+ */
+function keyless(unit: TableDef): string {
+  const key = unit.columns.find((c) => c.name === unit.unit!.key);
+  const type = key?.type ?? 'VARCHAR';
+  return type === 'VARCHAR' ? 'r.key IS NULL' : `(r.key IS NULL OR TRY_CAST(r.key AS ${type}) IS NULL)`;
+}
+
+const unitTables = (entity: EntityKind): TableDef[] =>
+  planTables(entity)
+    .map(tableDef)
+    .filter((t) => t.fullScan && t.unit);
+
+/** The number of the pass's rejections that name no row: when not 0, the pass deletes nothing. */
 export function unkeyedRejectionsSql(scan: CompletedScan): string {
-  return `SELECT count(*) FROM _rejected_records r WHERE ${passRejections(scan)} AND r.key IS NULL`;
+  const conditions = unitTables(scan.entity).map(keyless);
+  const condition = conditions.length === 0 ? 'false' : conditions.join(' OR ');
+  return `SELECT count(*) FROM _rejected_records r WHERE ${passRejections(scan)} AND (${condition})`;
 }
 
 /**
@@ -74,7 +92,7 @@ function unitSql(def: TableDef, scan: CompletedScan): string[] {
   return [
     `UPDATE ${name} SET _deleted_at = ${start} ` +
       `WHERE _store = ${store} AND _synced_at < ${start} AND _deleted_at IS NULL${scope} ` +
-      `AND NOT EXISTS (${rejected} AND (r.key IS NULL OR r.key = ${keyText}))`,
+      `AND NOT EXISTS (${rejected} AND (${keyless(def)} OR r.key = ${keyText}))`,
     `UPDATE ${name} SET _deleted_at = NULL ` +
       `WHERE _store = ${store} AND _deleted_at IS NOT NULL ` +
       `AND (_synced_at >= ${start} OR EXISTS (${rejected} AND r.key = ${keyText}))`,
@@ -97,7 +115,7 @@ export function entityFullScanSql(scan: CompletedScan): string {
   const tables = planTables(scan.entity)
     .map(tableDef)
     .filter((t) => t.fullScan);
-  const units = tables.filter((t) => t.unit);
+  const units = unitTables(scan.entity);
   const statements = units.flatMap((t) => unitSql(t, scan));
   for (const t of tables) {
     if (t.unit) continue;

@@ -113,8 +113,9 @@ record of the stream for that store that the scan did not receive gets \`_delete
 and the rows it owns (a product's variants, prices and stockrecords, a subscription's lines and orders) take their
 record's \`_deleted_at\`; a record that comes back clears it. A record the scan received counts as seen whether it
 loaded, loaded with some fields refused, or was rejected whole: its rejection in \`_rejected_records\` (same stream,
-\`level\` \`record\`, \`key\` its id) keeps it live. A rejection whose key could not be read could be any record, so
-a scan that has one deletes nothing (it logs \`full_scan.soft_deletes_skipped\`). Rows are never physically deleted
+\`level\` \`record\`, \`key\` its id) keeps it live. A rejection whose key could not be read, or is no id a row can
+have (\`"x"\` for a numeric id), could be any record, so a scan that has one deletes nothing (it logs
+\`full_scan.soft_deletes_skipped\`). Rows are never physically deleted
 by a sync. A subscriptions scan bounded by the stream's \`startDate\` reads only subscriptions created from that day
 (UTC), so only those (and their lines and orders) can get \`_deleted_at\`; older rows keep theirs as it was.
 

@@ -161,6 +161,21 @@ describe('a full scan counts what it received as seen', () => {
     );
   });
 
+  it('so does a rejection whose key cannot be a product id (an API that changed its ids would otherwise empty the table)', async () => {
+    warnings.length = 0;
+    await fullScan([{ records: [product(1)], rejections: [rejectedAtExtract('prod_2', { id: 'prod_2' })] }]);
+    assert.deepEqual(await deleted('products', 'id'), [
+      [1, false],
+      [2, false],
+      [3, false],
+      [4, false],
+    ]);
+    assert.deepEqual(
+      warnings.map((w) => [w.event, w.stream, w.unkeyed]),
+      [['full_scan.soft_deletes_skipped', 'products', 1]],
+    );
+  });
+
   it('the next pass without one deletes again; an unkeyed rejection of another stream does not count', async () => {
     warnings.length = 0;
     await fullScan([
