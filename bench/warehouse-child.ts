@@ -10,6 +10,7 @@ import { LineSplitter } from '../src/ingest/splitters.js';
 import { openWarehouse, type Warehouse } from '../src/load/index.js';
 import { silentLogger } from '../src/log.js';
 import { dataTables, ident } from '../src/model/index.js';
+import { UNKNOWN_FIELDS } from './warehouse-data.js';
 
 /**
  * One measured step of the warehouse benchmarks, run in its own process so that its peak RSS (VmHWM) is
@@ -19,6 +20,7 @@ import { dataTables, ident } from '../src/model/index.js';
  *   rebuild <warehouse>          store-sync rebuild
  *   export <warehouse> <out>     store-sync export
  *   copy <warehouse> <out>       plain COPY of the largest table to one Parquet file
+ *   extra <warehouse>            rows whose `_extra` holds the unknown field of the `unknown-fields` variant, by table
  */
 
 async function peakRssMb(): Promise<number> {
@@ -76,6 +78,14 @@ if (step === 'bound') {
   } else if (step === 'rebuild') {
     const summary = await rebuildWarehouse(warehouse, { logger: silentLogger });
     result = { rows: summary.rows, records: summary.records };
+  } else if (step === 'extra') {
+    result = {};
+    for (const [table, field] of Object.entries(UNKNOWN_FIELDS)) {
+      const { rows } = await warehouse.selectJson(
+        `SELECT count(*) FROM ${ident(table)} WHERE _extra->>'${field}' IS NOT NULL`,
+      );
+      result[table] = Number(rows[0]?.[0] ?? 0);
+    }
   } else if (step === 'export') {
     const summary = await exportParquet(warehouse, b);
     result = { tables: summary.tables.length, rows: summary.tables.reduce((n, t) => n + t.rows, 0) };

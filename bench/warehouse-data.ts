@@ -85,7 +85,26 @@ const PRODUCTS = [
 ];
 const CURRENCIES = ['EUR', 'USD', 'GBP'];
 
-export function orderDocuments(seed: number) {
+/**
+ * The benchmark's documents come in two variants: `standard`, whose every field the model maps, and
+ * `unknown-fields`, the same documents each carrying three fields the model does not map (at the order's root,
+ * on its first line, on that line's first tax line), which the object path keeps in `_extra` and the fast
+ * path leaves to it. Their values come from the document's number, so both variants hold the same data.
+ */
+export type DocumentVariant = 'standard' | 'unknown-fields';
+export const DOCUMENT_VARIANTS: readonly DocumentVariant[] = ['standard', 'unknown-fields'];
+
+/** The unknown fields of the `unknown-fields` variant, by where they are: `_extra` of these tables holds them. */
+export const UNKNOWN_FIELDS = {
+  orders: 'zz_loyalty_tier',
+  order_lines: 'zz_gift_message',
+  order_line_tax_lines: 'zz_jurisdiction',
+} as const;
+
+const TIERS = ['bronze', 'silver', 'gold'];
+
+export function orderDocuments(seed: number, variant: DocumentVariant = 'standard') {
+  const unknown = variant === 'unknown-fields';
   const rnd = random(seed);
   const pick = <T>(items: readonly T[]) => items[Math.floor(rnd() * items.length)]!;
   const money = (max: number) => (rnd() * max).toFixed(2);
@@ -135,7 +154,11 @@ export function orderDocuments(seed: number) {
         price_incl_tax: price,
         total_cost: money(200),
         unit_cost: money(30),
-        tax_lines: [tax(money(15), currency)],
+        tax_lines: [
+          unknown && k === 0
+            ? { ...tax(money(15), currency), [UNKNOWN_FIELDS.order_line_tax_lines]: `DE-${n % 16}` }
+            : tax(money(15), currency),
+        ],
       };
       const productId = 1 + Math.floor(rnd() * 500);
       return v2023
@@ -191,6 +214,7 @@ export function orderDocuments(seed: number) {
             },
           };
     });
+    if (unknown) (lines[0] as Record<string, unknown>)[UNKNOWN_FIELDS.order_lines] = `Happy birthday #${n}`;
     const shipped = time(86400_000);
     const fulfillment = v2023
       ? {
@@ -242,6 +266,7 @@ export function orderDocuments(seed: number) {
       payment_status: 'paid',
       fulfillment_status: 'fulfilled',
       source: pick(['web', 'pos', 'api']),
+      ...(unknown ? { [UNKNOWN_FIELDS.orders]: TIERS[n % TIERS.length] } : {}),
       is_test: false,
       currency,
       display_taxes: 'including',
@@ -315,15 +340,16 @@ export function orderDocuments(seed: number) {
   };
 }
 
-/** Writes `count` documents as NDJSON over `files` files; returns the paths and the bytes written. */
+/** Writes `count` documents of a variant as NDJSON over `files` files; returns the paths and the bytes written. */
 export async function writeOrderFiles(
   dir: string,
   count: number,
   files = 8,
   seed = 42,
+  variant: DocumentVariant = 'standard',
 ): Promise<{ paths: string[]; bytes: number }> {
   await mkdir(dir, { recursive: true });
-  const make = orderDocuments(seed);
+  const make = orderDocuments(seed, variant);
   const paths: string[] = [];
   let bytes = 0;
   const perFile = Math.ceil(count / files);

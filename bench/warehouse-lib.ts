@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { NODE_FLAGS } from '../src/load/runtime-profile.js';
-import { writeOrderFiles } from './warehouse-data.js';
+import { type DocumentVariant, writeOrderFiles } from './warehouse-data.js';
 
 /**
  * Shared by bench/ingest.ts, bench/rebuild.ts and bench/export.ts: the generated documents and the ingested
@@ -50,6 +50,7 @@ export async function step(args: string[]): Promise<StepResult> {
 }
 
 export interface Prepared {
+  variant: DocumentVariant;
   dir: string;
   docs: string;
   warehouse: string;
@@ -59,27 +60,35 @@ export interface Prepared {
   ingest: StepResult;
 }
 
-const prepared = new Map<number, Promise<Prepared>>();
+const prepared = new Map<string, Promise<Prepared>>();
 
-/** Documents written, read+parse bound measured and ingested (each once per size in this process). */
-export function prepare(documents: number, log: (line: string) => void): Promise<Prepared> {
-  let ready = prepared.get(documents);
+/**
+ * Documents of a variant (bench/warehouse-data.ts) written, read+parse bound measured and ingested (each once
+ * per size and variant in this process).
+ */
+export function prepare(
+  documents: number,
+  log: (line: string) => void,
+  variant: DocumentVariant = 'standard',
+): Promise<Prepared> {
+  const key = `${documents}:${variant}`;
+  let ready = prepared.get(key);
   if (!ready) {
     ready = (async () => {
       const dir = await mkdtemp(path.join(os.tmpdir(), 'store-sync-bench-'));
       // 'exit' handlers cannot wait for promises: the removal has to be synchronous.
       process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
       const docs = path.join(dir, 'docs');
-      log(`  generating ${documents.toLocaleString('en')} order documents …`);
-      const { bytes } = await writeOrderFiles(docs, documents);
+      log(`  generating ${documents.toLocaleString('en')} order documents (${variant}) …`);
+      const { bytes } = await writeOrderFiles(docs, documents, 8, 42, variant);
       log(`  ${(bytes / 2 ** 20).toFixed(0)} MB of NDJSON; measuring read + JSON.parse …`);
       const bound = await step(['bound', docs]);
       const warehouse = path.join(dir, 'warehouse.duckdb');
       log(`  ingesting (bound ${bound.seconds.toFixed(1)} s) …`);
       const ingest = await step(['ingest', docs, warehouse]);
-      return { dir, docs, warehouse, documents, bytes, bound, ingest };
+      return { variant, dir, docs, warehouse, documents, bytes, bound, ingest };
     })();
-    prepared.set(documents, ready);
+    prepared.set(key, ready);
   }
   return ready;
 }

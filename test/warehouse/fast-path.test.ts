@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it, test } from 'node:test';
 import fc from 'fast-check';
-import { orderDocuments } from '../../bench/warehouse-data.js';
+import { orderDocuments, UNKNOWN_FIELDS } from '../../bench/warehouse-data.js';
 import { BatchBuilder as Batch } from '../../src/load/batch-builder.js';
 import { DOCUMENTS_STREAM, KIND, loadDocument } from '../../src/load/documents.js';
 import { Normalizer, type TableRows } from '../../src/normalize/index.js';
@@ -50,11 +50,12 @@ function loadBothWays(texts: readonly (string | Buffer)[]): { fast: Batch; slow:
 }
 
 /** Every row of a table, each value as exactly what would be written (text as its raw bytes). */
-function contents(rows: TableRows): string[] {
+function contents(rows: TableRows, skip: readonly string[] = []): string[] {
   rows.seal();
   const out: string[] = [];
   for (let row = 0; row < rows.length; row++) {
-    const cells = rows.columns.map((_, column) => {
+    const cells = rows.columns.map((def, column) => {
+      if (skip.includes(def.name)) return '';
       if (!rows.valid[column]![row]) return 'NULL';
       const text = rows.text[column];
       if (text) {
@@ -628,5 +629,36 @@ describe('fast path: a document carrying a field the model does not map is left 
     ]);
     assert.equal(fast.fastPathDocuments, 3);
     assertSame(fast, slow, 'ordinary documents around ones given up');
+  });
+
+  it("leaves the benchmark's unknown-fields documents to the object path, which loads the standard ones' rows", () => {
+    const standard = orderDocuments(21);
+    const variant = orderDocuments(21, 'unknown-fields');
+    const reader = new Normalizer(true);
+    const standardBatch = new Batch(new Normalizer(), META, 1);
+    const variantBatch = new Batch(new Normalizer(), META, 1);
+    for (let n = 1; n <= 60; n++) {
+      // Each call draws the generator's next values: one document of each per number.
+      const text = JSON.stringify(variant(n));
+      const plain = JSON.stringify(standard(n));
+      for (const field of Object.values(UNKNOWN_FIELDS)) assert.ok(text.includes(`"${field}":`), field);
+      assert.equal(reader.normalizeBytes(Buffer.from(text)), null, `variant document ${n}`);
+      assert.notEqual(reader.normalizeBytes(Buffer.from(plain)), null, `document ${n}`);
+      for (const [batch, doc] of [
+        [variantBatch, text],
+        [standardBatch, plain],
+      ] as const) {
+        const landed = batch.land(DOCUMENTS_STREAM, null, KIND.document, 'f:1', Buffer.from(doc));
+        assert.equal(loadDocument(batch, landed, doc), 0);
+      }
+    }
+    // The generators draw the same values either way: only `_extra` may differ.
+    assert.deepEqual(variantBatch.counts, standardBatch.counts);
+    for (const [name, rows] of standardBatch.normalizer!.tables)
+      assert.deepEqual(
+        contents(variantBatch.normalizer!.tables.get(name)!, ['_extra']),
+        contents(rows, ['_extra']),
+        `table ${name}`,
+      );
   });
 });
