@@ -86,7 +86,17 @@ interface FastNode {
   /** Columns computed from the row once it is written (derive.ts, as the object path does). */
   derived: DerivedColumn[];
   /** For a unit: its tracked fields (known.ts) and their slots, for `_absent_fields` (as the object path writes it). */
-  absent: { column: number; names: readonly string[]; fields: readonly (readonly number[])[] } | null;
+  absent: {
+    column: number;
+    names: readonly string[];
+    fields: readonly (readonly number[])[];
+    /** Scratch: the indexes (in `names`) of the fields the row at hand lacks. */
+    absentNow: Int32Array;
+    /** The indexes the last row written lacked, and its text's bytes. */
+    last: Int32Array;
+    lastCount: number;
+    bytes: Uint8Array;
+  } | null;
   children: { field: number; single: boolean; node: FastNode }[];
   /** What the model does not map in this node's items, for this shape (see ObjectCheck); set once all Positions are placed. */
   check: ObjectCheck;
@@ -249,14 +259,28 @@ export class FastPath {
     row: number,
   ): void {
     const kinds = this.scan.kinds;
-    let text = '';
+    const absentNow = absent.absentNow;
+    let count = 0;
+    let same = true;
     for (let i = 0; i < absent.fields.length; i++) {
       const fields = absent.fields[i]!;
       let carried = false;
       for (let f = 0; f < fields.length; f++) if (kinds[item + fields[f]!] !== ABSENT) carried = true;
-      if (!carried) text = text === '' ? absent.names[i]! : `${text},${absent.names[i]!}`;
+      if (carried) continue;
+      if (count >= absent.lastCount || absent.last[count] !== i) same = false;
+      absentNow[count++] = i;
     }
-    if (text !== '') rows.setText(absent.column, row, text);
+    if (count === 0) return;
+    // Documents from one producer lack the same fields time after time: the text is made again only when
+    // they lack others than the row before, and each row copies its bytes (no string per row).
+    if (!same || count !== absent.lastCount) {
+      let text = absent.names[absentNow[0]!]!;
+      for (let k = 1; k < count; k++) text = `${text},${absent.names[absentNow[k]!]!}`;
+      absent.bytes = Buffer.from(text, 'utf8');
+      absent.last.set(absentNow.subarray(0, count));
+      absent.lastCount = count;
+    }
+    rows.setTextBytes(absent.column, row, absent.bytes, 0, absent.bytes.length);
   }
 
   /** Gives the document up when the object at `base` carries a field the model does not map (see ObjectCheck). */
@@ -669,6 +693,10 @@ class WriterCompiler {
               column: absentColumn,
               names: tracked.map((t) => t.name),
               fields: tracked.map((t) => t.fields.map((field) => at.field(field))),
+              absentNow: new Int32Array(tracked.length),
+              last: new Int32Array(tracked.length),
+              lastCount: 0,
+              bytes: new Uint8Array(0),
             },
       rows,
       unit: node.unit ?? false,

@@ -320,6 +320,36 @@ describe('fast path: the same rows as JSON.parse and the object normalizer', () 
     assertSame(mixedFast, mixedSlow, 'ordinary and id-less orders');
   });
 
+  it('writes _absent_fields as the object path does when documents in a row lack different fields', () => {
+    const make = orderDocuments(17);
+    // Every fifth pair of numbers is in the 2023-02-10 shape: 3, 4, 5, 8 … are 2024-04-01 documents.
+    const lacking = (n: number, fields: string[], userFields: string[] = []): string => {
+      const doc = make(n) as Record<string, unknown> & { user: Record<string, unknown> };
+      for (const field of fields) delete doc[field];
+      for (const field of userFields) delete doc.user[field];
+      return JSON.stringify(doc);
+    };
+    const texts = [
+      lacking(3, []),
+      lacking(4, ['status']),
+      lacking(5, ['status', 'source']),
+      lacking(8, ['source'], ['email']),
+      lacking(9, ['source'], ['email', 'first_name']),
+      lacking(10, []),
+      lacking(13, ['status', 'source'], ['first_name']),
+      lacking(14, ['status', 'source']),
+      lacking(15, [], ['email']),
+    ];
+    const { fast, slow } = loadBothWays(texts);
+    assert.equal(fast.fastPathDocuments, texts.length, 'read by the fast path');
+    assertSame(fast, slow, 'documents lacking different fields');
+    const orders = slow.normalizer!.tables.get('orders')!;
+    const absent = orders.columns.findIndex((c) => c.name === '_absent_fields');
+    const absentTexts = Array.from({ length: orders.length }, (_, row) => String(orders.get(absent, row)));
+    assert.ok(absentTexts[2]!.includes('status,') && absentTexts[2]!.includes('source'), absentTexts[2]);
+    assert.notEqual(absentTexts[1], absentTexts[3]);
+  });
+
   it('agrees on numbers, repeated fields, JSON columns and what is not an order', () => {
     const doc = orderDocuments(9)(3) as Record<string, unknown>;
     const text = JSON.stringify(doc);
