@@ -1,6 +1,7 @@
 import { mkdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ReceiverSettings, StoreConfig, SyncConfig } from '../src/config.js';
+import type { SchemaContract } from '../src/contracts.js';
 import { asStoreSyncError } from '../src/errors.js';
 import type { Warehouse } from '../src/load/index.js';
 import type { Logger } from '../src/log.js';
@@ -42,6 +43,8 @@ export interface DrainOptions {
   /** Checked between files: a file is never left half-loaded by a stop. */
   signal?: AbortSignal;
   workers?: number;
+  /** The store's `streams.documents.schemaContract` (evolve when absent). */
+  contract?: SchemaContract;
 }
 
 /** Drains the closed files of one store's spool into the warehouse, oldest first (newest wins). */
@@ -62,6 +65,7 @@ export async function drainSpool(warehouse: Warehouse, options: DrainOptions): P
       // One transaction per file, however many events it holds.
       commitDocuments: Number.MAX_SAFE_INTEGER,
       ...(options.workers === undefined ? {} : { workers: options.workers }),
+      ...(options.contract === undefined ? {} : { contract: options.contract }),
     });
     const then = await dispose(file, options.afterDrain);
     for (const f of result.files) summary.files.push({ ...f, then });
@@ -137,7 +141,7 @@ export async function drainStoreRun(
   warehouse: Warehouse,
   config: DrainConfig,
   spool: { store: string; spoolDir: string },
-  options: { logger: Logger; signal?: AbortSignal; workers?: number },
+  options: { logger: Logger; signal?: AbortSignal; workers?: number; contract?: SchemaContract },
 ): Promise<SpoolDrain> {
   if (!(await hasWaitingFiles(spool.spoolDir))) return emptyDrain(spool.store, spool.spoolDir);
   const runId = await warehouse.startRun({
@@ -157,6 +161,7 @@ export async function drainStoreRun(
       logger: options.logger.child({ runId, store: spool.store }),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.workers === undefined ? {} : { workers: options.workers }),
+      ...(options.contract === undefined ? {} : { contract: options.contract }),
     });
   } catch (error) {
     failure = error;
@@ -186,7 +191,7 @@ export async function drainStoreRun(
 export async function drainAfterSync(
   warehouse: Warehouse,
   config: DrainConfig,
-  store: Pick<StoreConfig, 'name' | 'receiver'>,
+  store: Pick<StoreConfig, 'name' | 'receiver'> & Partial<Pick<StoreConfig, 'documents'>>,
   options: { logger: Logger; signal?: AbortSignal },
 ): Promise<{ drain: SpoolDrain } | { error: Error } | null> {
   const receiver = store.receiver;
@@ -198,7 +203,7 @@ export async function drainAfterSync(
         warehouse,
         config,
         { store: store.name, spoolDir: receiver.spoolDir },
-        options,
+        { ...options, ...(store.documents ? { contract: store.documents.schemaContract } : {}) },
       ),
     };
   } catch (error) {

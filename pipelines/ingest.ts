@@ -22,7 +22,9 @@ import {
 import { addTally, type DocumentTally, type UnknownVersionCount } from '../src/load/documents.js';
 import type { BatchCounts, BatchWriter, Transaction, Warehouse } from '../src/load/index.js';
 import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
+import { logNewFields, type NewFields, newFieldsOfRun } from '../src/load/schema-changes.js';
 import type { LogFields, Logger } from '../src/log.js';
+import type { SchemaContract } from '../src/normalize/index.js';
 
 /**
  * `store-sync ingest`: documents from files, folders or stdin into the warehouse (docs/ingest.md).
@@ -51,6 +53,12 @@ export interface IngestOptions {
   maxDocumentBytes?: number;
   /** The inputs already expanded (by the command, which checks them before opening the warehouse). */
   files?: InputFile[];
+  /**
+   * What to do with fields the model does not map (`streams.documents.schemaContract`, `--schema-contract`):
+   * keep them in `_extra` (`evolve`, the default), reject the documents that carry any (`freeze`), or drop
+   * them (`discard`).
+   */
+  contract?: SchemaContract;
   /**
    * Stops the run at the next batch boundary (Ctrl-C, SIGTERM): what was read up to there commits with its
    * ledger positions, so the next run resumes after it, and the summary says `interrupted`.
@@ -85,6 +93,11 @@ export interface IngestSummary {
   /** The files' skipped documents and unknown version labels, added up; present only when some were. */
   skipped?: Record<string, number>;
   unknownVersions?: Record<string, number>;
+  /**
+   * Field paths the model does not map that this run was the first to see, per table (their values are in
+   * the rows' `_extra`, the paths in `_schema_changes`); empty when none.
+   */
+  newFields: NewFields[];
   bytes: number;
   /** Worker threads that read the files (0: they were read on the main thread). */
   workers: number;
@@ -118,6 +131,7 @@ class IngestRun {
     records: 0,
     rows: 0,
     rejections: 0,
+    newFields: [],
     bytes: 0,
     workers: 0,
     interrupted: false,
@@ -213,6 +227,7 @@ class IngestRun {
       ...(this.options.maxDocumentBytes === undefined
         ? {}
         : { maxDocumentBytes: this.options.maxDocumentBytes }),
+      ...(this.options.contract === undefined ? {} : { contract: this.options.contract }),
     };
   }
 
@@ -430,6 +445,8 @@ export async function ingestPaths(
   options: IngestOptions,
 ): Promise<IngestSummary> {
   const files = options.files ?? (await expandInputs(inputs));
+  // A drain ingests each spool file under one run id: each call names only what it saw first itself.
+  const seenBefore = await newFieldsOfRun(warehouse, options.store, options.runId);
   const run = new IngestRun(warehouse, options);
   await run.start();
   // Restored once the last commit or the rollback is done: nothing of the run is still running then.
@@ -464,5 +481,8 @@ export async function ingestPaths(
       });
     }
   });
+  // Committed by now: the paths whose `_schema_changes` rows this run made.
+  run.summary.newFields = await newFieldsOfRun(warehouse, options.store, options.runId, seenBefore);
+  logNewFields(options.logger, run.summary.newFields);
   return run.summary;
 }

@@ -4,7 +4,7 @@ import { ReplayWorkers, workersFor } from '../src/ingest/parallel.js';
 import type { PreparedBatch } from '../src/load/batch-builder.js';
 import type { BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { storedBlocks } from '../src/load/landing.js';
-import type { StoredBlock } from '../src/load/replay.js';
+import type { ReplayContracts, StoredBlock } from '../src/load/replay.js';
 import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
 import type { Logger } from '../src/log.js';
 import { dataTables, literal } from '../src/model/index.js';
@@ -13,8 +13,8 @@ import { dataTables, literal } from '../src/model/index.js';
  * `store-sync rebuild`: every data table re-derived from the raw landing, with no API call. Blocks are
  * replayed in arrival order with their original store, `_synced_at` and run, through the same code the
  * original load took, so the tables come out as they were (or as the current normalize rules make them).
- * Normalization and parse rejections are re-derived too; API validation rejections, which were never
- * landed, are kept. It all happens in one transaction: a failed or stopped rebuild leaves the warehouse
+ * Normalization and parse rejections are re-derived too, and so is `_schema_changes`; API validation
+ * rejections, which were never landed, are kept. It all happens in one transaction: a failed or stopped rebuild leaves the warehouse
  * untouched. Blocks are decoded, parsed and normalized in worker threads (src/load/replay.ts), as ingest's
  * files are. The run itself is recorded in `_sync_runs` by the caller, outside this transaction, so that its
  * row survives a rollback and is not touched by the tables being re-derived.
@@ -29,6 +29,11 @@ export interface RebuildOptions {
    * warehouse is as it was, and the summary says `interrupted`. Once the commit has begun it completes.
    */
   signal?: AbortSignal;
+  /**
+   * What to do with fields the model does not map, by store and stream, as the config says
+   * (`schemaContract`); `evolve` for every store and stream it does not name.
+   */
+  contracts?: ReplayContracts;
 }
 
 export interface RebuildSummary {
@@ -115,13 +120,15 @@ export async function rebuildWarehouse(
       const count = options.workers ?? workersFor(RECORD_BYTES * records);
       summary.workers = count;
       await runtime.useWorkers(count);
-      const replay = new ReplayWorkers(count);
+      const replay = new ReplayWorkers(count, options.contracts);
       workers = replay;
       stopIfAsked();
       await warehouse.recreateDataTables(tx);
       await tx.run(
         `DELETE FROM _rejected_records WHERE stage IN (${literal('parse')}, ${literal('normalize')})`,
       );
+      // Re-derived block by block, with each block's own time and run, as the rows are.
+      await tx.run('DELETE FROM _schema_changes');
       let pending: Promise<BatchCounts> | null = null;
       const settle = async () => {
         if (!pending) return;

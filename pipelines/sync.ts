@@ -13,6 +13,7 @@ import {
   type StreamProgress,
 } from '../src/extract/index.js';
 import { openWarehouse, type Warehouse } from '../src/load/index.js';
+import { logNewFields, type NewFields, newFieldsOfRun } from '../src/load/schema-changes.js';
 import type { Logger } from '../src/log.js';
 import { type Source, tableDef } from '../src/model/index.js';
 import { defaultStreamOptions, type StreamName } from '../src/streams.js';
@@ -76,6 +77,11 @@ export interface SyncResult {
   retries: number;
   rateLimited: number;
   seconds: number;
+  /**
+   * Field paths the model does not map that this run was the first to see, per table (values in the rows'
+   * `_extra`, paths in `_schema_changes`); empty when none.
+   */
+  newFields: NewFields[];
   /**
    * exportAfterSync's export, when it ran and failed. The sync's data and outcome stand: the caller reports
    * what each stream did, and then this failure.
@@ -227,8 +233,14 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
     // `records` to `rejections` (else 5 stored and 4 rejected would show as "records 9").
     const loadRejections = new Map<string, number>();
     const latest = new Map<string, StreamProgress>();
+    const contracts = new Map(
+      access.readable.map((stream) => [stream.name, streamOptions(job.store, stream).schemaContract]),
+    );
     const commit = async (page: PageCommit) => {
-      const result = await warehouse.commitPage(page);
+      const result = await warehouse.commitPage({
+        ...page,
+        contract: contracts.get(page.stream) ?? 'evolve',
+      });
       const extra = result.rejections - page.rejections.length;
       if (extra > 0) loadRejections.set(page.stream, (loadRejections.get(page.stream) ?? 0) + extra);
     };
@@ -339,6 +351,10 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
       logger.error('export.failed', { dir: exportDir, code: exportError.code, message: exportError.message });
     }
   }
+  // Fields the streams met first in this run (the spool drained above is a run of its own, and says its own).
+  // A failed run (the warehouse's own trouble among the causes) is told by its error instead.
+  const newFields = runError ? [] : await newFieldsOfRun(warehouse, job.store.name, runId);
+  logNewFields(logger, newFields);
   const order = (name: string) => names.indexOf(name);
   results.sort((a, b) => order(a.stream) - order(b.stream));
   try {
@@ -378,5 +394,6 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
     retries: client.stats.retries,
     rateLimited: client.stats.rateLimited,
     seconds: (Date.now() - started) / 1000,
+    newFields,
   };
 }

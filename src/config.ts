@@ -2,13 +2,13 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { API_VERSION_HEADER, HEADER_NAME } from '../schemas/headers.js';
-import type { StreamOptions } from './contracts.js';
+import { SCHEMA_CONTRACTS, type SchemaContract, type StreamOptions } from './contracts.js';
 import { ERROR_CODES, StoreSyncError } from './errors.js';
 import { isCalendarDay } from './extract/dates.js';
 import { parseBaseUrl } from './extract/url-safety.js';
 import { findJsonSyntaxError } from './json-syntax.js';
 import { registerSecret } from './log.js';
-import { defaultStreamOptions, STREAM_NAMES, type StreamName } from './streams.js';
+import { DEFAULT_STREAM_OPTIONS, defaultStreamOptions, STREAM_NAMES, type StreamName } from './streams.js';
 
 /**
  * sync.config.json: validated with zod, published as JSON Schema (schemas/sync.config.schema.json) for editors.
@@ -45,16 +45,30 @@ export const StreamOptionsInput = z
       .int()
       .min(0)
       .describe('Most per-record refresh requests in one run (open fulfillment orders).'),
+    schemaContract: z
+      .enum(SCHEMA_CONTRACTS as [SchemaContract, ...SchemaContract[]])
+      .describe(
+        "Fields the model does not map: evolve keeps them in the row's _extra (default), freeze rejects the record, discard drops them; all three name them in _schema_changes.",
+      ),
   })
   .partial();
 
+/** Ingested documents (`ingest`, and the receivers' spools): the one option that applies to them. */
+export const DocumentsOptionsInput = StreamOptionsInput.pick({ schemaContract: true }).describe(
+  'Options of ingested documents (store-sync ingest and the webhook spools).',
+);
+
+/** The name ingested documents go by in `streams` (as in `_rejected_records.stream` and `status`). */
+export const DOCUMENTS_OPTIONS = 'documents';
+
 const StreamsInput = z
-  .strictObject(
-    Object.fromEntries(STREAM_NAMES.map((name) => [name, StreamOptionsInput.optional()])) as Record<
+  .strictObject({
+    ...(Object.fromEntries(STREAM_NAMES.map((name) => [name, StreamOptionsInput.optional()])) as Record<
       StreamName,
       z.ZodOptional<typeof StreamOptionsInput>
-    >,
-  )
+    >),
+    [DOCUMENTS_OPTIONS]: DocumentsOptionsInput.optional(),
+  })
   .describe('Per-stream options; store-level entries override these.');
 
 export const DEFAULT_SIGNATURE_HEADER = 'X-Platform-Signature';
@@ -286,8 +300,14 @@ export interface StoreConfig {
   /** Where that name was set, as doctor shows it: a config field (`stores[0].apiVersionHeader`), a flag, or `default`. */
   apiVersionHeaderSource: string;
   streams: Record<StreamName, StreamOptions>;
+  /** Ingested documents' options (`streams.documents`). */
+  documents: DocumentsOptions;
   /** The store's webhook endpoint, when it has one. */
   receiver?: StoreReceiverConfig | null;
+}
+
+export interface DocumentsOptions {
+  schemaContract: SchemaContract;
 }
 
 export interface StoreReceiverConfig {
@@ -422,6 +442,12 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
           },
         ]),
       ) as Record<StreamName, StreamOptions>,
+      documents: {
+        schemaContract:
+          store.streams?.documents?.schemaContract ??
+          input.streams?.documents?.schemaContract ??
+          DEFAULT_STREAM_OPTIONS.schemaContract,
+      },
       receiver: receivers[index]!,
     })),
   };

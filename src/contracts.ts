@@ -11,6 +11,14 @@
  */
 export type EntityKind = string;
 
+/**
+ * What to do with fields the model does not map, per stream (in the style of dlt's schema contracts):
+ * `evolve` keeps them in the row's `_extra` and names new ones in `_schema_changes`; `freeze` rejects the
+ * record; `discard` drops them (still named in `_schema_changes`). Set by a stream's `schemaContract` option.
+ */
+export type SchemaContract = 'evolve' | 'freeze' | 'discard';
+export const SCHEMA_CONTRACTS: readonly SchemaContract[] = ['evolve', 'freeze', 'discard'];
+
 /** A record that failed validation or normalization: kept with its reason, never dropped. */
 export interface Rejection {
   stream: string;
@@ -87,6 +95,8 @@ export interface PageCommit {
    * make a stream whose nightly runs fail look fresh.
    */
   completedBackfill?: boolean;
+  /** What to do with fields the model does not map (the stream's `schemaContract`); `evolve` when absent. */
+  contract?: SchemaContract;
 }
 
 /** Tuning of one stream, from sync.config.json (defaults in src/streams.ts). */
@@ -107,4 +117,6 @@ export interface StreamOptions {
   concurrency: number;
   /** Upper bound of per-record refresh requests in one run (fulfillment orders still open). */
   maxRefreshPerRun: number;
+  /** What to do with fields the model does not map: keep them in `_extra`, reject the record, or drop them. */
+  schemaContract: SchemaContract;
 }

@@ -99,6 +99,7 @@ export const DEFAULT_STREAM_OPTIONS: Readonly<StreamOptions> = {
   fullRefreshDays: null,
   concurrency: 2,
   maxRefreshPerRun: 200,
+  schemaContract: 'evolve',
 };
 
 /** The declaration of a built-in stream, or undefined for any other name. */

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { PreparedBatch } from '../load/batch-builder.js';
-import { replayBlock, type StoredBlock } from '../load/replay.js';
+import { type ReplayContracts, replayBlock, type StoredBlock } from '../load/replay.js';
 import { WORKER_YOUNG_GENERATION_MB } from '../load/runtime-profile.js';
 import { Normalizer, snapshotBuffers } from '../normalize/index.js';
 import type { PreparedEvent, PrepareJob } from './prepare.js';
@@ -196,7 +196,11 @@ export class ReplayWorkers {
   /** The normalizer used when there are no worker threads. */
   private local: Normalizer | null = null;
 
-  constructor(workers: number) {
+  constructor(
+    workers: number,
+    /** What to do with fields the model does not map, by store and stream (`evolve` where none is named). */
+    private readonly contracts?: ReplayContracts,
+  ) {
     const onMessage = (message: FromWorker) => {
       if (message.type !== 'replayed') return;
       const waiter = this.waiting.get(message.index);
@@ -213,13 +217,20 @@ export class ReplayWorkers {
     if (this.failure) return Promise.reject(this.failure);
     if (this.threads.length === 0) {
       this.local ??= new Normalizer();
-      return replayBlock(this.local, block, seq);
+      return replayBlock(this.local, block, seq, this.contracts);
     }
     const thread = this.threads[index % this.threads.length]!;
     const done = new Promise<PreparedBatch>((resolve, reject) =>
       this.waiting.set(index, { resolve, reject }),
     );
-    thread.postMessage({ type: 'replay', index, block, seq } satisfies ToWorker);
+    const contracts = this.contracts;
+    thread.postMessage({
+      type: 'replay',
+      index,
+      block,
+      seq,
+      ...(contracts ? { contracts } : {}),
+    } satisfies ToWorker);
     return done;
   }
 

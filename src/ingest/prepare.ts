@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { BatchBuilder, type PreparedBatch } from '../load/batch-builder.js';
 import { DOCUMENTS_STREAM, type DocumentTally, KIND, loadDocument } from '../load/documents.js';
-import { Normalizer } from '../normalize/index.js';
+import { Normalizer, type SchemaContract } from '../normalize/index.js';
 import type { LedgerEntry } from './ledger-decision.js';
 import { DocumentReader, type Format } from './reader.js';
 import type { Piece } from './splitters.js';
@@ -47,6 +47,8 @@ export interface PrepareJob {
   batchBytes: number;
   /** Largest document read; a larger one is rejected with its size (docs/ingest.md). */
   maxDocumentBytes?: number;
+  /** What to do with fields the model does not map (`streams.documents.schemaContract`); `evolve` when absent. */
+  contract?: SchemaContract;
   /** This reader's share: batches whose index modulo `of` is `index`. */
   share: { index: number; of: number };
 }
@@ -191,7 +193,7 @@ export async function prepareFiles(
       const error = piece.error ?? (isUtf8(piece.bytes) ? undefined : invalidUtf8Message(piece, skipped));
       const kind = error ? KIND.unreadable : KIND.document;
       const landed = own.land(DOCUMENTS_STREAM, error ?? null, kind, source, piece.bytes);
-      progress.rejections += loadDocument(own, landed, piece.bytes, progress);
+      progress.rejections += loadDocument(own, landed, piece.bytes, progress, job.contract);
     }
     seq++;
     progress.documents++;

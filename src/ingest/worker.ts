@@ -1,7 +1,7 @@
 import { parentPort } from 'node:worker_threads';
 import { preparedBuffers } from '../load/batch-builder.js';
 import { decodeBlock } from '../load/landing.js';
-import { replayBlock, type StoredBlock } from '../load/replay.js';
+import { type ReplayContracts, replayBlock, type StoredBlock } from '../load/replay.js';
 import type { RowsSnapshot } from '../normalize/index.js';
 import { Normalizer } from '../normalize/index.js';
 import { type PrepareJob, prepareFiles } from './prepare.js';
@@ -18,7 +18,7 @@ import { type PrepareJob, prepareFiles } from './prepare.js';
 export type ToWorker =
   | { type: 'job'; job: PrepareJob; credits: number }
   | { type: 'credit' }
-  | { type: 'replay'; index: number; block: StoredBlock; seq: number }
+  | { type: 'replay'; index: number; block: StoredBlock; seq: number; contracts?: ReplayContracts }
   /** The buffers of a batch this worker made, loaded and handed back to be filled again. */
   | { type: 'recycle'; tables: RowsSnapshot[] };
 
@@ -59,7 +59,7 @@ port.on('message', (message: ToWorker) => {
     decoded.catch(() => undefined);
     replaying = replaying
       .then(async () => {
-        const prepared = await replayBlock(own, message.block, message.seq, decoded);
+        const prepared = await replayBlock(own, message.block, message.seq, message.contracts, decoded);
         port.postMessage({ type: 'replayed', index: message.index, prepared }, preparedBuffers(prepared));
       })
       .catch(failed);

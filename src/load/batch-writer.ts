@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ownedBy, tableDef } from '../model/index.js';
-import { type Normalizer, stagingColumns, TableRows } from '../normalize/index.js';
+import { type Normalizer, type SchemaChange, stagingColumns, TableRows } from '../normalize/index.js';
 import {
   type BatchBuilder,
   type BatchCounts,
@@ -15,6 +15,7 @@ import { CODEC, landingParts } from './landing.js';
 import type { Layouts } from './layouts.js';
 import { mergeUnits } from './merge.js';
 import { foldPartialUnits } from './partial.js';
+import { writeSchemaChanges } from './schema-changes.js';
 
 /**
  * The DuckDB side of a batch (built by batch-builder.ts): `write` runs inside the warehouse's transaction.
@@ -49,6 +50,8 @@ export class BatchWriter {
     private readonly preparedNextSeq: number,
     /** Called once the batch's buffers are no longer needed (see `release`). */
     private onRelease: (() => void) | null,
+    /** A prepared batch's new field paths (a builder's are taken from its normalizer as it is written). */
+    private readonly preparedSchemaChanges: readonly SchemaChange[] = [],
   ) {
     this.syncedMicros = meta.syncedAtMs * 1000;
   }
@@ -68,6 +71,7 @@ export class BatchWriter {
       prepared.landing,
       prepared.nextSeq,
       onRelease ?? null,
+      prepared.schemaChanges,
     );
   }
 
@@ -137,6 +141,8 @@ export class BatchWriter {
     this.rejected.seal();
     if (this.rejected.length)
       (await appenders.get(this.rejected.name)).append(this.rejected, byName(this.rejected, layouts));
+    const changes = this.builder ? this.builder.normalizer.takeSchemaChanges() : this.preparedSchemaChanges;
+    if (changes.length) await writeSchemaChanges(connection, this.meta, changes);
     // The rows are in DuckDB: their buffers can go back to their maker while the landing and the ledger are
     // written. An ingest worker waits for them before it starts its next batch (ingest/worker.ts).
     this.handBack();

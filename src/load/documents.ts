@@ -1,4 +1,4 @@
-import type { EntityKind } from '../contracts.js';
+import type { EntityKind, SchemaContract } from '../contracts.js';
 import { type Detection, detectDocument, detectOrderShape } from '../normalize/index.js';
 import type { BatchBuilder } from './batch-builder.js';
 import type { LandedMeta } from './landing.js';
@@ -65,13 +65,15 @@ export function addTally(into: DocumentTally, from: DocumentTally): void {
  * as text. Returns how many rejections it made: one for a document refused whole, one per refused record of
  * a document that holds several (a move result, an array). Bytes go to the fast path first, which loads
  * the common case (an order with nothing to refuse) without parsing it into objects. Skipped documents and
- * unknown version labels are counted into `tally` when one is given (a rebuild has none).
+ * unknown version labels are counted into `tally` when one is given (a rebuild has none). `contract` says
+ * what to do with fields the model does not map (the fast path reads only documents that have none).
  */
 export function loadDocument(
   batch: BatchBuilder,
   landed: LandedMeta,
   payload: string | Uint8Array,
   tally?: DocumentTally,
+  contract: SchemaContract = 'evolve',
 ): number {
   if (typeof payload !== 'string') {
     if (landed.kind !== KIND.unreadable && batch.addDocumentBytes(payload)) return 0;
@@ -90,7 +92,7 @@ export function loadDocument(
   let rejections = 0;
   for (const error of detected.errors) rejections += reject(batch, origin, 'normalize', error);
   for (const r of detected.records)
-    rejections += batch.addRecord(r.record, r.entity, r.apiVersion, origin, r.at, r.envelope);
+    rejections += batch.addRecord(r.record, r.entity, r.apiVersion, origin, r.at, r.envelope, contract);
   if (tally && (detected.skipped.length || detected.labels.length)) count(tally, detected);
   return rejections;
 }
@@ -109,15 +111,19 @@ function count(tally: DocumentTally, detected: Detection): void {
   }
 }
 
-/** An API record of a known entity that has already been landed as `seq`. */
+/**
+ * An API record of a known entity that has already been landed as `seq`; true when any of it was rejected.
+ * `contract` as for loadDocument.
+ */
 export function loadRecord(
   batch: BatchBuilder,
   landed: LandedMeta,
   text: string,
   record: Record<string, unknown>,
+  contract: SchemaContract = 'evolve',
 ): boolean {
   const entity = landed.entity as EntityKind;
   const shape = entity === 'order' ? detectOrderShape(record) : null;
   const origin: Origin = { stream: landed.stream, source: landed.source, payload: text, seq: landed.seq };
-  return batch.addRecord(record, entity, shape, origin) > 0;
+  return batch.addRecord(record, entity, shape, origin, undefined, undefined, contract) > 0;
 }

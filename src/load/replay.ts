@@ -1,4 +1,4 @@
-import type { EntityKind } from '../contracts.js';
+import type { EntityKind, SchemaContract } from '../contracts.js';
 import type { Normalizer } from '../normalize/index.js';
 import { BatchBuilder, type PreparedBatch } from './batch-builder.js';
 import { KIND, loadDocument, loadRecord } from './documents.js';
@@ -20,7 +20,14 @@ export interface StoredBlock {
   runId: string;
 }
 
-function replay(batch: BatchBuilder, record: LandedRecord, block: StoredBlock): void {
+/**
+ * What rebuild does with fields the model does not map, by store and then by stream (`documents` for
+ * ingested ones): the config's `schemaContract` where it names one, `evolve` for the rest.
+ */
+export type ReplayContracts = ReadonlyMap<string, ReadonlyMap<string, SchemaContract>>;
+
+function replay(batch: BatchBuilder, record: LandedRecord, block: StoredBlock, contracts?: ReplayContracts): void {
+  const contract = contracts?.get(block.store)?.get(record.stream) ?? 'evolve';
   if (record.kind === KIND.fullScan) {
     const { entity, passStartedAt, createdFrom } = JSON.parse(record.bytes.toString('utf8')) as {
       entity: EntityKind;
@@ -41,9 +48,9 @@ function replay(batch: BatchBuilder, record: LandedRecord, block: StoredBlock): 
     );
   } else if (record.kind === KIND.record) {
     const text = record.bytes.toString('utf8');
-    loadRecord(batch, record, text, JSON.parse(text) as Record<string, unknown>);
+    loadRecord(batch, record, text, JSON.parse(text) as Record<string, unknown>, contract);
   } else {
-    loadDocument(batch, record, record.bytes);
+    loadDocument(batch, record, record.bytes, undefined, contract);
   }
 }
 
@@ -55,6 +62,7 @@ export async function replayBlock(
   normalizer: Normalizer,
   block: StoredBlock,
   seq: number,
+  contracts?: ReplayContracts,
   /** The block's records, when decoding was started ahead (see ingest/worker.ts). */
   decoded: Promise<LandedRecord[]> = decodeBlock(block.codec, block.payload),
 ): Promise<PreparedBatch> {
@@ -64,6 +72,6 @@ export async function replayBlock(
     { store: block.store, runId: block.runId, syncedAtMs: block.syncedAtMs },
     seq,
   );
-  for (const record of records) replay(batch, record, block);
+  for (const record of records) replay(batch, record, block, contracts);
   return batch.prepare();
 }

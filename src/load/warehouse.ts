@@ -357,7 +357,13 @@ export class Warehouse {
       for (const record of page.records) {
         const { text, unserializable } = rawText(record);
         if (unserializable === null)
-          loadRecord(batch, batch.land(page.stream, page.entity, KIND.record, null, text), text, record);
+          loadRecord(
+            batch,
+            batch.land(page.stream, page.entity, KIND.record, null, text),
+            text,
+            record,
+            page.contract,
+          );
         // Landed as unreadable with its reason, so a rebuild rejects it again the same way.
         else loadDocument(batch, batch.land(page.stream, unserializable, KIND.unreadable, null, text), text);
       }

@@ -1,4 +1,4 @@
-import type { EntityKind } from '../contracts.js';
+import type { EntityKind, SchemaContract } from '../contracts.js';
 import {
   type ColumnDef,
   type ColumnType,
@@ -46,13 +46,8 @@ export class NormalizeError extends Error {
   }
 }
 
-/**
- * What to do with fields the model does not map, per stream (in the style of dlt's schema contracts):
- * `evolve` keeps them in `_extra` and names new ones in `_schema_changes`; `freeze` rejects the record;
- * `discard` drops them (still named in `_schema_changes`).
- */
-export type SchemaContract = 'evolve' | 'freeze' | 'discard';
-export const SCHEMA_CONTRACTS: readonly SchemaContract[] = ['evolve', 'freeze', 'discard'];
+// Declared beside the stream options that set it (the config reads it without loading the normalizer).
+export { SCHEMA_CONTRACTS, type SchemaContract } from '../contracts.js';
 
 /**
  * A value refused for its column while the rest of its record loads: the column is NULL, the value is in

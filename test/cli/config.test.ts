@@ -47,6 +47,7 @@ describe('sync.config.json', () => {
         fullRefreshDays: 7,
         concurrency: 4,
         maxRefreshPerRun: 200,
+        schemaContract: 'evolve',
       },
     );
     assert.equal(config.stores[0]!.streams.products.fullRefreshDays, null);

@@ -23,13 +23,14 @@ describe('the published config JSON Schema', () => {
     );
   });
 
-  it('offers options for every declared stream, at the top level and per store', async () => {
+  it('offers options for every declared stream and for documents, at the top level and per store', async () => {
     const schema = JSON.parse(await readFile(CONFIG_SCHEMA_FILE, 'utf8')) as JsonSchemaObject & {
       properties: { stores: { items: JsonSchemaObject } };
     };
     const topLevel = Object.keys(schema.properties['streams']?.properties ?? {});
     const perStore = Object.keys(schema.properties.stores.items.properties['streams']?.properties ?? {});
-    assert.deepEqual(topLevel, [...STREAM_NAMES]);
-    assert.deepEqual(perStore, [...STREAM_NAMES]);
+    // `documents`: ingested documents, whose one option is their schemaContract.
+    assert.deepEqual(topLevel, [...STREAM_NAMES, 'documents']);
+    assert.deepEqual(perStore, [...STREAM_NAMES, 'documents']);
   });
 });

@@ -15,6 +15,7 @@ import {
 } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
 import { StopOnSignal } from '../stop.js';
+import { type SchemaContractArgs, withSchemaContract } from './schema-contract.js';
 
 /**
  * `store-sync ingest --spool [DIR]`: drains the closed files of the receivers' spools (every store with a
@@ -28,7 +29,7 @@ export const SPOOL_OPTION = {
     "Drain the closed files of the receivers' spools (each store with a receiver block, or --store), or of the spool folder given, instead of reading inputs",
 } as const;
 
-export interface IngestSpoolArgs extends JobArgs, WorkersArgs {
+export interface IngestSpoolArgs extends JobArgs, WorkersArgs, SchemaContractArgs {
   spool: string;
   inputs?: string[];
 }
@@ -37,6 +38,10 @@ interface Spool {
   store: string;
   spoolDir: string;
 }
+
+/** The store's `streams.documents.schemaContract` (or --schema-contract's, already in the config). */
+const contractOf = (config: SyncConfig, store: string) =>
+  config.stores.find((s) => s.name === store)?.documents.schemaContract;
 
 const usage = (message: string) => new StoreSyncError(ERROR_CODES.USAGE, message);
 
@@ -69,7 +74,7 @@ export async function ingestSpool(args: IngestSpoolArgs): Promise<void> {
     );
   const workers = workersFrom(args);
   const logger = cliLogger(args);
-  const config = await resolveJob(args, { needsApi: false });
+  const config = withSchemaContract(await resolveJob(args, { needsApi: false }), args);
   const spools = await spoolsOf(config, args);
   const { drainStoreRun, emptyDrain, hasWaitingFiles } = await import('../../../pipelines/drain.js');
   const drains = new Map<Spool, SpoolDrain>();
@@ -88,11 +93,13 @@ export async function ingestSpool(args: IngestSpoolArgs): Promise<void> {
     try {
       const { failure } = await stop.run(async (signal) => {
         for (const spool of waiting) {
+          const contract = contractOf(config, spool.store);
           const drain = signal.aborted
             ? { ...emptyDrain(spool.store, spool.spoolDir), interrupted: true }
             : await drainStoreRun(warehouse, config, spool, {
                 logger,
                 signal,
+                ...(contract === undefined ? {} : { contract }),
                 ...(workers === undefined ? {} : { workers }),
               });
           drains.set(spool, drain);

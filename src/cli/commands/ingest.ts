@@ -17,8 +17,9 @@ import {
 import { exitCodeForOutcome } from '../exit-codes.js';
 import { runOutcome, StopOnSignal } from '../stop.js';
 import { ingestSpool, SPOOL_OPTION } from './ingest-spool.js';
+import { type SchemaContractArgs, withSchemaContract, withSchemaContractOption } from './schema-contract.js';
 
-interface IngestArgs extends JobArgs, WorkersArgs, FastPathArgs {
+interface IngestArgs extends JobArgs, WorkersArgs, FastPathArgs, SchemaContractArgs {
   inputs: string[];
   'max-document-bytes'?: number;
   spool?: string;
@@ -29,7 +30,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
   describe:
     'Load captured API documents (orders, fulfillments, carts, tickets …) from files, folders or - for stdin',
   builder: (yargs) =>
-    withFastPathOption(withWorkersOption(withJobOptions(yargs)))
+    withSchemaContractOption(withFastPathOption(withWorkersOption(withJobOptions(yargs))))
       .positional('inputs', {
         type: 'string',
         array: true,
@@ -53,7 +54,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
     if (args.spool !== undefined) return ingestSpool({ ...args, spool: args.spool });
     if (!args.inputs?.length)
       throw new StoreSyncError(ERROR_CODES.USAGE, 'ingest needs a file, folder or - (stdin), or --spool');
-    const config = await resolveJob(args, { needsApi: false });
+    const config = withSchemaContract(await resolveJob(args, { needsApi: false }), args);
     const workers = workersFrom(args);
     const limit = args['max-document-bytes'];
     const maxDocumentBytes =
@@ -109,6 +110,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
             signal,
             maxDocumentBytes,
             files,
+            contract: store!.documents.schemaContract,
             ...(workers === undefined ? {} : { workers }),
           }),
         );

@@ -23,13 +23,14 @@ import { EXIT, exitCodeForError, exitCodeForRuns } from '../exit-codes.js';
 import { renderTable } from '../output.js';
 import { createProgressDisplay } from '../progress.js';
 import { StopOnSignal } from '../stop.js';
+import { type SchemaContractArgs, withSchemaContract, withSchemaContractOption } from './schema-contract.js';
 
-interface SyncArgs extends JobArgs, FastPathArgs, RateLimitArgs {
+interface SyncArgs extends JobArgs, FastPathArgs, RateLimitArgs, SchemaContractArgs {
   streams?: string;
   'full-refresh'?: boolean;
 }
 
-interface BackfillArgs extends JobArgs, RateLimitArgs {
+interface BackfillArgs extends JobArgs, RateLimitArgs, SchemaContractArgs {
   streams?: string;
   from: string;
   to?: string;
@@ -53,7 +54,11 @@ function summaryRows(outcomes: StoreOutcome[]): unknown[][] {
   ]);
 }
 
-function printSummary(outcomes: StoreOutcome[]): void {
+/** `describeNewFields` is schema-changes.ts's `newFieldsText`, loaded with the pipelines (see main.ts). */
+function printSummary(
+  outcomes: StoreOutcome[],
+  describeNewFields: (entry: { table: string; fields: string[] }) => string,
+): void {
   // Messages come from errors that may quote a server's reply; masking again costs nothing.
   process.stdout.write(redact(`${renderTable(SUMMARY_COLUMNS, summaryRows(outcomes))}\n`));
   for (const o of outcomes) {
@@ -62,6 +67,9 @@ function printSummary(outcomes: StoreOutcome[]): void {
       ? `${o.store}: failed: ${o.error.message}`
       : `${o.store}: ${run.outcome.replace(/_/g, ' ')} in ${run.seconds.toFixed(1)} s, ${run.requests} requests, ${run.retries} retries (run ${run.runId})`;
     process.stdout.write(redact(`${line}\n`));
+    // Field paths no column maps, first seen by this run: kept in `_extra`, listed in `_schema_changes`.
+    for (const entry of run?.newFields ?? [])
+      process.stdout.write(`${o.store}: ${describeNewFields(entry)}\n`);
   }
 }
 
@@ -86,14 +94,15 @@ export function backfillWindow(from: string, to: string | undefined, today: Date
 }
 
 async function runSyncCommand(
-  args: JobArgs & RateLimitArgs & { streams?: string },
+  args: JobArgs & RateLimitArgs & SchemaContractArgs & { streams?: string },
   mode: SyncMode,
   window?: DateWindow,
 ): Promise<void> {
   const streams = parseStreamList(args.streams);
   const { runSync } = await import('../../../pipelines/sync.js');
   const { checkStores, syncStores } = await import('../../../pipelines/stores.js');
-  const config = await resolveJob(args, { needsApi: true });
+  const { newFieldsText } = await import('../../load/schema-changes.js');
+  const config = withSchemaContract(await resolveJob(args, { needsApi: true }), args);
   applyRateLimit(config, args);
   const stores = selectStores(config, args.store);
   checkStores(stores, streams);
@@ -119,7 +128,7 @@ async function runSyncCommand(
     // something, and the stores after would meet most of them again.
     if (stores.length === 1 || exitCodeForError(failure) === EXIT.USAGE) {
       if (outcome.result) outcomes.push(outcome);
-      if (outcomes.length > 0) printSummary(outcomes);
+      if (outcomes.length > 0) printSummary(outcomes, newFieldsText);
       throw failure;
     }
     // Several stores: one store's failure (an expired token, an API that is down, an export that failed
@@ -158,7 +167,7 @@ async function runSyncCommand(
   stop.release();
   progress.stop();
   if (failure) throw failure;
-  printSummary(outcomes);
+  printSummary(outcomes, newFieldsText);
   const interrupted = stop.received;
   if (interrupted) {
     const skipped = stores.filter((s) => !outcomes.some((o) => o.store === s.name)).map((s) => s.name);
@@ -182,7 +191,7 @@ async function runSyncCommand(
 
 const withStreams = <T>(yargs: Argv<T>) =>
   withRateLimitOption(
-    withJobOptions(yargs).option('streams', {
+    withSchemaContractOption(withJobOptions(yargs)).option('streams', {
       type: 'string',
       description: `Comma-separated streams: ${STREAM_NAMES.join(', ')}`,
     }),

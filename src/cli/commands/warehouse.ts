@@ -1,4 +1,6 @@
 import type { CommandModule } from 'yargs';
+import { DOCUMENTS_OPTIONS, type SyncConfig } from '../../config.js';
+import type { SchemaContract } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import { STREAM_NAMES } from '../../streams.js';
 import {
@@ -65,16 +67,21 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
           })),
         );
     const { DOCUMENTS_STREAM, openWarehouse, readStatus } = await import('../../load/index.js');
+    const { NEW_FIELDS_DAYS, newFieldsText, recentNewFields } = await import('../../load/schema-changes.js');
     const warehouse = await openWarehouse(config.warehouse, { readOnly: true }).catch((error: unknown) => {
       throw readerBlocked(error);
     });
+    const now = Date.now();
     let rows: Awaited<ReturnType<typeof readStatus>>;
+    let recent: Awaited<ReturnType<typeof recentNewFields>>;
     try {
       rows = await readStatus(warehouse, expected);
+      recent = await recentNewFields(warehouse, now);
     } finally {
       await warehouse.close();
     }
-    const now = Date.now();
+    // Field paths no column maps, first seen in the last NEW_FIELDS_DAYS days (values in the rows' `_extra`).
+    const newFields = recent.filter((entry) => args.store === undefined || entry.store === args.store);
     const bound = hours * 3600_000;
     const report = rows
       .filter((row) => args.store === undefined || row.store === args.store)
@@ -91,7 +98,7 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
     if (args.json) {
       const receivers = spools.length ? { receivers: spools } : {};
       process.stdout.write(
-        `${JSON.stringify({ freshnessHours: bound / 3600_000, streams: report, ...receivers }, null, 2)}\n`,
+        `${JSON.stringify({ freshnessHours: bound / 3600_000, streams: report, ...receivers, newFields }, null, 2)}\n`,
       );
     } else if (report.length === 0) {
       process.stdout.write('nothing synced yet: run store-sync sync (or ingest)\n');
@@ -119,6 +126,16 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
         r.stream === DOCUMENTS_STREAM ? '-' : r.stale ? 'STALE' : 'ok',
       ]);
       process.stdout.write(`${renderTable(columns, table)}\n`);
+    }
+    if (!args.json && newFields.length) {
+      const lines: string[] = [];
+      for (const [i, entry] of newFields.entries()) {
+        if (entry.store !== newFields[i - 1]?.store) lines.push(`${entry.store}:`);
+        lines.push(`  ${newFieldsText(entry)}`);
+      }
+      process.stdout.write(
+        `\nnew fields, first seen in the last ${NEW_FIELDS_DAYS} days (values in each row's _extra):\n${lines.join('\n')}\n`,
+      );
     }
     if (!args.json && spools.length) {
       const { columns, rows } = spoolRows(spools);
@@ -185,6 +202,25 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
   },
 };
 
+/**
+ * What rebuild does with fields the model does not map, per store and stream: the config's
+ * `schemaContract` (a one-off job's flags set none, so everything evolves), `evolve` for stores it lacks.
+ */
+function replayContracts(config: SyncConfig): Map<string, Map<string, SchemaContract>> {
+  return new Map(
+    config.stores.map((store) => [
+      store.name,
+      new Map<string, SchemaContract>([
+        ...Object.entries(store.streams).map(([name, o]): [string, SchemaContract] => [
+          name,
+          o.schemaContract,
+        ]),
+        [DOCUMENTS_OPTIONS, store.documents.schemaContract],
+      ]),
+    ]),
+  );
+}
+
 export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs & FastPathArgs> = {
   command: 'rebuild',
   describe:
@@ -221,6 +257,7 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs & FastP
           rebuildWarehouse(warehouse, {
             logger,
             signal,
+            contracts: replayContracts(config),
             ...(workers === undefined ? {} : { workers }),
           }),
         );
