@@ -22,7 +22,8 @@ import {
 import { addTally, type DocumentTally, type UnknownVersionCount } from '../src/load/documents.js';
 import type { BatchCounts, BatchWriter, Transaction, Warehouse } from '../src/load/index.js';
 import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
-import { logNewFields, type NewFields, newFieldsOfRun } from '../src/load/schema-changes.js';
+import { logNewFields, type NewFields } from '../src/load/schema-changes.js';
+import { newFieldsOfRun } from '../src/load/status.js';
 import type { LogFields, Logger } from '../src/log.js';
 import type { SchemaContract } from '../src/normalize/index.js';
 

@@ -13,7 +13,8 @@ import {
   type StreamProgress,
 } from '../src/extract/index.js';
 import { openWarehouse, type Warehouse } from '../src/load/index.js';
-import { logNewFields, type NewFields, newFieldsOfRun } from '../src/load/schema-changes.js';
+import { logNewFields, type NewFields } from '../src/load/schema-changes.js';
+import { newFieldsOfRun } from '../src/load/status.js';
 import type { Logger } from '../src/log.js';
 import { type Source, tableDef } from '../src/model/index.js';
 import { defaultStreamOptions, type StreamName } from '../src/streams.js';

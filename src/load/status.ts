@@ -1,8 +1,9 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { ident, literal, tableDef } from '../model/index.js';
+import { ident, literal, tableDef, timestampLiteral } from '../model/index.js';
 import { listStates } from '../state/index.js';
 import { streamDeclaration } from '../streams.js';
 import { DOCUMENTS_STREAM } from './documents.js';
+import type { NewFields } from './schema-changes.js';
 import type { Warehouse } from './warehouse.js';
 
 /** What `store-sync status` prints: per store and stream, how far the warehouse got. */
@@ -141,5 +142,69 @@ export async function readStatus(
     }
     rows.push(...(await documentRows(connection)));
     return rows.sort((a, b) => a.store.localeCompare(b.store) || a.stream.localeCompare(b.stream));
+  });
+}
+
+/** How far back `status` looks for new fields: those first seen within these many days. */
+export const NEW_FIELDS_DAYS = 7;
+
+async function newFieldsWhere(
+  connection: DuckDBConnection,
+  where: string,
+  except: readonly NewFields[] = [],
+): Promise<NewFields[]> {
+  const reader = await connection.runAndReadAll(
+    `SELECT _store, "table", field_path, strftime(first_seen_at, '%Y-%m-%dT%H:%M:%S.%gZ')
+     FROM _schema_changes WHERE ${where} ORDER BY _store, "table", field_path`,
+  );
+  const known = new Set(except.flatMap((e) => e.fields.map((f) => [e.store, e.table, f].join('\u0000'))));
+  const found: NewFields[] = [];
+  for (const [store, table, field, first] of reader.getRows()) {
+    const [s, t, f, at] = [String(store), String(table), String(field), String(first)];
+    if (known.has([s, t, f].join('\u0000'))) continue;
+    const last = found.at(-1);
+    if (last?.store === s && last.table === t) {
+      last.fields.push(f);
+      if (at < last.firstSeenAt) last.firstSeenAt = at;
+    } else found.push({ store: s, table: t, fields: [f], firstSeenAt: at });
+  }
+  return found;
+}
+
+/**
+ * The field paths run `runId` saw first for `store` (it made their `_schema_changes` rows), less those of
+ * `except` (what an earlier call for the same run reported: a drain ingests each spool file on its own).
+ */
+export function newFieldsOfRun(
+  warehouse: Warehouse,
+  store: string,
+  runId: string,
+  except: readonly NewFields[] = [],
+): Promise<NewFields[]> {
+  return warehouse.exclusive(() =>
+    newFieldsWhere(warehouse.connection, `_store = ${literal(store)} AND run_id = ${literal(runId)}`, except),
+  );
+}
+
+/**
+ * The field paths first seen within NEW_FIELDS_DAYS before `nowMs`, per store and table: what `status`
+ * lists. By first sighting, not by run, so a sync after the ingest that met them does not hide them, and a
+ * rebuild (which keeps the original times) does not make old ones new.
+ */
+export function recentNewFields(
+  warehouse: Warehouse,
+  nowMs: number,
+  days = NEW_FIELDS_DAYS,
+): Promise<NewFields[]> {
+  return warehouse.exclusive(async () => {
+    // A warehouse made by an older store-sync and opened read-only (status) has not been migrated yet.
+    const table = await warehouse.connection.runAndReadAll(
+      "SELECT 1 FROM information_schema.tables WHERE table_schema = 'main' AND table_name = '_schema_changes'",
+    );
+    if (table.getRows().length === 0) return [];
+    return newFieldsWhere(
+      warehouse.connection,
+      `first_seen_at > ${timestampLiteral(nowMs - days * 86_400_000)}`,
+    );
   });
 }

@@ -67,7 +67,8 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
           })),
         );
     const { DOCUMENTS_STREAM, openWarehouse, readStatus } = await import('../../load/index.js');
-    const { NEW_FIELDS_DAYS, newFieldsText, recentNewFields } = await import('../../load/schema-changes.js');
+    const { newFieldsText } = await import('../../load/schema-changes.js');
+    const { NEW_FIELDS_DAYS, recentNewFields } = await import('../../load/status.js');
     const warehouse = await openWarehouse(config.warehouse, { readOnly: true }).catch((error: unknown) => {
       throw readerBlocked(error);
     });
