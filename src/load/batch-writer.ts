@@ -141,11 +141,12 @@ export class BatchWriter {
     this.rejected.seal();
     if (this.rejected.length)
       (await appenders.get(this.rejected.name)).append(this.rejected, byName(this.rejected, layouts));
-    const changes = this.builder ? this.builder.normalizer.takeSchemaChanges() : this.preparedSchemaChanges;
-    if (changes.length) await writeSchemaChanges(connection, this.meta, changes);
     // The rows are in DuckDB: their buffers can go back to their maker while the landing and the ledger are
     // written. An ingest worker waits for them before it starts its next batch (ingest/worker.ts).
     this.handBack();
+    // Plain data, not the buffers: merged once they are handed back.
+    const changes = this.builder ? this.builder.normalizer.takeSchemaChanges() : this.preparedSchemaChanges;
+    if (changes.length) await writeSchemaChanges(connection, this.meta, changes);
     const landing = this.builder ? await this.builder.finishLanding() : this.preparedLanding;
     this.appendedRows += this.rejected.length;
     if (landing) this.appendedRows += await this.writeLanding(landing, layouts, appenders);
