@@ -26,7 +26,12 @@ export interface StoredBlock {
  */
 export type ReplayContracts = ReadonlyMap<string, ReadonlyMap<string, SchemaContract>>;
 
-function replay(batch: BatchBuilder, record: LandedRecord, block: StoredBlock, contracts?: ReplayContracts): void {
+function replay(
+  batch: BatchBuilder,
+  record: LandedRecord,
+  block: StoredBlock,
+  contracts?: ReplayContracts,
+): void {
   const contract = contracts?.get(block.store)?.get(record.stream) ?? 'evolve';
   if (record.kind === KIND.fullScan) {
     const { entity, passStartedAt, createdFrom } = JSON.parse(record.bytes.toString('utf8')) as {
