@@ -59,8 +59,9 @@ import {
  * accepts a document only if the object path would load it whole, with no rejection. Anything else it gives
  * up on, writing nothing, and the object path does all the work, including every refusal and its message:
  * a value of the wrong type, money that does not fit, a missing key, a document that is not an order, an
- * envelope whose version disagrees. `test/warehouse/fast-path.test.ts` compares the two paths on many
- * documents, bad ones included.
+ * envelope whose version disagrees. So is a document carrying a field the model does not map (ObjectCheck):
+ * the object path keeps it in the row's `_extra`, and names it in `_schema_changes`, which this path never
+ * writes. `test/warehouse/fast-path.test.ts` compares the two paths on many documents, bad ones included.
  *
  * The rows are written by generated code, one writer per table and order shape, from the same registry and
  * plans as the object path: each source path becomes a chain of slot reads.
