@@ -632,6 +632,14 @@ function sameBytes(b: Uint8Array, s1: number, e1: number, s2: number, e2: number
   return true;
 }
 
+/** Makes every field of `tree` wanted at `at`, and the fields inside those read as object trees. */
+function want(at: Position, tree: KnownTree): void {
+  for (const [name, entry] of tree) {
+    if (entry instanceof Map) want(at.objectAt(name), entry);
+    else at.field(name);
+  }
+}
+
 /** What to check of objects read at `at` whose known fields are `tree` (see ObjectCheck). */
 function objectCheck(at: Position, tree: KnownTree): ObjectCheck {
   const foreign: number[] = [];
@@ -640,8 +648,7 @@ function objectCheck(at: Position, tree: KnownTree): ObjectCheck {
   for (const [name, entry] of tree) {
     if (!(entry instanceof Map)) continue;
     const field = at.has(name);
-    // A name the scanner skips would count as unknown in every document carrying it.
-    if (field < 0) throw new Error(`${at.label}.${name}: known to the model but not read by the fast path`);
+    if (field < 0) throw new Error(`${at.label}.${name}: known to the model but not wanted (see want)`);
     const inner = at.objects[field];
     trees.push({ field, check: inner ? objectCheck(inner, entry) : null });
   }
@@ -716,8 +723,14 @@ class WriterCompiler {
     return fast;
   }
 
-  /** Each node's ObjectCheck, once no more names are wanted at any Position. */
+  /**
+   * Each node's ObjectCheck. Every name the model maps is wanted first, read or not (a key's repeat such as a
+   * refund's `order_number`): a name the scanner skipped would count as unknown. Then no more names are
+   * wanted at any Position, and what is foreign at each is known.
+   */
   placeChecks(): void {
+    for (const { node, shape } of this.made)
+      want(this.positions.get(node)!, knownTree(this.root, node, shape));
     for (const { fast, node, shape } of this.made)
       fast.check = objectCheck(this.positions.get(node)!, knownTree(this.root, node, shape));
   }
