@@ -26,3 +26,4 @@ export {
   sourceFor,
   type TableDef,
 } from './types.js';
+export { unitVersionColumns } from './units.js';

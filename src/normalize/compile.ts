@@ -105,7 +105,70 @@ const SETTER = {
 } as const;
 
 /**
- * A writer for the given staging columns (index 0, `_unit`, is written by the caller). `overrides` are
+ * A value a careful writer could not write (see compileRowWriter): the column is left NULL and the caller
+ * decides what that costs (normalizer.ts: a field rejection, a record rejection, or nothing).
+ */
+export interface ColumnFailure {
+  /** Index of the column in the staging columns. */
+  column: number;
+  /** What a record rejection names, as the hot writer does: the source text, or the object on the way. */
+  named: string;
+  /**
+   * The path of the refused value, relative to the item when `itemRelative`: the field of the alternative
+   * that gave it (`created_at` of `created_at|date_created`), or the non-object on the way (`billing_address`).
+   */
+  path: string;
+  /** Whether the refused value is the row's own item's (its source has no `$.`, `$$.`, `^.` or token). */
+  itemRelative: boolean;
+  value: unknown;
+  expected: string;
+}
+
+/**
+ * The row writer's twin for a row the hot writer refused: the same reads and conversions, each column in
+ * its own try/catch, so every column that can be written is, and each one that cannot is pushed into
+ * `failures` and left NULL.
+ */
+export type CarefulWriter = (
+  item: Record<string, unknown>,
+  parent: Record<string, unknown> | null,
+  ctx: WalkContext,
+  index: number,
+  parentIndex: number,
+  rows: TableRows,
+  row: number,
+  failures: ColumnFailure[],
+) => void;
+
+export interface RowWriters {
+  /** Throws ColumnError at the first value that does not fit: the path every row takes. */
+  write: RowWriter;
+  careful: CarefulWriter;
+}
+
+/** Whether a source alternative reads the item itself (a field path without `$.`, `$$.`, `^.`, `#`, `=`, `@`). */
+export function itemRelative(alternative: string): boolean {
+  const first = alternative[0];
+  return (
+    first !== '#' &&
+    first !== '=' &&
+    first !== '@' &&
+    !alternative.startsWith('$.') &&
+    !alternative.startsWith('$$.') &&
+    !alternative.startsWith('^.')
+  );
+}
+
+/** An alternative's field path without its base (`$.a.b` → `a.b`). */
+const pathOf = (alternative: string): string =>
+  alternative.startsWith('$$.')
+    ? alternative.slice(3)
+    : alternative.startsWith('$.') || alternative.startsWith('^.')
+      ? alternative.slice(2)
+      : alternative;
+
+/**
+ * The writers for the given staging columns (index 0, `_unit`, is written by the caller). `overrides` are
  * the plan node's per-context sources.
  */
 export function compileRowWriter(
@@ -113,10 +176,12 @@ export function compileRowWriter(
   kinds: readonly (keyof typeof SETTER)[],
   shape: string | null,
   overrides: Record<string, Source> = {},
-): RowWriter {
+): RowWriters {
   const converters: ((value: unknown) => Converted)[] = [];
   const paths: string[] = [];
+  const alternativesOf: string[][] = [];
   const body: string[] = [];
+  const careful: string[] = [];
   columns.forEach((column, k) => {
     if (k === 0) return;
     const source = overrides[column.name] ?? column.source;
@@ -124,19 +189,32 @@ export function compileRowWriter(
     if (text === null || AFTER_ROW_TOKENS.has(text)) return;
     converters[k] = converterFor(column.type);
     const alternatives = text.split('|');
+    alternativesOf[k] = alternatives;
     // A refused value came from a field: a position is always an integer, so it is not named.
     paths[k] = alternatives
       .filter((alt) => alt !== '#-' && alt !== '^#-')
       .map((alt) => ENVELOPE_TOKENS[alt]?.named ?? alt)
       .join('|');
+    const set = `if (v != null) rows.${SETTER[kinds[k]!]}(${k}, row, conv[${k}](v));`;
     body.push(`col = ${k};`, readAlternative(alternatives[0]!));
     for (const alt of alternatives.slice(1)) body.push(`if (v == null) { ${readAlternative(alt)} }`);
-    body.push(`if (v != null) rows.${SETTER[kinds[k]!]}(${k}, row, conv[${k}](v));`);
+    body.push(set);
+    const reads = [readAlternative(alternatives[0]!)];
+    alternatives.slice(1).forEach((alt, i) => {
+      reads.push(`if (v == null) { alt = ${i + 1}; ${readAlternative(alt)} }`);
+    });
+    careful.push(
+      `alt = 0; v = undefined; try { ${reads.join(' ')} ${set} } catch (error) { failed(failures, error, ${k}, alt, v); }`,
+    );
   });
   const source = `return function writeRow(item, parent, ctx, index, parentIndex, rows, row) {
   let col = -1, v;
   try { ${body.join('\n  ')} }
   catch (error) { fail(error, col, v); }
+};`;
+  const carefulSource = `return function writeRowCarefully(item, parent, ctx, index, parentIndex, rows, row, failures) {
+  let alt = 0, v;
+  ${careful.join('\n  ')}
 };`;
   const bad = (at: string, value: unknown, expected: string): never => {
     throw new ColumnError(at, value, expected);
@@ -146,5 +224,37 @@ export function compileRowWriter(
     if (error instanceof ValueError) throw new ColumnError(paths[col] ?? '?', value, error.expected);
     throw error;
   };
-  return new Function('conv', 'bad', 'fail', source)(converters, bad, fail) as RowWriter;
+  const failed = (
+    failures: ColumnFailure[],
+    error: unknown,
+    column: number,
+    alt: number,
+    value: unknown,
+  ): void => {
+    const alternative = alternativesOf[column]![alt]!;
+    const relative = itemRelative(alternative);
+    if (error instanceof ColumnError)
+      failures.push({
+        column,
+        named: error.path,
+        path: error.path,
+        itemRelative: relative,
+        value: error.value,
+        expected: error.expected,
+      });
+    else if (error instanceof ValueError)
+      failures.push({
+        column,
+        named: paths[column] ?? '?',
+        path: pathOf(alternative),
+        itemRelative: relative,
+        value,
+        expected: error.expected,
+      });
+    else throw error;
+  };
+  return {
+    write: new Function('conv', 'bad', 'fail', source)(converters, bad, fail) as RowWriter,
+    careful: new Function('conv', 'bad', 'failed', carefulSource)(converters, bad, failed) as CarefulWriter,
+  };
 }

@@ -113,7 +113,8 @@ function knowledge(root: PlanNode, shape: string | null): PlanKnowledge {
       if (fields.length === 0 || tracked.some((t) => t.name === fields[0])) return;
       tracked.push({ name: fields[0]!, fields });
     };
-    for (const column of tableDef(node.table).columns) {
+    const def = tableDef(node.table);
+    for (const column of def.columns) {
       const source = node.sources?.[column.name] ?? column.source;
       const text = source === undefined ? null : sourceFor(source, shape);
       if (text === null || AFTER_ROW_TOKENS.has(text)) continue;
@@ -123,6 +124,11 @@ function knowledge(root: PlanNode, shape: string | null): PlanKnowledge {
         if (read.node === node && !own.includes(read.path[0]!)) own.push(read.path[0]!);
       }
       track(own);
+      // A key column read from the parent or the unit (a variant's `product_id` ← `^.id`): an item field of
+      // the column's name repeats that key (the spec gives variants, refunds and fulfillment order line
+      // items one), so it is mapped, not kept in `_extra`.
+      if (def.key.includes(column.name) && own.length === 0 && /(^|\|)(\^|\$)\./.test(text))
+        mark(treeOf(node), [column.name], 'leaf');
     }
     treeOf(node);
     const children = node.children ?? [];

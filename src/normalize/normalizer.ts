@@ -10,20 +10,30 @@ import {
   sourceFor,
   type TableDef,
   tableDef,
+  unitVersionColumns,
 } from '../model/index.js';
-import { ColumnError, compileRowWriter, type RowWriter, type WalkContext } from './compile.js';
+import {
+  type CarefulWriter,
+  ColumnError,
+  type ColumnFailure,
+  compileRowWriter,
+  type RowWriter,
+  type WalkContext,
+} from './compile.js';
 import { applyDerived, type DerivedColumn, derivedColumns } from './derive.js';
 import type { EnvelopeMeta } from './detect.js';
 import { FastPath, type FastResult } from './fast.js';
 import { fastPathOn } from './fast-switch.js';
 import { recordProblem } from './guard.js';
-import { absentFields, type TrackedField, trackedFields } from './known.js';
+import { absentFields, type KnownTree, knownTree, type TrackedField, trackedFields } from './known.js';
 import { type RowsSnapshot, TableRows } from './rows.js';
 
 /**
  * Record → rows. A record is walked along its entity's plan; every row goes into the columnar buffer of
  * its table, whose first column `_unit` numbers the unit (merge root) it belongs to. A value that cannot
- * be stored exactly rejects the whole record and takes back every row it wrote.
+ * be stored exactly leaves its column NULL and is kept in the row's `_extra` (a field rejection), unless
+ * it is a key or a version, without which the row could not be merged: then the whole record is rejected
+ * and every row it wrote is taken back. Fields the model does not map go to `_extra` too (known.ts).
  */
 
 export const UNIT_COLUMN: ColumnDef = {
@@ -89,6 +99,14 @@ interface CompiledNode {
   node: PlanNode;
   rows: TableRows;
   write: RowWriter;
+  /** The writer run again on a row `write` refused, collecting every column that fails. */
+  careful: CarefulWriter;
+  /** By staging column: whether a value it refuses rejects the record (a key or a version column). */
+  strict: boolean[];
+  /** The `_extra` column, or -1. */
+  extra: number;
+  /** What the model maps of this node's items (known.ts). */
+  known: KnownTree;
   /** Columns computed from the row once it is written (derive.ts). */
   derived: DerivedColumn[];
   /** For a unit: the `_absent_fields` column and the tracked fields (known.ts). */
@@ -97,6 +115,13 @@ interface CompiledNode {
   /** Key columns checked after each row (an optional unit key is handled before: its row is skipped). */
   keys: KeyCheck[];
   children: CompiledNode[];
+}
+
+/** A value of a row's item refused for its column, by its path relative to the item. */
+interface Refusal {
+  path: string;
+  value: unknown;
+  expected: string;
 }
 
 const KEY_EXPECTED: Partial<Record<ColumnType, string>> = {
@@ -116,6 +141,14 @@ export class Normalizer {
   private readonly touched = new Map<EntityKind, TableRows[]>();
   /** Made on first use: a normalizer that never reads a document's bytes does not compile it. */
   private fast: FastPath | null = null;
+  /** The schema contract of the record being normalized. */
+  private contract: SchemaContract = 'evolve';
+  /** Field rejections of the record being normalized (null: none yet). */
+  private refusals: FieldRejection[] | null = null;
+  /** Unknown field paths of the record being normalized, by `table NUL path`, merged when it loads. */
+  private recordChanges: Map<string, SchemaChange> | null = null;
+  /** Unknown field paths of the records loaded since takeSchemaChanges. */
+  private readonly schemaChanges = new Map<string, SchemaChange>();
 
   constructor(
     /** Whether documents in bytes may take the fast path (fast.ts; turned off by fast-switch.ts). */
@@ -137,7 +170,6 @@ export class Normalizer {
     envelope: EnvelopeMeta | null = null,
     contract: SchemaContract = 'evolve',
   ): readonly FieldRejection[] {
-    void contract;
     const problem = recordProblem(record);
     if (problem !== null) throw new NormalizeError(problem, documentKey(record));
     const root = this.compile(entity, apiVersion);
@@ -152,6 +184,9 @@ export class Normalizer {
       fields: [],
       indexes: [],
     };
+    this.contract = contract;
+    this.refusals = null;
+    this.recordChanges = null;
     try {
       this.walk(root, record, null, ctx, 0, 0, 0);
     } catch (error) {
@@ -159,14 +194,33 @@ export class Normalizer {
         t.truncate(marks[i]!);
       });
       this.units = units;
+      this.refusals = null;
+      this.recordChanges = null;
       throw error;
     }
-    return NO_FIELD_REJECTIONS;
+    // (Set by walk: TypeScript keeps the null assigned above.)
+    const changes = this.recordChanges as Map<string, SchemaChange> | null;
+    if (changes !== null) {
+      for (const [id, change] of changes) {
+        const seen = this.schemaChanges.get(id);
+        if (seen) seen.count += change.count;
+        else this.schemaChanges.set(id, change);
+      }
+      this.recordChanges = null;
+    }
+    const refusals = (this.refusals as FieldRejection[] | null) ?? NO_FIELD_REJECTIONS;
+    this.refusals = null;
+    return refusals;
   }
 
-  /** The field paths the model does not map that the records normalized since the last call carried. */
+  /**
+   * The field paths the model does not map that the records loaded since the last call carried (a record
+   * rejected whole counts for nothing), as plain data; empties the tally.
+   */
   takeSchemaChanges(): SchemaChange[] {
-    return [];
+    const changes = [...this.schemaChanges.values()];
+    this.schemaChanges.clear();
+    return changes;
   }
 
   /**
@@ -188,6 +242,7 @@ export class Normalizer {
   clear(): void {
     for (const rows of this.tables.values()) rows.clear();
     this.units = 0;
+    this.schemaChanges.clear();
   }
 
   /** Takes back the buffers of snapshots of its tables once they are loaded (see TableRows.reuse). */
@@ -195,6 +250,7 @@ export class Normalizer {
     for (const snapshot of snapshots) this.tables.get(snapshot.name)?.reuse(snapshot);
   }
 
+  /** Writes the rows of `item` and its children; true when the item was skipped (a user without an id). */
   private walk(
     c: CompiledNode,
     item: Record<string, unknown>,
@@ -203,20 +259,25 @@ export class Normalizer {
     index: number,
     parentIndex: number,
     unit: number,
-  ): void {
+  ): boolean {
     const savedRoot = ctx.unitRoot;
     if (c.node.unit) {
       unit = ++this.units;
       ctx.unitRoot = item;
     }
     const rows = c.rows;
-    const row = rows.addRow();
+    let row = rows.addRow();
     rows.setInt64(0, row, unit);
+    let refused: Refusal[] | null = null;
     try {
       c.write(item, parent, ctx, index, parentIndex, rows, row);
     } catch (error) {
-      if (error instanceof ColumnError) throw this.reject(ctx, error.path, error.value, error.expected);
-      throw error;
+      if (!(error instanceof ColumnError)) throw error;
+      // Rare: the row is written again, column by column, to learn every value that does not fit.
+      rows.truncate(row);
+      row = rows.addRow();
+      rows.setInt64(0, row, unit);
+      refused = this.writeCarefully(c, item, parent, ctx, index, parentIndex, row);
     }
     if (c.derived.length) applyDerived(rows, row, c.derived);
     if (c.absent !== null) {
@@ -227,19 +288,32 @@ export class Normalizer {
       rows.truncate(row);
       this.units--;
       ctx.unitRoot = savedRoot;
-      return;
+      return true;
     }
     // A row without its key could not be merged (and DuckDB refuses it): the whole document is rejected.
     for (const key of c.keys)
       if (!rows.valid[key.index]![row])
         throw this.reject(ctx, key.field, undefined, key.expected, 'missing, ');
+    let skipped: Map<string, Record<string, unknown>> | null = null;
     for (const child of c.children) {
       const field = child.node.field!;
       const value = item[field];
       if (value === undefined || value === null) continue;
       if (child.node.single) {
         if (!isObject(value)) throw this.reject(ctx, field, value, 'an object');
-        this.walk(child, value, item, ctx, 0, index, unit);
+        ctx.fields.push(field);
+        ctx.indexes.push(-1);
+        const wasSkipped = this.walk(child, value, item, ctx, 0, index, unit);
+        ctx.fields.pop();
+        ctx.indexes.pop();
+        // A skipped item's unknown fields are kept by the parent row, under the field that held it.
+        if (wasSkipped && hasUnknown(value, child.known)) {
+          const lost = this.extraOf(c.node.table, value, child.known, null, null, field, ctx);
+          if (lost !== null) {
+            skipped ??= new Map();
+            skipped.set(field, lost);
+          }
+        }
         continue;
       }
       if (!Array.isArray(value)) throw this.reject(ctx, field, value, 'an array');
@@ -254,7 +328,124 @@ export class Normalizer {
       ctx.fields.pop();
       ctx.indexes.pop();
     }
+    if (refused !== null) {
+      const key = documentKey(ctx.doc);
+      this.refusals ??= [];
+      for (const r of refused) {
+        const fieldPath = pathIn(ctx, r.path);
+        this.refusals.push({
+          table: c.node.table,
+          key,
+          fieldPath,
+          value: r.value,
+          expected: r.expected,
+          reason: `${fieldPath}: got ${truncate(JSON.stringify(r.value))}, expected ${r.expected}`,
+        });
+      }
+    }
+    // The row's `_extra` is written after its children's rows: no child is of the row's own table
+    // (compileNode checks), so the row is still the last of its table and its text can be set.
+    if (c.extra >= 0 && (refused !== null || skipped !== null || hasUnknown(item, c.known))) {
+      const paths = refused === null ? null : refused.map((r) => r.path);
+      const extra = this.extraOf(c.node.table, item, c.known, paths, skipped, '', ctx);
+      if (extra !== null) rows.setText(c.extra, row, JSON.stringify(extra));
+    }
     ctx.unitRoot = savedRoot;
+    return false;
+  }
+
+  /**
+   * Writes the row with the careful writer and sorts out what it refused: a key or version column rejects
+   * the record (as the hot writer's error would); a value from outside the item (the unit's, the
+   * document's, the parent's or the envelope's) is left NULL, the level it belongs to reporting it; the
+   * item's own values are the row's refusals, one per path (a non-object on the way to several columns,
+   * `billing_address: "x"`, is one).
+   */
+  private writeCarefully(
+    c: CompiledNode,
+    item: Record<string, unknown>,
+    parent: Record<string, unknown> | null,
+    ctx: WalkContext,
+    index: number,
+    parentIndex: number,
+    row: number,
+  ): Refusal[] | null {
+    const failures: ColumnFailure[] = [];
+    c.careful(item, parent, ctx, index, parentIndex, c.rows, row, failures);
+    let refused: Refusal[] | null = null;
+    for (const f of failures) {
+      if (c.strict[f.column])
+        throw this.reject(ctx, f.named, f.value, f.expected, '', f.itemRelative ? f.path : f.named);
+      if (!f.itemRelative) continue;
+      if (refused?.some((r) => f.path === r.path || f.path.startsWith(`${r.path}.`))) continue;
+      if (refused !== null) refused = refused.filter((r) => !r.path.startsWith(`${f.path}.`));
+      refused ??= [];
+      refused.push({ path: f.path, value: f.value, expected: f.expected });
+    }
+    return refused;
+  }
+
+  /**
+   * What goes to a row's `_extra` from `item` (at `prefix` in the row's item), in the item's order: the
+   * fields the model does not map, the values refused at `refused` paths, and the unknown fields of
+   * `skipped` child items; null when nothing. Unknown fields are also counted as schema changes of `table`,
+   * rejected under `freeze` and not kept under `discard`.
+   */
+  private extraOf(
+    table: string,
+    item: Record<string, unknown>,
+    tree: KnownTree,
+    refused: readonly string[] | null,
+    skipped: Map<string, Record<string, unknown>> | null,
+    prefix: string,
+    ctx: WalkContext,
+  ): Record<string, unknown> | null {
+    let out: Record<string, unknown> | null = null;
+    for (const key in item) {
+      const value = item[key];
+      const entry = tree.get(key);
+      const path = prefix === '' ? key : `${prefix}.${key}`;
+      let kept: unknown;
+      if (entry === undefined) {
+        this.unknownField(table, path, value, ctx);
+        if (this.contract !== 'discard') kept = value;
+      } else if (entry === 'leaf') {
+        if (refused !== null) kept = refusedPart(value, path, refused);
+      } else if (entry === 'child') {
+        // A child's table takes it, but this row's columns may read into it too (`user.email`).
+        kept = skipped?.get(key);
+        const part = refused === null ? undefined : refusedPart(value, path, refused);
+        if (part !== undefined) kept = kept === undefined ? part : merged(part, kept);
+      } else if (isObject(value)) {
+        kept = this.extraOf(table, value, entry, refused, null, path, ctx) ?? undefined;
+      } else if (value !== null && value !== undefined) {
+        // Columns read fields inside it, and it is not an object: none of them could (a field rejection).
+        kept = value;
+      }
+      if (kept !== undefined) {
+        // A null-prototype object: a `__proto__` field (JSON.parse makes it an own field) stays a field.
+        out ??= Object.create(null) as Record<string, unknown>;
+        out[key] = kept;
+      }
+    }
+    return out;
+  }
+
+  private unknownField(table: string, path: string, value: unknown, ctx: WalkContext): void {
+    if (this.contract === 'freeze') {
+      const fieldPath = pathIn(ctx, path);
+      throw new NormalizeError(
+        `${fieldPath}: unknown field (schema contract freeze)`,
+        documentKey(ctx.doc),
+        fieldPath,
+      );
+    }
+    this.recordChanges ??= new Map();
+    const changes = this.recordChanges;
+    const id = `${table}\u0000${path}`;
+    const change = changes.get(id);
+    if (change) change.count++;
+    else changes.set(id, { table, fieldPath: path, example: exampleOf(value), count: 1 });
   }
 
   private reject(
@@ -263,12 +454,16 @@ export class Normalizer {
     value: unknown,
     expected: string,
     what = '',
+    /** The field's path for `fieldPath`, when it is not `field` (a source's alternatives, `a|b`). */
+    blamed = field,
   ): NormalizeError {
-    const trail = ctx.fields.map((f, i) => `${f}[${ctx.indexes[i]}]`);
-    if (field) trail.push(field);
-    const path = trail.join('.') || '(record)';
+    const path = pathIn(ctx, field) || '(record)';
     const got = value === undefined ? '' : `got ${truncate(JSON.stringify(value))}, `;
-    return new NormalizeError(`${path}: ${what}${got}expected ${expected}`, documentKey(ctx.doc));
+    return new NormalizeError(
+      `${path}: ${what}${got}expected ${expected}`,
+      documentKey(ctx.doc),
+      pathIn(ctx, blamed) || null,
+    );
   }
 
   private touchedTables(entity: EntityKind): TableRows[] {
@@ -295,7 +490,8 @@ export class Normalizer {
     const rows = this.tables.get(node.table)!;
     const tracked = node.unit ? trackedFields(root, node, shape) : [];
     const absentColumn = rows.columns.findIndex((c) => c.source === '@absent');
-    const write = compileRowWriter(rows.columns, rows.kinds, shape, node.sources);
+    const { write, careful } = compileRowWriter(rows.columns, rows.kinds, shape, node.sources);
+    const versions = new Set(unitVersionColumns(def));
     const keyName = def.unit?.key ?? '';
     const keyIndex = def.unit ? rows.columns.findIndex((c) => c.name === keyName) : -1;
     const keys: KeyCheck[] = [];
@@ -311,10 +507,18 @@ export class Normalizer {
         expected: KEY_EXPECTED[column.type] ?? 'a value',
       });
     });
+    // walk writes a row's `_extra` after its children's rows, which must therefore be of other tables.
+    const below = (n: PlanNode): boolean =>
+      (n.children ?? []).some((child) => child.table === node.table || below(child));
+    if (below(node)) throw new Error(`plan node ${node.table} has a descendant of its own table`);
     return {
       node,
       rows,
       write,
+      careful,
+      strict: rows.columns.map((column) => def.key.includes(column.name) || versions.has(column.name)),
+      extra: rows.columns.findIndex((column) => column.source === '@extra'),
+      known: knownTree(root, node, shape),
       derived: derivedColumns(rows.columns),
       absent: absentColumn < 0 || tracked.length === 0 ? null : { column: absentColumn, names: tracked },
       keyIndex,
@@ -327,6 +531,63 @@ export class Normalizer {
 /** The document's own key, for `_rejected_records.key`: an order's number, else the record's id. */
 function documentKey(doc: Record<string, unknown>): string | null {
   return typeof doc.number === 'string' ? doc.number : typeof doc.id === 'number' ? String(doc.id) : null;
+}
+
+/** `path` (relative to the current item) from the record's root: `lines[0].price`, `user.zz`. */
+function pathIn(ctx: WalkContext, path: string): string {
+  let out = '';
+  for (let i = 0; i < ctx.fields.length; i++) {
+    const index = ctx.indexes[i]!;
+    const step = index < 0 ? ctx.fields[i]! : `${ctx.fields[i]}[${index}]`;
+    out = out === '' ? step : `${out}.${step}`;
+  }
+  if (path === '') return out;
+  return out === '' ? path : `${out}.${path}`;
+}
+
+/** Whether `item` holds anything its known tree does not map, or a non-object where columns read inside. */
+function hasUnknown(item: Record<string, unknown>, tree: KnownTree): boolean {
+  for (const key in item) {
+    const entry = tree.get(key);
+    if (entry === undefined) return true;
+    if (typeof entry === 'string') continue;
+    const value = item[key];
+    if (value === null || value === undefined) continue;
+    if (!isObject(value) || hasUnknown(value, entry)) return true;
+  }
+  return false;
+}
+
+/**
+ * The part of a field kept whole by a column (`path`) that field rejections refused: all of it, or the
+ * refused fields inside it (a column reading the whole object and others reading into it).
+ */
+function refusedPart(value: unknown, path: string, refused: readonly string[]): unknown {
+  if (refused.includes(path)) return value;
+  if (!isObject(value) || !refused.some((r) => r.startsWith(`${path}.`))) return undefined;
+  let out: Record<string, unknown> | undefined;
+  for (const key in value) {
+    const part = refusedPart(value[key], `${path}.${key}`, refused);
+    if (part === undefined) continue;
+    out ??= Object.create(null) as Record<string, unknown>;
+    out[key] = part;
+  }
+  return out;
+}
+
+/** Two `_extra` objects of one field as one: a row's refused values and a skipped child's unknown fields. */
+function merged(a: unknown, b: unknown): unknown {
+  if (!isObject(a) || !isObject(b)) return b;
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const key in a) out[key] = a[key];
+  for (const key in b) out[key] = b[key];
+  return out;
+}
+
+/** A schema change's example: the value as JSON, cut to 200 characters. */
+function exampleOf(value: unknown): string {
+  const text = JSON.stringify(value) ?? 'null';
+  return text.length > 200 ? text.slice(0, 200) : text;
 }
 
 function truncate(text: string | undefined): string {

@@ -132,33 +132,40 @@ describe('money edge cases through the warehouse', () => {
         [102, '9999999999.99'],
         [103, '0.50'],
         [104, '1.00'],
+        // Refused (field rejections below): the variant loads with unit_cost NULL, the text in `_extra`.
+        [105, null],
+        [106, null],
         [107, null],
       ],
     );
+    assert.deepEqual(
+      rows.map((r) => r._extra ?? null),
+      [null, null, null, null, null, '{"unit_cost":"1.234"}', '{"unit_cost":""}', null],
+    );
   });
 
-  it('rejects the others with the field path, the value and what was expected', async () => {
+  it('rejects the others at field level, with the field path, the value and what was expected', async () => {
     const rows = await tableRows(warehouse.connection, '_rejected_records', {
       exclude: ['_synced_at', '_run_id', 'payload'],
     });
     rows.sort((a, b) => String(a.key).localeCompare(String(b.key)));
     assert.deepEqual(
-      rows.map((r) => [r.key, r.stage, r.stream]),
+      rows.map((r) => [r.key, r.stage, r.stream, r.level, r.field_path]),
       [
-        ['6', 'normalize', 'products'],
-        ['7', 'normalize', 'products'],
+        ['6', 'normalize', 'products', 'field', 'variants[0].unit_cost'],
+        ['7', 'normalize', 'products', 'field', 'variants[0].unit_cost'],
       ],
     );
     assert.match(
       String(rows[0]!.reason),
-      /^variants\[0\]\.unit_cost: got "1\.234", expected .*DECIMAL\(12,2\).*never rounded/,
+      /^variants: variants\[0\]\.unit_cost: got "1\.234", expected .*DECIMAL\(12,2\).*never rounded/,
     );
-    assert.match(String(rows[1]!.reason), /^variants\[0\]\.unit_cost: got "", expected /);
+    assert.match(String(rows[1]!.reason), /^variants: variants\[0\]\.unit_cost: got "", expected /);
     const products = await tableRows(warehouse.connection, 'products');
     assert.deepEqual(
       products.map((p) => p.id),
-      [1, 2, 3, 4, 5, 8],
-      'a rejected record loads nothing, not even its parent row',
+      [1, 2, 3, 4, 5, 6, 7, 8],
+      'a field rejection loads the record',
     );
   });
 });

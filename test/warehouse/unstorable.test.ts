@@ -266,12 +266,14 @@ describe('document detection', () => {
         logger: silentLogger,
       });
       const rejected = await warehouse.connection.runAndReadAll(
-        "SELECT split_part(reason, ':', 1) AS place, split_part(reason, ':', 2) AS field FROM _rejected_records ORDER BY source, place",
+        "SELECT level, field_path, split_part(reason, ':', 1) AS place, split_part(reason, ':', 2) AS field FROM _rejected_records ORDER BY source, place",
       );
+      // Two fulfillment orders refused whole (their key), and a total that does not fit refused alone: the
+      // order loads without it (a field rejection names its table first).
       assert.deepEqual(rejected.getRowsJson(), [
-        ['moved_fulfillment_order', ' id'],
-        ['original_fulfillment_order', ' id'],
-        ['[0]', ' total_incl_tax'],
+        ['record', 'id', 'moved_fulfillment_order', ' id'],
+        ['record', 'id', 'original_fulfillment_order', ' id'],
+        ['field', 'total_incl_tax', 'orders', ' [0]'],
       ]);
       assert.equal(summary.rejections, 3);
       assert.equal(summary.files[0]!.rejections, 3);
