@@ -410,7 +410,7 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     assert.deepEqual(await read(sql), before);
   });
 
-  it('a document whose value does not fit exactly is rejected with its reason, and ingest exits 3', async () => {
+  it('a value that does not fit exactly is rejected with its reason, the document loads without it, and ingest exits 3', async () => {
     const order = JSON.parse(await readFile(path.join(FIXTURES, 'order-2024.json'), 'utf8')) as Record<
       string,
       unknown
@@ -420,16 +420,25 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     });
     assertExit(result, 3);
     assert.equal((JSON.parse(result.stdout) as IngestJson).rejections, 1);
-    const rejected = await read<{ stream: string; key: string; reason: string }>(
-      'SELECT stream, key, reason FROM _rejected_records',
-    );
+    const rejected = await read<{
+      stream: string;
+      key: string;
+      reason: string;
+      level: string;
+      field_path: string;
+    }>('SELECT stream, key, reason, level, field_path FROM _rejected_records');
     assert.equal(rejected.length, 1);
-    assert.deepEqual([rejected[0]!.stream, rejected[0]!.key], ['documents', 'BAD-1']);
+    assert.deepEqual(
+      [rejected[0]!.stream, rejected[0]!.key, rejected[0]!.level, rejected[0]!.field_path],
+      ['documents', 'BAD-1', 'field', 'total_incl_tax'],
+    );
     assert.match(
       rejected[0]!.reason,
-      /^total_incl_tax: got "12\.34567", expected decimal text that fits DECIMAL/,
+      /^orders: total_incl_tax: got "12\.34567", expected decimal text that fits DECIMAL/,
     );
-    assert.deepEqual(await read("SELECT count(*) AS n FROM orders WHERE number = 'BAD-1'"), [{ n: 0 }]);
+    assert.deepEqual(await read("SELECT total_incl_tax, _extra FROM orders WHERE number = 'BAD-1'"), [
+      { total_incl_tax: null, _extra: '{"total_incl_tax":"12.34567"}' },
+    ]);
   });
 
   it('status counts the rejections of the last run', async () => {
