@@ -16,6 +16,12 @@ import { isAsciiText, type Key, KeyRanges } from './key-ranges.js';
  * move), an older one changes nothing, and because the rule is a maximum, the result does not depend on
  * how documents were batched, which is what lets rebuild and a resumed run reproduce the same tables.
  *
+ * A document carries only some fields of its record (an order list item: no lines, no addresses), and
+ * updates only those (docs/ingest.md, "A document updates only what it carries"). The unit's `_absent_fields`
+ * says what each document lacked: when the winner lacks a field another document of its key carries (or
+ * the stored row does), the key is folded field by field instead (partial.ts). The rule then holds per field
+ * and per child array; the folded row keeps its winner's version.
+ *
  * The rule is applied here, in JavaScript, to the batch's own rows and to the versions stored for its keys;
  * the winners are then appended straight into the tables. Picking the winners in SQL instead (every row
  * through a staging table, a window function, two joined deletes, an insert) costs a fifth of a large ingest
@@ -303,11 +309,10 @@ export async function mergeUnits(
   let kept = false;
   for (const [key, found] of stored) {
     const winner = winners.get(key)!;
-    const batch = absences.get(key) ?? [absentAt(winner.first)];
     if (versioned && found.version.micros !== null && compareVersions(winner.version!, found.version) < 0) {
       // The stored row wins: what the batch's rows carry among themselves no longer matters.
       partialKeys.delete(key);
-      if (takesFromOthers(found.absent, batch)) partialKeys.add(key);
+      if (takesFromOthers(found.absent, absences.get(key) ?? [absentAt(winner.first)])) partialKeys.add(key);
       else {
         winners.delete(key);
         kept = true;

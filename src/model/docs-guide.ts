@@ -96,11 +96,13 @@ below one with it, and two without are decided as for records without a version.
 locations carry no version, so the one received last wins (the API always returns their present state; for carts
 and fulfillment orders without \`updated_at\` from documents, ingest order decides: files are read in path order). So an older document changes nothing, the same document twice changes
 only \`_synced_at\` and \`_run_id\`, and the result does not depend on how records were batched, which is what makes
-a resumed run and a rebuild produce the same tables.
+a resumed run and a rebuild produce the same tables. A document that lacks fields another document of the record
+carried (an order list item, without lines or addresses) updates only what it carries: see
+[ingest.md](ingest.md), "A document updates only what it carries".
 
 \`customers\` holds one row per user id from every \`user\` object seen in orders, carts and subscriptions. Each
 sighting is versioned by the document it came in (\`seen_at\`: the order's \`updated_at\`, the cart's \`created_at\`,
-the subscription's \`date_created\`) and the newest sighting wins as a whole. Sightings stamped with the same time
+the subscription's \`date_created\`) and the newest sighting wins, for the fields it carries. Sightings stamped with the same time
 (an order and a subscription created in the same second) go to the greatest \`seen_in\`, \`seen_in_order\`,
 \`seen_in_id\`, in that order: a sync reads orders, carts and subscriptions concurrently, so which of the two
 arrived last is chance, and a resumed run or a rebuild must pick the same one. Users without an id are not in

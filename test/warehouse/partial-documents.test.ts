@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { ingestPaths } from '../../pipelines/ingest.js';
 import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import type { Warehouse } from '../../src/load/index.js';
 import { silentLogger } from '../../src/log.js';
-import { planTables } from '../../src/model/index.js';
-import { count, FIXTURES, ingestDocuments, snapshot, tableRows, tempWarehouse } from './helpers.js';
+import { ownedBy, planTables } from '../../src/model/index.js';
+import { count, FIXTURES, ingestDocuments, ndjson, snapshot, tableRows, tempWarehouse } from './helpers.js';
 
 /**
  * A document updates only what it carries (docs/ingest.md; src/load/merge.ts decides, src/load/partial.ts
@@ -201,6 +204,55 @@ describe('partial documents', () => {
     assert.equal(c!.phone_number, user.phone_number);
     assert.equal(c!.seen_in_order, 'G-2', 'where it was seen goes with the newest sighting');
     assert.equal(c!._absent_fields, null);
+  });
+
+  it('older documents that carry different fields change nothing the newer full order carries', async () => {
+    const newer = { ...FULL, updated_at: '2024-07-01T00:00:00Z' };
+    // The order and what it owns (its fulfillment is a unit of its own, versioned by itself).
+    const family = ['orders', ...ownedBy('orders').map((t) => t.name)];
+    await ingest([newer]);
+    const before = await snapshot(warehouse.connection, [], family);
+    await ingest([{ ...FULL, status: 'old' }, summary({ status: 'older summary' })]);
+    assert.deepEqual(await snapshot(warehouse.connection, [], family), before, 'not even _synced_at');
+  });
+
+  it('between equal versions the document received last wins the fields it carries', async () => {
+    const first = summary({ status: 'first', payment_status: 'first' });
+    const second: Doc = summary({ status: 'second' });
+    delete second.payment_status;
+    await ingest([FULL, first, second]);
+    const o = await order();
+    assert.equal(o.status, 'second');
+    assert.equal(o.payment_status, 'first', 'the last one lacked it: the one before gives it');
+    assert.equal(await count(warehouse.connection, 'order_lines'), 2);
+    await ingest([summary({ status: 'third' })]);
+    assert.equal((await order()).status, 'third', 'a stored row ranks below an equal version received later');
+  });
+
+  it('a document without a version gives only what the stored row lacks', async () => {
+    await ingest([summary()]);
+    const unversioned: Doc = { ...FULL, status: 'unversioned' };
+    delete unversioned.updated_at;
+    await ingest([unversioned]);
+    const o = await order();
+    assert.equal(o.status, 'closed', 'the versioned list item wins what both carry');
+    assert.equal(o.billing_line1, '1 Analytical Way');
+    assert.equal(await count(warehouse.connection, 'order_lines'), 2);
+  });
+
+  it("folds only the batch's store", async () => {
+    const north = path.join(dir, 'north.ndjson');
+    await writeFile(north, ndjson([FULL]));
+    await ingestPaths(warehouse, [north], { store: 'north', runId: 'north', logger: silentLogger });
+    const before = await snapshot(warehouse.connection, [], ORDER_TABLES);
+    await ingest([summary()]);
+    const after = await snapshot(warehouse.connection, [], ORDER_TABLES);
+    const northOnly = (tables: Record<string, string[]>) =>
+      Object.fromEntries(
+        Object.entries(tables).map(([t, rows]) => [t, rows.filter((r) => r.includes('"_store":"north"'))]),
+      );
+    assert.deepEqual(northOnly(after), northOnly(before));
+    assert.equal(await count(warehouse.connection, 'order_lines', "_store = 'shop'"), 0);
   });
 
   it('is idempotent: the same list item again, or the full order again, changes nothing', async () => {
