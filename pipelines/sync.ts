@@ -16,7 +16,7 @@ import { openWarehouse, type Warehouse } from '../src/load/index.js';
 import { logNewFields, type NewFields } from '../src/load/schema-changes.js';
 import { newFieldsOfRun } from '../src/load/status.js';
 import type { Logger } from '../src/log.js';
-import { type Source, tableDef } from '../src/model/index.js';
+import { type Source, tableDef, unitVersionColumns } from '../src/model/index.js';
 import { defaultStreamOptions, type StreamName } from '../src/streams.js';
 import { drainAfterSync } from './drain.js';
 import { exportParquet, prepareExportFolder } from './export.js';
@@ -35,11 +35,8 @@ import { exportParquet, prepareExportFolder } from './export.js';
  */
 function versionFields(table: string): string[] {
   const def = tableDef(table);
-  const version = def.unit?.version;
-  if (!version) return [];
-  const columns = (/^coalesce\((.*)\)$/i.exec(version)?.[1] ?? version).split(',').map((c) => c.trim());
   const fields = new Set<string>();
-  for (const name of columns) {
+  for (const name of unitVersionColumns(def)) {
     const source: Source | undefined = def.columns.find((c) => c.name === name)?.source;
     const texts = source === undefined ? [] : typeof source === 'string' ? [source] : Object.values(source);
     for (const text of texts)
