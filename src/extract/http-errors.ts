@@ -130,7 +130,7 @@ export function errorForTransport(error: unknown, ctx: RequestContext): StoreSyn
     return new StoreSyncError(
       ERROR_CODES.NETWORK,
       `${where} failed: ${hostAndPort(error, ctx)} speaks plain HTTP, not TLS (${String(code)}): ${fix}`,
-      { cause: error, details },
+      { cause: error, details: { ...details, setting: 'baseUrl' } },
     );
   }
   if (code === 'ENOTFOUND') {
@@ -138,7 +138,7 @@ export function errorForTransport(error: unknown, ctx: RequestContext): StoreSyn
     return new StoreSyncError(
       ERROR_CODES.NETWORK,
       `${where} failed: the host name ${String(host)} does not resolve (ENOTFOUND: DNS knows no such name); check baseUrl for a typo`,
-      { cause: error, details },
+      { cause: error, details: { ...details, setting: 'baseUrl' } },
     );
   }
   if (typeof code === 'string' && NETWORK_CODES.has(code)) {
@@ -148,7 +148,13 @@ export function errorForTransport(error: unknown, ctx: RequestContext): StoreSyn
         : code === 'EAI_AGAIN'
           ? `${where} could not look up the host name ${origin?.hostname ?? ''} (EAI_AGAIN: DNS did not answer); check this machine's network and DNS, and baseUrl`
           : `${where} lost its connection (${code}): ${text}`;
-    return new StoreSyncError(ERROR_CODES.NETWORK, message, { cause: error, transient: true, details });
+    // The messages of a refused connection and a failed lookup say their fix: which setting it is in.
+    const setting = code === 'ECONNREFUSED' || code === 'EAI_AGAIN' ? { setting: 'baseUrl' } : {};
+    return new StoreSyncError(ERROR_CODES.NETWORK, message, {
+      cause: error,
+      transient: true,
+      details: { ...details, ...setting },
+    });
   }
   return new StoreSyncError(ERROR_CODES.NETWORK, `${where} failed: ${text}`, {
     cause: error,

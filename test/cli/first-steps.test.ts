@@ -146,6 +146,16 @@ describe('cli: first steps', () => {
         ),
       );
       assert.doesNotMatch(result.stderr, /ssl3_get_record|openssl/i, "OpenSSL's text is not the message");
+      // doctor: the same sentence, and no general fix line under it to blur it.
+      const doctor = await runCli(
+        ['doctor', ...oneOff(`https://127.0.0.1:${port}/api/`, path.join(dir, 'tls.duckdb'))],
+        { cwd: dir },
+      );
+      assertExit(doctor, 1);
+      assert.match(
+        doctor.stdout,
+        /^\[FAIL\] store default: reachable and token accepted: GET \/api\/\S+ failed: 127\.0\.0\.1:\d+ speaks plain HTTP, not TLS \(ERR_SSL_WRONG_VERSION_NUMBER\): use http:\/\/ instead of https:\/\/ in baseUrl\n(?! {7}fix:)/m,
+      );
     } finally {
       await close(plain);
     }

@@ -2,7 +2,7 @@ import { access, constants, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { readToken, type StoreConfig, type SyncConfig } from '../../config.js';
-import { asStoreSyncError, ERROR_CODES } from '../../errors.js';
+import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../../errors.js';
 import { STREAM_NAMES } from '../../streams.js';
 import { type JobArgs, resolveJob, selectStores, withJobOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -95,8 +95,9 @@ async function storeChecks(store: StoreConfig): Promise<Check[]> {
     }
   } catch (error) {
     const failure = asStoreSyncError(error);
-    const fix =
-      failure.code === 'http_unauthorized'
+    const fix = explainsItsFix(failure)
+      ? undefined
+      : failure.code === 'http_unauthorized'
         ? `the token in $${store.tokenEnv} is wrong or expired: create a new one in the store's API access settings`
         : failure.code === 'network' || failure.code === 'timeout' || failure.code === 'retries_exhausted'
           ? `check that ${store.baseUrl} is the store's API root and reachable from this machine`
@@ -114,6 +115,16 @@ async function storeChecks(store: StoreConfig): Promise<Check[]> {
     await client.close();
   }
   return checks;
+}
+
+/**
+ * Failures whose message already says the fix in one sentence, naming baseUrl (src/extract/http-errors.ts,
+ * probe.ts): a wrong scheme, port, host name or base path. A general "check baseUrl" line under it would only
+ * blur it. A request that gave up after its retries carries the last failure as its cause.
+ */
+function explainsItsFix(failure: StoreSyncError): boolean {
+  const last = failure.cause instanceof StoreSyncError ? failure.cause : failure;
+  return failure.details.setting === 'baseUrl' || last.details.setting === 'baseUrl';
 }
 
 async function warehouseChecks(config: SyncConfig): Promise<Check[]> {
