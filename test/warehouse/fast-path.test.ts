@@ -460,7 +460,19 @@ describe('fast path: a document carrying a field the model does not map is left 
       assert.equal(fastTaken, 1, `${what}: loads whole`);
       assert.equal(fast.fastPathDocuments, 0, `${what}: read by the object path`);
       assertSame(fast, slow, what);
+      assert.ok(extraTexts(slow).length > 0, `${what}: the object path kept the field in _extra`);
     }
+  }
+
+  /** Every `_extra` the batch's rows hold, as `table: text`. */
+  function extraTexts(batch: Batch): string[] {
+    const out: string[] = [];
+    for (const [name, rows] of batch.normalizer!.tables) {
+      const column = rows.columns.findIndex((c) => c.name === '_extra');
+      for (let row = 0; row < rows.length; row++)
+        if (rows.valid[column]![row]) out.push(`${name}: ${rows.get(column, row)}`);
+    }
+    return out;
   }
 
   /** Each document is read by the fast path, into the same rows as the object path's. */
@@ -471,6 +483,7 @@ describe('fast path: a document carrying a field the model does not map is left 
       assert.equal(fast.fastPathDocuments, 1, `${what}: read by the fast path`);
       assert.equal(fastTaken, 1, `${what}: loads whole`);
       assertSame(fast, slow, what);
+      assert.deepEqual(extraTexts(slow), [], `${what}: nothing in _extra`);
     }
   }
 
@@ -691,5 +704,29 @@ describe('fast path: a document carrying a field the model does not map is left 
         contents(rows, ['_extra']),
         `table ${name}`,
       );
+    // One row per document in each table holds its unknown field in `_extra`, and nothing else does.
+    assert.deepEqual(extraTexts(standardBatch), []);
+    const kept = extraTexts(variantBatch);
+    for (const [table, field] of Object.entries(UNKNOWN_FIELDS))
+      assert.equal(
+        kept.filter((text) => text.startsWith(`${table}: {"${field}":`)).length,
+        60,
+        `${table}._extra holds ${field}`,
+      );
+    assert.equal(kept.length, 180);
+  });
+
+  it("reads a child's repeat of its parent's key (a refund's or a line's order_number) fast: the model maps it", () => {
+    const d: Doc = doc2024();
+    d.refunds = [
+      {
+        id: 5,
+        order_number: d.number,
+        created_at: '2024-05-02T10:00:00Z',
+        refund_line_items: [{ id: 6, quantity: 1 }],
+      },
+    ];
+    d.lines[0].order_number = d.number;
+    takenFast({ 'order_number on a refund and a line': d });
   });
 });
