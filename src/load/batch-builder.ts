@@ -145,6 +145,8 @@ export class BatchBuilder {
   async prepare(): Promise<PreparedBatch> {
     const normalizer = this.normalizer;
     const tables = [...normalizer.tables.values()].filter((t) => t.length).map((t) => t.takeSnapshot());
+    // Before clear(), which drops the tally with the buffers.
+    const schemaChanges = normalizer.takeSchemaChanges();
     normalizer.clear();
     const rejected = this.rejected.takeSnapshot();
     // Everything the normalizer shares is taken before the first await: the caller may start the next batch.
@@ -159,7 +161,7 @@ export class BatchBuilder {
       counts: { ...this.counts },
       fastPathDocuments: this.fastPathDocuments,
       after: [...this.after],
-      schemaChanges: normalizer.takeSchemaChanges(),
+      schemaChanges,
     };
   }
 

@@ -584,10 +584,10 @@ function merged(a: unknown, b: unknown): unknown {
   return out;
 }
 
-/** A schema change's example: the value as JSON, cut to 200 characters. */
+/** A schema change's example: the value as JSON, cut to 200 characters (never inside a surrogate pair). */
 function exampleOf(value: unknown): string {
   const text = JSON.stringify(value) ?? 'null';
-  return text.length > 200 ? text.slice(0, 200) : text;
+  return text.length > 200 ? Array.from(text).slice(0, 200).join('') : text;
 }
 
 function truncate(text: string | undefined): string {
