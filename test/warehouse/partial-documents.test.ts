@@ -255,6 +255,13 @@ describe('partial documents', () => {
     assert.equal(await count(warehouse.connection, 'order_lines', "_store = 'shop'"), 0);
   });
 
+  it("unmapped fields of every document stay in _extra, the newer document's over the older's", async () => {
+    await ingest([{ ...FULL, zz_full: 1, zz_both: 'full' }]);
+    await ingest([summary({ zz_item: 2, zz_both: 'item' })]);
+    const o = await order();
+    assert.deepEqual(JSON.parse(String(o._extra)), { zz_full: 1, zz_both: 'item', zz_item: 2 });
+  });
+
   it('is idempotent: the same list item again, or the full order again, changes nothing', async () => {
     await ingest([FULL]);
     await ingest([summary()]);
