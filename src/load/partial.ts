@@ -284,5 +284,9 @@ export async function foldPartialUnits(
     `INSERT INTO ${ident(table)} BY NAME SELECT * ${from.length ? `EXCLUDE (${from.join(', ')}) ` : ''}` +
       `, ${standard} FROM ${merged}`,
   );
+  // The copies are not needed past the fold: dropped, they hold no memory until the next one.
+  await connection.run(
+    [merged, ...[table, ...groupTables].map(stagedName)].map((t) => `DROP TABLE ${t}`).join('; '),
+  );
   return inserted + Number(result.rowsChanged);
 }

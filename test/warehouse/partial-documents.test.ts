@@ -262,6 +262,35 @@ describe('partial documents', () => {
     assert.deepEqual(JSON.parse(String(o._extra)), { zz_full: 1, zz_both: 'item', zz_item: 2 });
   });
 
+  it("a product's variants are replaced only by a document carrying variants or children (one array)", async () => {
+    const records = JSON.parse(readFileSync(`${FIXTURES}pages/records.json`, 'utf8'));
+    const product: Doc = records.products[0];
+    const variants = await (async () => {
+      await ingest([product]);
+      return count(warehouse.connection, 'variants');
+    })();
+    assert.ok(variants > 0, 'the fixture has variants');
+    const { variants: _, categories: __, ...summaryOfProduct } = product;
+    await ingest([{ ...summaryOfProduct, title: 'Green Tea (new)', date_updated: '2024-05-01T00:00:00Z' }]);
+    const [p] = await tableRows(warehouse.connection, 'products');
+    assert.equal(p!.title, 'Green Tea (new)');
+    assert.equal(await count(warehouse.connection, 'variants'), variants, 'lacking variants: kept');
+    assert.equal(await count(warehouse.connection, 'product_categories'), 1, 'lacking categories: kept');
+    const [first] = product.variants as Doc[];
+    await ingest([
+      {
+        ...summaryOfProduct,
+        date_updated: '2024-06-01T00:00:00Z',
+        children: [{ ...first, id: 9999, title: 'as a child' }],
+      },
+    ]);
+    assert.deepEqual(
+      (await tableRows(warehouse.connection, 'variants')).map((v) => v.title),
+      ['as a child'],
+      '`children` stands for `variants`: carrying it replaces them',
+    );
+  });
+
   it('is idempotent: the same list item again, or the full order again, changes nothing', async () => {
     await ingest([FULL]);
     await ingest([summary()]);
