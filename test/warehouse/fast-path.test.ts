@@ -7,6 +7,9 @@ import { orderDocuments, UNKNOWN_FIELDS } from '../../bench/warehouse-data.js';
 import { BatchBuilder as Batch } from '../../src/load/batch-builder.js';
 import { DOCUMENTS_STREAM, KIND, loadDocument } from '../../src/load/documents.js';
 import { Normalizer, type TableRows } from '../../src/normalize/index.js';
+import { renderOrder2023, renderOrder2024 } from '../../src/sandbox/model/order-render.js';
+import { orderNumberOf } from '../../src/sandbox/model/seed-subscriptions.js';
+import { buildStore } from '../../src/sandbox/model/store.js';
 import { fuzzParameters, fuzzRuns } from '../fuzz/support/cases.js';
 import { type Line, lineArb, lineText } from '../fuzz/support/documents.js';
 import { FIXTURES } from './helpers.js';
@@ -204,6 +207,22 @@ describe('fast path: the same rows as JSON.parse and the object normalizer', () 
     const { fast, slow, fastTaken } = loadBothWays(texts);
     assert.equal(fastTaken, texts.length);
     assertSame(fast, slow, 'golden orders');
+  });
+
+  it("takes the sandbox's orders of both shapes (every field mapped), and loads them exactly", () => {
+    const parts = buildStore({ seed: 3, scale: 30, clock: () => new Date('2026-01-15T12:00:00Z') });
+    const states = Array.from({ length: parts.orders.count }, (_, i) => parts.orders.find(orderNumberOf(i))!);
+    assert.ok(states.length > 100, `${states.length} orders`);
+    for (const render of [renderOrder2023, renderOrder2024]) {
+      const texts = states.map((state) => JSON.stringify(render(state)));
+      const { fast, slow } = loadBothWays(texts);
+      assert.equal(
+        fast.fastPathDocuments,
+        texts.length,
+        `every ${render.name} order is read by the fast path`,
+      );
+      assertSame(fast, slow, render.name);
+    }
   });
 
   it('agrees however the document is written', () => {
