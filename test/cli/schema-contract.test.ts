@@ -235,7 +235,7 @@ describe('schemaContract: evolve, freeze, discard', () => {
     assertCleanError(
       await runCli(['status', '--config', config]),
       2,
-      /stores\[0\]\.streams\.products\.schemaContract: .*"evolve" \| "freeze" \| "discard"/,
+      /stores\[0\]\.streams\.products\.schemaContract: .*"evolve"\|"freeze"\|"discard"/,
     );
   });
 });
