@@ -6,7 +6,6 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 import {
   assertExit,
   assertNoSecretsOrEscapes,
-  ingestWithSummary,
   jsonLines,
   killChildren,
   readWarehouse,
@@ -53,6 +52,15 @@ const EXTRA_SQL = {
 
 const parse = (text: string | null) => (text === null ? null : JSON.parse(text));
 
+/**
+ * `store-sync ingest FILE --warehouse W` run from the scratch folder, where no sync.config.json is: a one-off
+ * job of store `default`.
+ */
+async function ingest<Summary>(dir: string, file: string, warehouse: string, extra: string[] = []) {
+  const result = await runCli(['ingest', file, '--warehouse', warehouse, ...extra], { cwd: dir });
+  return { result, summary: JSON.parse(result.stdout) as Summary };
+}
+
 describe('store-sync ingest and sync: fields the model does not map are kept and named', () => {
   const scratch = scratchWarehouses();
   let sandbox: Sandbox | undefined;
@@ -73,8 +81,9 @@ describe('store-sync ingest and sync: fields the model does not map are kept and
   it('ingest keeps every unknown value in `_extra` of its level, and the summary and log name the paths', async () => {
     const file = path.join(dir, 'order.json');
     await writeFile(file, JSON.stringify(await orderWithUnknownFields('U-1')));
-    const { result, summary } = await ingestWithSummary<{ rejections: number; newFields: NewFields[] }>(
-      [file],
+    const { result, summary } = await ingest<{ rejections: number; newFields: NewFields[] }>(
+      dir,
+      file,
       warehouse,
       ['--log-format', 'json'],
     );
@@ -141,7 +150,7 @@ describe('store-sync ingest and sync: fields the model does not map are kept and
   it('a later run that meets the same fields names none as new; `status` still lists them', async () => {
     const file = path.join(dir, 'again.json');
     await writeFile(file, JSON.stringify(await orderWithUnknownFields('U-2')));
-    const { result, summary } = await ingestWithSummary<{ newFields: NewFields[] }>([file], warehouse);
+    const { result, summary } = await ingest<{ newFields: NewFields[] }>(dir, file, warehouse);
     assertExit(result, 0);
     assert.deepEqual(summary.newFields, []);
     assert.doesNotMatch(result.stderr, /schema\.new_fields/);
@@ -153,14 +162,14 @@ describe('store-sync ingest and sync: fields the model does not map are kept and
       [{ count: 2 }],
     );
 
-    const status = await runCli(['status', '--warehouse', warehouse]);
+    const status = await runCli(['status', '--warehouse', warehouse], { cwd: dir });
     assertExit(status, 0);
     assert.match(
       status.stdout,
       /\nnew fields, first seen in the last 7 days \(values in each row's _extra\):\ndefault:\n {2}order_line_tax_lines: 1 new field: `zz_jurisdiction` → see _schema_changes\n {2}order_lines: 1 new field: `zz_engraving` → see _schema_changes\n {2}orders: 2 new fields: `zz_channel_score`, `zz_gift_wrap` → see _schema_changes\n/,
     );
 
-    const json = await runCli(['status', '--warehouse', warehouse, '--json']);
+    const json = await runCli(['status', '--warehouse', warehouse, '--json'], { cwd: dir });
     assertExit(json, 0);
     const report = JSON.parse(json.stdout) as { streams: unknown[]; newFields: NewFields[] };
     assert.ok(report.streams.length > 0, 'the existing keys are still there');
