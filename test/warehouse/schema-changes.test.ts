@@ -1,11 +1,17 @@
 import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ingestPaths } from '../../pipelines/ingest.js';
+import { rebuildWarehouse } from '../../pipelines/rebuild.js';
+import { emptyStreamState, type PageCommit } from '../../src/contracts.js';
 import { BatchBuilder } from '../../src/load/batch-builder.js';
-import type { Warehouse } from '../../src/load/index.js';
+import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { newFieldsText, SCHEMA_EXAMPLE_CHARS } from '../../src/load/schema-changes.js';
 import { NEW_FIELDS_DAYS, newFieldsOfRun, recentNewFields } from '../../src/load/status.js';
+import { silentLogger } from '../../src/log.js';
 import { Normalizer, type SchemaChange } from '../../src/normalize/index.js';
-import { tableRows, tempWarehouse } from './helpers.js';
+import { ndjson, orderDoc, type Row, tableRows, tempDir, tempWarehouse } from './helpers.js';
 
 /**
  * `_schema_changes` (src/load/schema-changes.ts): each batch's new field paths merged in the batch's own
@@ -205,5 +211,142 @@ describe('_schema_changes: the writer', () => {
       newFieldsText({ table: 'carts', fields: many }),
       /^carts: 12 new fields: `f00`, .*`f09`, and 2 more → see _schema_changes$/,
     );
+  });
+});
+
+/** An order whose root, every line and every line's tax line carry fields the model does not map. */
+function orderWithUnknowns(n: number): Record<string, unknown> {
+  const order = orderDoc(n);
+  const lines = (order.lines as Record<string, unknown>[]).map((line, k) => ({
+    ...line,
+    zz_line: { n, k },
+    tax_lines: (line.tax_lines as Record<string, unknown>[]).map((t) => ({ ...t, zz_tax: k })),
+  }));
+  return {
+    ...order,
+    lines,
+    zz_root: `${'r'.repeat(250)}${n}`,
+    ...(n % 3 === 0 ? { zz_every_third: n } : {}),
+  };
+}
+
+describe('_schema_changes: from the normalizer, through ingest, sync and rebuild', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  const docs = Array.from({ length: 90 }, (_, i) => orderWithUnknowns(i + 1));
+
+  before(async () => {
+    ({ dir, cleanup } = await tempDir());
+    await mkdir(path.join(dir, 'in'));
+    // Several files and small batches: the changes of many batches (and, with workers, many threads) add up.
+    for (let f = 0; f < 3; f++)
+      await writeFile(path.join(dir, 'in', `${f}.ndjson`), ndjson(docs.slice(f * 30, f * 30 + 30)));
+  });
+  after(() => cleanup());
+
+  async function ingestWith(workers: number): Promise<{ changes: Row[]; rebuilt: Row[] }> {
+    const warehouse = await openWarehouse(path.join(dir, `w${workers}.duckdb`));
+    try {
+      const summary = await ingestPaths(warehouse, [path.join(dir, 'in')], {
+        store: 'shop',
+        runId: 'ingest',
+        logger: silentLogger,
+        workers,
+        batchDocuments: 7,
+        commitDocuments: 40,
+      });
+      assert.equal(summary.workers, workers);
+      assert.deepEqual(
+        summary.newFields.map((n) => [n.table, n.fields]),
+        [
+          ['order_line_tax_lines', ['zz_tax']],
+          ['order_lines', ['zz_line']],
+          ['orders', ['zz_every_third', 'zz_root']],
+        ],
+      );
+      const changes = await tableRows(warehouse.connection, '_schema_changes', { exclude: [] });
+      await rebuildWarehouse(warehouse, { logger: silentLogger, workers });
+      const rebuilt = await tableRows(warehouse.connection, '_schema_changes', { exclude: [] });
+      return { changes, rebuilt };
+    } finally {
+      await warehouse.close();
+    }
+  }
+
+  it('counts every row that carried a path, keeps the first example cut to 200 characters; rebuild re-derives it', async () => {
+    const { changes, rebuilt } = await ingestWith(0);
+    assert.deepEqual(
+      changes.map((r) => [r.table, r.field_path, r.count, r.run_id]),
+      [
+        ['order_line_tax_lines', 'zz_tax', 180, 'ingest'],
+        ['order_lines', 'zz_line', 180, 'ingest'],
+        ['orders', 'zz_every_third', 30, 'ingest'],
+        ['orders', 'zz_root', 90, 'ingest'],
+      ],
+    );
+    const root = changes.find((r) => r.field_path === 'zz_root')!;
+    assert.equal(root.example, `"${'r'.repeat(SCHEMA_EXAMPLE_CHARS - 1)}`, 'the first order’s, cut');
+    assert.equal(changes.find((r) => r.field_path === 'zz_every_third')!.example, '3');
+    for (const r of changes) assert.ok(String(r.first_seen_at) <= String(r.last_seen_at));
+    // Deleted and derived again from the raw landing, block by block with each block's time and run.
+    assert.deepEqual(rebuilt, changes);
+  });
+
+  it('comes out the same with 1 or 4 worker threads', async () => {
+    const times = ['first_seen_at', 'last_seen_at'];
+    const without = (rows: Row[]) =>
+      rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !times.includes(k))));
+    const one = await ingestWith(1);
+    const four = await ingestWith(4);
+    assert.deepEqual(without(four.changes), without(one.changes));
+    assert.deepEqual(without(four.rebuilt), without(one.changes));
+  });
+
+  it('a sync page names the paths of its records (the builder’s normalizer, taken as it is written)', async () => {
+    const { warehouse, cleanup: done } = await tempWarehouse();
+    try {
+      const page = (records: Record<string, unknown>[]): PageCommit => ({
+        store: 'shop',
+        stream: 'locations',
+        entity: 'location',
+        runId: 'sync-1',
+        records,
+        rejections: [],
+        state: emptyStreamState(),
+      });
+      await warehouse.commitPage(
+        page([
+          { id: 1, name: 'A', zz_dock: 3 },
+          { id: 2, name: 'B', zz_dock: 4 },
+        ]),
+      );
+      await warehouse.commitPage(page([{ id: 3, name: 'C' }]));
+      await warehouse.commitPage({ ...page([{ id: 4, name: 'D', zz_dock: 5 }]), contract: 'discard' });
+      assert.deepEqual(
+        (await tableRows(warehouse.connection, '_schema_changes')).map((r) => [
+          r.table,
+          r.field_path,
+          r.example,
+          r.count,
+        ]),
+        [['locations', 'zz_dock', '3', 3]],
+      );
+      const found = await newFieldsOfRun(warehouse, 'shop', 'sync-1');
+      assert.deepEqual(
+        found.map(({ firstSeenAt: _, ...entry }) => entry),
+        [{ store: 'shop', table: 'locations', fields: ['zz_dock'] }],
+      );
+      const extras = await warehouse.connection.runAndReadAll(
+        'SELECT id, _extra::VARCHAR FROM locations ORDER BY id',
+      );
+      assert.deepEqual(extras.getRowsJson(), [
+        [1, '{"zz_dock":3}'],
+        [2, '{"zz_dock":4}'],
+        [3, null],
+        [4, null],
+      ]);
+    } finally {
+      await done();
+    }
   });
 });
