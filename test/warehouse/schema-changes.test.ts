@@ -337,7 +337,7 @@ describe('_schema_changes: from the normalizer, through ingest, sync and rebuild
         [{ store: 'shop', table: 'locations', fields: ['zz_dock'] }],
       );
       const extras = await warehouse.connection.runAndReadAll(
-        'SELECT id, _extra::VARCHAR FROM locations ORDER BY id',
+        'SELECT id::INTEGER, _extra::VARCHAR FROM locations ORDER BY id',
       );
       assert.deepEqual(extras.getRowsJson(), [
         [1, '{"zz_dock":3}'],
