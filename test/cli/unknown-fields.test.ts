@@ -183,6 +183,11 @@ describe('store-sync ingest and sync: fields the model does not map are kept and
     );
     // By first sighting: the second run's did not make them newer.
     assert.deepEqual(report.newFields, firstRun);
+    // Another store's status names none of them.
+    const other = await runCli(['status', '--warehouse', warehouse, '--json', '--store', 'other'], {
+      cwd: dir,
+    });
+    assert.deepEqual((JSON.parse(other.stdout) as { newFields: NewFields[] }).newFields, []);
   });
 
   it('a sync through a proxy that adds a field keeps it and names it in its summary', async () => {

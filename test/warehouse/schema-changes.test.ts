@@ -10,7 +10,7 @@ import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { newFieldsText, SCHEMA_EXAMPLE_CHARS } from '../../src/load/schema-changes.js';
 import { NEW_FIELDS_DAYS, newFieldsOfRun, recentNewFields } from '../../src/load/status.js';
 import { silentLogger } from '../../src/log.js';
-import { Normalizer, type SchemaChange } from '../../src/normalize/index.js';
+import { Normalizer, type SchemaChange, type SchemaContract } from '../../src/normalize/index.js';
 import { ndjson, orderDoc, type Row, tableRows, tempDir, tempWarehouse } from './helpers.js';
 
 /**
@@ -300,6 +300,57 @@ describe('_schema_changes: from the normalizer, through ingest, sync and rebuild
     const four = await ingestWith(4);
     assert.deepEqual(without(four.changes), without(one.changes));
     assert.deepEqual(without(four.rebuilt), without(one.changes));
+  });
+
+  it('rebuild in worker threads applies the contracts it is given, by store and stream', async () => {
+    const warehouse = await openWarehouse(path.join(dir, 'contracts.duckdb'));
+    try {
+      await ingestPaths(warehouse, [path.join(dir, 'in')], {
+        store: 'shop',
+        runId: 'ingest',
+        logger: silentLogger,
+        workers: 0,
+        batchDocuments: 7,
+      });
+      const orders = async () =>
+        (
+          await warehouse.connection.runAndReadAll(
+            'SELECT count(*)::INTEGER, count(_extra)::INTEGER FROM orders',
+          )
+        ).getRows()[0];
+      const counts = async () =>
+        (await tableRows(warehouse.connection, '_schema_changes')).map((r) => [r.field_path, r.count]);
+      const before = await counts();
+      assert.deepEqual(await orders(), [90, 90]);
+
+      const contracts = (contract: SchemaContract) => new Map([['shop', new Map([['documents', contract]])]]);
+      // Another store's contract, or another stream's, changes nothing here.
+      const elsewhere = new Map([
+        ['other', new Map<string, SchemaContract>([['documents', 'freeze']])],
+        ['shop', new Map<string, SchemaContract>([['products', 'freeze']])],
+      ]);
+      await rebuildWarehouse(warehouse, { logger: silentLogger, workers: 2, contracts: elsewhere });
+      assert.deepEqual(await orders(), [90, 90]);
+
+      await rebuildWarehouse(warehouse, {
+        logger: silentLogger,
+        workers: 2,
+        contracts: contracts('discard'),
+      });
+      assert.deepEqual(await orders(), [90, 0], 'discard: every order loads, none keeps its unknown fields');
+      assert.deepEqual(await counts(), before, 'and the paths are still counted');
+
+      const frozen = await rebuildWarehouse(warehouse, {
+        logger: silentLogger,
+        workers: 2,
+        contracts: contracts('freeze'),
+      });
+      assert.deepEqual(await orders(), [0, 0]);
+      assert.equal(frozen.rejections, 90);
+      assert.deepEqual(await counts(), []);
+    } finally {
+      await warehouse.close();
+    }
   });
 
   it('a sync page names the paths of its records (the builder’s normalizer, taken as it is written)', async () => {
