@@ -6,8 +6,10 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import type { Warehouse } from '../../src/load/index.js';
+import { takesFromOthers } from '../../src/load/merge.js';
 import { silentLogger } from '../../src/log.js';
-import { ownedBy, planTables } from '../../src/model/index.js';
+import { ownedBy, type PlanNode, plans, planTables, tableDefinitions } from '../../src/model/index.js';
+import { carryGroups } from '../../src/normalize/known.js';
 import { count, FIXTURES, ingestDocuments, ndjson, snapshot, tableRows, tempWarehouse } from './helpers.js';
 
 /**
@@ -320,5 +322,52 @@ describe('partial documents', () => {
     assert.equal(original.orders?.length, 3);
     await rebuildWarehouse(warehouse, { logger: silentLogger });
     assert.deepEqual(await snapshot(warehouse.connection, []), original);
+  });
+});
+
+describe('which keys fold', () => {
+  it('only when the winner lacks a field another document (or the stored row) carries', () => {
+    assert.equal(takesFromOthers(null, ['lines']), false, 'a winner that lacks nothing takes nothing');
+    assert.equal(takesFromOthers('lines', ['lines']), false, 'the same fields: replaced whole');
+    assert.equal(takesFromOthers('lines', [null]), true, 'a stored row that lacks nothing');
+    assert.equal(takesFromOthers('lines,refunds', ['lines,refunds,user']), false, 'the other carries less');
+    assert.equal(takesFromOthers('lines,refunds', ['refunds,lines']), false, 'the order of the names aside');
+    assert.equal(takesFromOthers('lines,refunds', ['refunds', 'lines,refunds']), true);
+  });
+
+  it('every table a unit owns is replaced with one of its arrays (a carry group), and none other', () => {
+    for (const def of tableDefinitions.filter((t) => t.unit)) {
+      const grouped = new Set<string>();
+      const visit = (root: PlanNode, node: PlanNode) => {
+        if (node.unit && node.table === def.name)
+          for (const group of carryGroups(root, node)) for (const t of group.tables) grouped.add(t);
+        for (const child of node.children ?? []) visit(root, child);
+      };
+      for (const root of Object.values(plans)) visit(root, root);
+      assert.deepEqual(
+        [...grouped].sort(),
+        ownedBy(def.name)
+          .map((t) => t.name)
+          .sort(),
+        def.name,
+      );
+    }
+  });
+
+  it('order discounts split by kind; variants and children are one array', () => {
+    const groups = carryGroups(plans.order, plans.order);
+    assert.deepEqual(
+      groups.filter((g) => g.tables.includes('order_discounts')).map((g) => [g.names, g.only]),
+      [
+        [['voucher_discounts'], { column: 'kind', value: 'voucher' }],
+        [['offer_discounts'], { column: 'kind', value: 'offer' }],
+      ],
+    );
+    const variants = carryGroups(plans.product, plans.product).filter((g) => g.tables.includes('variants'));
+    assert.deepEqual(
+      variants.map((g) => g.names),
+      [['variants']],
+      'one tracked name stands for both fields',
+    );
   });
 });
