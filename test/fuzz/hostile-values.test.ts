@@ -35,8 +35,13 @@ const order = (number: string, extra: Record<string, unknown>) => ({
   ...extra,
 });
 
-/** Ingests the hostile document between two good ones; answers what became of the hostile one. */
-async function ingestBetween(hostileLine: string): Promise<{ loaded: boolean; reason: string | null }> {
+/**
+ * Ingests the hostile document between two good ones; answers what became of the hostile one: whether it
+ * loaded, and the reason and level of its rejection, if any (`field`: it loaded without the value).
+ */
+async function ingestBetween(
+  hostileLine: string,
+): Promise<{ loaded: boolean; reason: string | null; level: string | null }> {
   const store = `hostile_${++files}`;
   const input = path.join(dir, `${store}.ndjson`);
   const good = (n: string) => JSON.stringify(order(n, {}));
@@ -52,22 +57,35 @@ async function ingestBetween(hostileLine: string): Promise<{ loaded: boolean; re
       `the good documents around it loaded: ${good}`,
     );
     const rejected = await warehouse.connection.runAndReadAll(
-      `SELECT reason FROM _rejected_records WHERE _store = '${store}' AND source LIKE '%:2'`,
+      `SELECT reason, level FROM _rejected_records WHERE _store = '${store}' AND source LIKE '%:2'`,
     );
-    const reason = rejected.getRows()[0]?.[0];
-    return { loaded: good.length === 3, reason: reason === undefined ? null : String(reason) };
+    const [reason, level] = rejected.getRows()[0] ?? [];
+    return {
+      loaded: good.length === 3,
+      reason: reason === undefined ? null : String(reason),
+      level: level === undefined ? null : String(level),
+    };
   });
 }
 
-/** Either outcome is honest; what is not: both, neither, or a rejection without a reason. */
-function assertLoadedOrRejected(outcome: { loaded: boolean; reason: string | null }) {
+/**
+ * Each outcome is honest: loaded, loaded without a value that did not fit (a field rejection), or rejected
+ * whole. What is not: loaded and rejected whole, neither, or a rejection without a reason.
+ */
+function assertLoadedOrRejected(outcome: { loaded: boolean; reason: string | null; level: string | null }) {
   assert.notEqual(
     outcome.loaded,
-    outcome.reason !== null,
-    `loaded ${outcome.loaded}, rejected ${outcome.reason}`,
+    outcome.level === 'record',
+    `loaded ${outcome.loaded}, rejected (${outcome.level}) ${outcome.reason}`,
   );
   if (outcome.reason !== null) assert.ok(outcome.reason.length > 0);
 }
+
+test('ingest: money that does not fit loads the order without it, as a field rejection', async () => {
+  const outcome = await ingestBetween(JSON.stringify(order('H', { total_cost: '1e5' })));
+  assert.deepEqual([outcome.loaded, outcome.level], [true, 'field']);
+  assert.match(String(outcome.reason), /^orders: total_cost: got "1e5", expected decimal text/);
+});
 
 const cases: [string, string][] = [
   ['an order line without an id', JSON.stringify(order('H', { lines: [{ product_id: 1, quantity: 1 }] }))],

@@ -17,7 +17,8 @@ import { asStored, sortedLines, storeRows } from './support/warehouse-rows.js';
 /**
  * Property, end to end through `ingestPaths` into a real DuckDB file: every line of a hostile NDJSON file
  * either loads, with exactly the rows it must become in every table (children with their parent, every
- * decimal, instant and id exact), or lands in `_rejected_records` with a reason, and the ingest itself
+ * decimal, instant and id exact, a value that does not fit NULL and kept in `_extra` with a field-level
+ * row in `_rejected_records`), or lands in `_rejected_records` whole with a reason, and the ingest itself
  * never throws. Each generated file is its own store in one warehouse, so runs do not see each other.
  */
 
@@ -40,13 +41,17 @@ after(async () => {
 
 interface Expectation {
   rows: Map<string, Cell[][]>;
+  /** Lines with a record refused whole (level `record`). */
   rejectedLines: number[];
+  /** `line: table: field path` of each field rejection (level `field`), sorted. */
+  refusedFields: string[];
 }
 
 /** What the pipeline must make of the file, line by line, worked out by the oracle. */
 function expectationFor(texts: string[]): Expectation {
   const rows = new Map<string, Cell[][]>();
   const rejectedLines: number[] = [];
+  const refusedFields: string[] = [];
   texts.forEach((text, i) => {
     let value: unknown;
     try {
@@ -63,6 +68,7 @@ function expectationFor(texts: string[]): Expectation {
     if (detected.errors.length > 0 || results.some(refused)) rejectedLines.push(i + 1);
     for (const result of results) {
       if (result.rejected || refused(result)) continue;
+      for (const r of result.refusals) refusedFields.push(`${i + 1}: ${r.table}: ${r.fieldPath}`);
       for (const [table, tableRows] of result.rows) {
         const columns = result.columns.get(table)! as ColumnDef[];
         const stored = tableRows.map((row) => row.map((cell, c) => asStored(columns[c]!, cell)));
@@ -70,7 +76,7 @@ function expectationFor(texts: string[]): Expectation {
       }
     }
   });
-  return { rows, rejectedLines };
+  return { rows, rejectedLines, refusedFields: refusedFields.sort() };
 }
 
 test('ingest: every line loads exactly or lands in _rejected_records with a reason', async () => {
@@ -98,18 +104,28 @@ test('ingest: every line loads exactly or lands in _rejected_records with a reas
 
         const { rejections, actual } = await warehouse.exclusive(async () => {
           const reader = await warehouse.connection.runAndReadAll(
-            `SELECT source, reason FROM _rejected_records WHERE _store = '${store}'`,
+            `SELECT source, reason, level, field_path FROM _rejected_records WHERE _store = '${store}'`,
           );
           return { rejections: reader.getRows(), actual: await storeRows(warehouse.connection, store) };
         });
         for (const [, reason] of rejections)
           assert.ok(String(reason ?? '').length > 0, 'a rejection without a reason');
-        const rejectedLines = rejections.map(([source]) => Number(String(source).split(':').pop()));
+        const lineOf = (source: unknown) => Number(String(source).split(':').pop());
+        const rejectedLines = rejections.filter((r) => r[2] === 'record').map(([source]) => lineOf(source));
         assert.deepEqual(
           [...new Set(rejectedLines)].sort((a, b) => a - b),
           expected.rejectedLines,
-          'lines in _rejected_records',
+          'lines refused whole in _rejected_records',
         );
+        // A refused line's field rejections go with it; a loaded line's are each a row.
+        const refusedFields = rejections
+          .filter((r) => r[2] === 'field')
+          .map(
+            ([source, reason, , fieldPath]) =>
+              `${lineOf(source)}: ${String(reason).split(':')[0]}: ${fieldPath}`,
+          )
+          .sort();
+        assert.deepEqual(refusedFields, expected.refusedFields, 'field rejections in _rejected_records');
         for (const table of new Set([...actual.keys(), ...expected.rows.keys()])) {
           assert.deepEqual(
             sortedLines(actual.get(table) ?? []),

@@ -1,15 +1,22 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { NormalizeError, Normalizer, type TableRows } from '../../src/normalize/index.js';
+import {
+  type FieldRejection,
+  NormalizeError,
+  Normalizer,
+  type TableRows,
+} from '../../src/normalize/index.js';
 import { caseArb, fuzzParameters, fuzzRuns, KINDS } from './support/cases.js';
 import { type Cell, canonicalDouble, expectRows } from './support/oracle.js';
 import { arbitraryFor } from './support/schema-arbitrary.js';
 
 /**
  * Property: the normalizer turns any document, however hostile, into exactly the rows the table registry
- * describes (every value exact, every child with its parent), or refuses the whole document with a
- * NormalizeError and takes back every row it had started. Never another exception, never half a document.
+ * describes (every value exact, every child with its parent, a value that does not fit left NULL and kept
+ * in `_extra` with a field rejection naming it, unknown fields in `_extra`), or refuses the whole document
+ * with a NormalizeError and takes back every row it had started. Never another exception, never half a
+ * document.
  */
 
 const RUNS = fuzzRuns(300);
@@ -37,6 +44,7 @@ test('normalize: every document becomes its exact rows or is refused whole', () 
   const normalizer = new Normalizer();
   let loaded = 0;
   let refused = 0;
+  let refusedFields = 0;
   fc.assert(
     fc.property(fc.array(caseArb, { minLength: 1, maxLength: 3 }), (cases) => {
       normalizer.clear();
@@ -44,8 +52,9 @@ test('normalize: every document becomes its exact rows or is refused whole', () 
         const lengths = new Map([...normalizer.tables].map(([name, rows]) => [name, rows.length]));
         const expected = expectRows(doc, kind.entity, kind.shape);
         let error: unknown = null;
+        let refusals: readonly FieldRejection[] = [];
         try {
-          normalizer.normalize(doc, kind.entity, kind.shape);
+          refusals = normalizer.normalize(doc, kind.entity, kind.shape);
         } catch (caught) {
           error = caught;
         }
@@ -69,14 +78,28 @@ test('normalize: every document becomes its exact rows or is refused whole', () 
           const actual = stagedRows(rows, lengths.get(name)!);
           assert.deepEqual(actual, expected.rows.get(name) ?? [], `${kind.entity} → ${name}`);
         }
+        const named = (r: { table: string; fieldPath: string }) => `${r.table}: ${r.fieldPath}`;
+        assert.deepEqual(
+          refusals.map(named).sort(),
+          expected.refusals.map(named).sort(),
+          `${kind.entity}: field rejections`,
+        );
+        for (const r of refusals)
+          assert.match(r.reason, /expected/, 'a field rejection says what was expected');
+        if (refusals.length) refusedFields++;
         loaded++;
       }
     }),
     fuzzParameters(RUNS),
   );
   // Both outcomes must actually occur, or the generator has drifted away from one of them.
-  console.log(`normalize fuzz: ${loaded} loaded, ${refused} refused`);
-  assert.ok(loaded > 0 && refused > 0, `loaded ${loaded}, refused ${refused}`);
+  console.log(
+    `normalize fuzz: ${loaded} loaded (${refusedFields} with field rejections), ${refused} refused`,
+  );
+  assert.ok(
+    loaded > 0 && refused > 0 && refusedFields > 0,
+    `loaded ${loaded}, with field rejections ${refusedFields}, refused ${refused}`,
+  );
 });
 
 test('normalize: every document the API could send (schema-valid, documented ranges) loads', () => {

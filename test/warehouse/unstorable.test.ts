@@ -96,6 +96,93 @@ describe('normalize: unstorable records are refused whole, naming the field', ()
   });
 });
 
+describe('normalize: a value that does not fit its column is refused alone', () => {
+  const order = (extra: Record<string, unknown>) => ({
+    number: 'H',
+    updated_at: '2024-05-01T10:00:00Z',
+    ...extra,
+  });
+  const cell = (normalizer: Normalizer, table: string, column: string, row = 0) => {
+    const rows = normalizer.tables.get(table)!;
+    return rows.get(
+      rows.columns.findIndex((c) => c.name === column),
+      row,
+    );
+  };
+
+  for (const [what, fields, table, column, path, expected] of [
+    [
+      'money with more decimals than the column',
+      { total_incl_tax: '1.0001' },
+      'orders',
+      'total_incl_tax',
+      'total_incl_tax',
+      /DECIMAL\(18,3\)/,
+    ],
+    [
+      'a timestamp that is not ISO 8601',
+      { created_at: '2024/05/01' },
+      'orders',
+      'created_at',
+      'created_at',
+      /ISO 8601/,
+    ],
+    [
+      'an integer that is text, on a line',
+      { lines: [{ id: 1, quantity: '2' }] },
+      'order_lines',
+      'quantity',
+      'lines[0].quantity',
+      /^an integer$/,
+    ],
+    [
+      'text where an address object belongs',
+      { billing_address: 'x' },
+      'orders',
+      'billing_line1',
+      'billing_address',
+      /^an object$/,
+    ],
+  ] as const) {
+    it(`${what}: the row loads with the column NULL and the value in _extra`, () => {
+      const normalizer = new Normalizer();
+      const refusals = normalizer.normalize(order(fields), 'order', null);
+      assert.deepEqual(
+        refusals.map((r) => [r.table, r.key, r.fieldPath]),
+        [[table, 'H', path]],
+      );
+      assert.match(refusals[0]!.expected, expected);
+      assert.equal(
+        refusals[0]!.reason,
+        `${path}: got ${JSON.stringify(refusals[0]!.value)}, expected ${refusals[0]!.expected}`,
+      );
+      assert.equal(cell(normalizer, table, column), null);
+      const extra = JSON.parse(String(cell(normalizer, table, '_extra')));
+      const field = path.split('.').pop()!;
+      assert.deepEqual(extra, { [field]: refusals[0]!.value });
+    });
+  }
+
+  it('a record with no refused value gets the shared empty list', () => {
+    const normalizer = new Normalizer();
+    const first = normalizer.normalize(order({}), 'order', null);
+    assert.equal(first.length, 0);
+    assert.ok(Object.isFrozen(first));
+    assert.equal(normalizer.normalize(order({ number: 'H2' }), 'order', null), first);
+  });
+
+  it("a refused record's field rejections go with it", () => {
+    const normalizer = new Normalizer();
+    assert.throws(
+      () => normalizer.normalize(order({ total_cost: 'x', lines: [{ id: 'one' }] }), 'order', null),
+      (error: unknown) => error instanceof NormalizeError && error.fieldPath === 'lines[0].id',
+    );
+    assert.deepEqual(normalizer.normalize(order({}), 'order', null), []);
+    for (const rows of normalizer.tables.values())
+      assert.equal(rows.length, rows.name === 'orders' ? 1 : 0, rows.name);
+  });
+});
+
 describe('warehouse: a record too deep to serialize is a rejection, rebuilt the same', () => {
   let warehouse: Warehouse;
   let cleanup: () => Promise<void>;
