@@ -52,9 +52,14 @@ its columns, their types and the API field each column comes from. The same desc
 
 Nothing is rounded, truncated or coerced. A value that cannot be stored exactly (\`"1.234"\` into a two-decimal
 column, 16 integer digits, a number where the spec says decimal text, a time without a zone or with nanoseconds,
-a non-integer id) rejects the whole record: it goes to \`_rejected_records\` with the field path, the value and what
-was expected, and none of its rows are loaded. Trailing zeros are exact (\`"1.230"\` fits two decimals); \`""\` is not
-a decimal and is rejected; \`null\` or a missing field is NULL.
+text where an object such as \`billing_address\` belongs) is refused alone: the row loads with that column NULL,
+the value stays in the row's \`_extra\` at its field, and \`_rejected_records\` gets a row of \`level\` \`field\` with
+the table, the key, the \`field_path\` (\`lines[0].price_incl_tax\`), the value and what was expected (the run
+exits 3). Only a key that cannot be read (a non-integer id), a version that cannot be read (an order's
+\`updated_at\`), or a wrong structure (\`lines\` that is not an array) rejects the whole record (\`level\` \`record\`):
+none of its rows are loaded. Trailing zeros are exact (\`"1.230"\` fits two decimals); \`""\` is not a decimal and is
+refused; \`null\` or a missing field is NULL. Fields the model does not map are kept in \`_extra\` too, and named in
+\`_schema_changes\`.
 
 ## Money: line totals, unit prices, cost of goods
 
