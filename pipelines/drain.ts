@@ -4,6 +4,7 @@ import type { ReceiverSettings, StoreConfig, SyncConfig } from '../src/config.js
 import type { SchemaContract } from '../src/contracts.js';
 import { asStoreSyncError } from '../src/errors.js';
 import type { Warehouse } from '../src/load/index.js';
+import { addNewFields, type NewFields } from '../src/load/schema-changes.js';
 import type { Logger } from '../src/log.js';
 import { ARCHIVE_DIR, closedFiles, exists, syncDir } from '../src/receive/spool-files.js';
 import { type IngestFileResult, ingestPaths } from './ingest.js';
@@ -30,6 +31,8 @@ export interface SpoolDrain {
   rejections: number;
   /** Events skipped (an object with no table …), by object or event type; present only when some were. */
   skipped?: Record<string, number>;
+  /** Field paths no column maps that the drain saw first, per table (as ingest's summary names them). */
+  newFields: NewFields[];
   /** Stopped by the signal between two files; the files left wait for the next drain. */
   interrupted: boolean;
 }
@@ -73,6 +76,8 @@ export async function drainSpool(warehouse: Warehouse, options: DrainOptions): P
     summary.records += result.records;
     summary.rows += result.rows;
     summary.rejections += result.rejections;
+    // Each file's ingest names only what it saw first, so the files' lists add up.
+    addNewFields(summary.newFields, result.newFields);
     for (const [as, n] of Object.entries(result.skipped ?? {})) {
       summary.skipped ??= {};
       // Own properties whatever the name (`__proto__` included), as ingest's summary makes them.
@@ -129,6 +134,7 @@ export const emptyDrain = (store: string, spoolDir: string): SpoolDrain => ({
   records: 0,
   rows: 0,
   rejections: 0,
+  newFields: [],
   interrupted: false,
 });
 

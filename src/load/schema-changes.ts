@@ -105,3 +105,20 @@ export function logNewFields(logger: Logger, newFields: readonly NewFields[]): v
       fields: entry.fields,
     });
 }
+
+/** `from` added into `into`, one entry per store and table (a drain's files, each ingested on its own). */
+export function addNewFields(into: NewFields[], from: readonly NewFields[]): void {
+  for (const entry of from) {
+    const same = into.find((e) => e.store === entry.store && e.table === entry.table);
+    if (!same) {
+      into.push({ ...entry, fields: [...entry.fields] });
+      continue;
+    }
+    for (const field of entry.fields) if (!same.fields.includes(field)) same.fields.push(field);
+    same.fields.sort();
+    if (entry.firstSeenAt < same.firstSeenAt) same.firstSeenAt = entry.firstSeenAt;
+  }
+  into.sort((a, b) => (a.store === b.store ? cmp(a.table, b.table) : cmp(a.store, b.store)));
+}
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Sandbox } from '../../src/sandbox/index.js';
@@ -188,6 +188,39 @@ describe('store-sync ingest and sync: fields the model does not map are kept and
       cwd: dir,
     });
     assert.deepEqual((JSON.parse(other.stdout) as { newFields: NewFields[] }).newFields, []);
+  });
+
+  it('a spool drain names what its files saw first, once per table over all its files', async () => {
+    const { dir: spoolRoot, warehouse: spoolWarehouse } = await scratch.create();
+    const spool = path.join(spoolRoot, 'spool');
+    await mkdir(spool);
+    const first = { ...(await orderWithUnknownFields('S-1')), zz_only_first: 1 };
+    const second = { ...(await orderWithUnknownFields('S-2')), zz_only_second: 2 };
+    // Closed spool files (docs/receiver.md), drained oldest first, each file an ingest of its own.
+    await writeFile(path.join(spool, 'events-20260101T000000000Z-1-a1.ndjson'), `${JSON.stringify(first)}\n`);
+    await writeFile(
+      path.join(spool, 'events-20260101T000001000Z-1-a2.ndjson'),
+      `${JSON.stringify(second)}\n`,
+    );
+    const result = await runCli(['ingest', '--spool', spool, '--warehouse', spoolWarehouse], {
+      cwd: spoolRoot,
+    });
+    assertExit(result, 0);
+    const [drain] = (JSON.parse(result.stdout) as { spools: { documents: number; newFields: NewFields[] }[] })
+      .spools;
+    assert.equal(drain!.documents, 2);
+    assert.deepEqual(
+      drain!.newFields.map((n) => [n.table, n.fields]),
+      [
+        ['order_line_tax_lines', ['zz_jurisdiction']],
+        ['order_lines', ['zz_engraving']],
+        ['orders', ['zz_channel_score', 'zz_gift_wrap', 'zz_only_first', 'zz_only_second']],
+      ],
+    );
+    // Each path is warned about once: the second file's log names only what the first had not.
+    const warned = result.stderr.split('\n').filter((line) => line.includes('schema.new_fields'));
+    assert.equal(warned.length, 4, warned.join('\n'));
+    assert.ok(warned.some((line) => /orders: 1 new field: `zz_only_second`/.test(line)));
   });
 
   it('a sync through a proxy that adds a field keeps it and names it in its summary', async () => {
