@@ -640,6 +640,24 @@ function want(at: Position, tree: KnownTree): void {
   }
 }
 
+/** Adds to `loose` the Positions inside fields of `tree` kept whole (a leaf read into elsewhere), and all below them. */
+function keptWhole(at: Position, tree: KnownTree, loose: Set<Position>): void {
+  const all = (inner: Position | null) => {
+    if (inner === null || loose.has(inner)) return;
+    loose.add(inner);
+    inner.objects.forEach(all);
+    inner.elements.forEach(all);
+  };
+  for (const [name, entry] of tree) {
+    const field = at.has(name);
+    if (field < 0) continue;
+    if (entry instanceof Map) {
+      const inner = at.objects[field];
+      if (inner) keptWhole(inner, entry, loose);
+    } else if (entry === 'leaf') all(at.objects[field] ?? null);
+  }
+}
+
 /** What to check of objects read at `at` whose known fields are `tree` (see ObjectCheck). */
 function objectCheck(at: Position, tree: KnownTree): ObjectCheck {
   const foreign: number[] = [];
@@ -733,6 +751,22 @@ class WriterCompiler {
       want(this.positions.get(node)!, knownTree(this.root, node, shape));
     for (const { fast, node, shape } of this.made)
       fast.check = objectCheck(this.positions.get(node)!, knownTree(this.root, node, shape));
+    // Strict: every Position but the root's (an envelope's own fields are not the order's) and those inside a
+    // value some node and shape keep whole. An unwanted name anywhere else is unmapped in every shape, so the
+    // scan stops there instead of reading on a document its check would give up.
+    const rootAt = this.positions.get(this.root)!;
+    const loose = new Set<Position>([rootAt]);
+    for (const { node, shape } of this.made)
+      keptWhole(this.positions.get(node)!, knownTree(this.root, node, shape), loose);
+    const all = new Set<Position>();
+    const visit = (at: Position | null) => {
+      if (at === null || all.has(at)) return;
+      all.add(at);
+      at.objects.forEach(visit);
+      at.elements.forEach(visit);
+    };
+    visit(rootAt);
+    for (const at of all) at.strict = !loose.has(at);
   }
 
   /** One table's writer for one shape: like compile.ts's, reading slots instead of properties. */

@@ -80,6 +80,12 @@ export class Position {
   readonly objects: (Position | null)[] = [];
   /** Per field: where the objects of an array value are read (an array of rows), or null to keep it whole. */
   readonly elements: (Position | null)[] = [];
+  /**
+   * Whether a name not wanted here gives the document up at once. fast.ts sets it where such a name could only
+   * be one the model does not map (its reader would give the document up anyway, once it was read whole);
+   * elsewhere such names are counted (`DocumentScan.unknown`) for the reader to judge.
+   */
+  strict = false;
   private readonly byName = new Map<string, number>();
   /** Names of all ids (wanted, then ignored) as bytes followed by their closing quote, one after another. */
   tokenBytes = new Uint8Array(256);
@@ -376,6 +382,7 @@ export class DocumentScan {
         if (this.kinds[slot] !== ABSENT) throw GIVE_UP;
         this.value(slot, position.objects[id]!, position.elements[id]!, depth);
       } else {
+        if (position.strict) throw GIVE_UP;
         unknown++;
         this.skip(depth);
       }

@@ -7,6 +7,7 @@ import { orderDocuments, UNKNOWN_FIELDS } from '../../bench/warehouse-data.js';
 import { BatchBuilder as Batch } from '../../src/load/batch-builder.js';
 import { DOCUMENTS_STREAM, KIND, loadDocument } from '../../src/load/documents.js';
 import { Normalizer, type TableRows } from '../../src/normalize/index.js';
+import { DocumentScan, Position } from '../../src/normalize/scan.js';
 import { renderOrder2023, renderOrder2024 } from '../../src/sandbox/model/order-render.js';
 import { orderNumberOf } from '../../src/sandbox/model/seed-subscriptions.js';
 import { buildStore } from '../../src/sandbox/model/store.js';
@@ -747,5 +748,42 @@ describe('fast path: a document carrying a field the model does not map is left 
     ];
     d.lines[0].order_number = d.number;
     takenFast({ 'order_number on a refund and a line': d });
+  });
+
+  it('scanner: counts the names a Position does not want per object, or gives up at the first one where strict', () => {
+    const order = new Position('order');
+    order.field('number');
+    const lines = order.elementsAt('lines');
+    lines.field('id');
+    const scan = new DocumentScan();
+    const text = '{"number":"1","zz":1,"lines":[{"id":1},{"id":2,"zz_a":[],"zz_b":{"c":1}},{}],"zz_c":null}';
+    const read = (): number => scan.read(Buffer.from(text), order);
+    const base = read();
+    assert.ok(base >= 0);
+    assert.equal(scan.unknown[base], 2, 'two unwanted names at the root');
+    const items: number[] = [];
+    for (let item = scan.aux[base + order.has('lines')]!; item >= 0; item = scan.next[item]!)
+      items.push(item);
+    assert.deepEqual(
+      items.map((item) => scan.unknown[item]),
+      [0, 2, 0],
+      'per line, the empty one included',
+    );
+    lines.strict = true;
+    assert.equal(read(), -1, 'a strict Position gives the document up');
+    lines.strict = false;
+    order.strict = true;
+    assert.equal(read(), -1);
+    order.strict = false;
+    assert.equal(scan.unknown[read()], 2, 'and counts again once not strict');
+    // Slots are reused from document to document: an empty object where the last one had unknown names.
+    const firstLine = (doc: string): number => {
+      const at = scan.read(Buffer.from(doc), order);
+      return scan.aux[at + order.has('lines')]!;
+    };
+    const before = firstLine('{"number":"1","lines":[{"zz":1}]}');
+    assert.equal(scan.unknown[before], 1);
+    assert.equal(firstLine('{"number":"1","lines":[{}]}'), before);
+    assert.equal(scan.unknown[before], 0, 'an empty object has none');
   });
 });
