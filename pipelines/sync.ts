@@ -225,11 +225,13 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
         retries: failed.retries,
       });
     }
-    // Records can also be rejected while normalizing (a value that does not fit its column exactly):
-    // the warehouse reports those per commit, and they count like the extraction's own rejections. The
-    // extraction counts them among the records it read; the run reports records stored, so they move from
-    // `records` to `rejections` (else 5 stored and 4 rejected would show as "records 9").
+    // Records can also be rejected while normalizing (an unusable key or version): the warehouse reports
+    // those per commit, and they count like the extraction's own rejections. The extraction counts them
+    // among the records it read; the run reports records stored, so they move from `records` to
+    // `rejections` (else 5 stored and 4 rejected would show as "records 9"). A value refused alone (level
+    // `field`) is a rejection too, but its record was stored: it stays among the records.
     const loadRejections = new Map<string, number>();
+    const fieldRejections = new Map<string, number>();
     const latest = new Map<string, StreamProgress>();
     const contracts = new Map(
       access.readable.map((stream) => [stream.name, streamOptions(job.store, stream).schemaContract]),
@@ -239,15 +241,17 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
         ...page,
         contract: contracts.get(page.stream) ?? 'evolve',
       });
-      const extra = result.rejections - page.rejections.length;
+      const extra = result.rejections - result.fieldRejections - page.rejections.length;
       if (extra > 0) loadRejections.set(page.stream, (loadRejections.get(page.stream) ?? 0) + extra);
+      if (result.fieldRejections > 0)
+        fieldRejections.set(page.stream, (fieldRejections.get(page.stream) ?? 0) + result.fieldRejections);
     };
     const stored = <T extends { stream: string; records: number; rejections: number }>(counts: T): T => {
       const rejectedAtLoad = loadRejections.get(counts.stream) ?? 0;
       return {
         ...counts,
         records: Math.max(0, counts.records - rejectedAtLoad),
-        rejections: counts.rejections + rejectedAtLoad,
+        rejections: counts.rejections + rejectedAtLoad + (fieldRejections.get(counts.stream) ?? 0),
       };
     };
     await Promise.all(

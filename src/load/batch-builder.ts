@@ -44,7 +44,10 @@ export interface RejectionRow {
 export interface BatchCounts {
   records: number;
   rows: number;
+  /** `_rejected_records` rows, of both levels. */
   rejections: number;
+  /** Of `rejections`, those of level `field`: their records were stored (with one value refused). */
+  fieldRejections: number;
 }
 
 /**
@@ -114,7 +117,7 @@ export function preparedBuffers(prepared: PreparedBatch): ArrayBuffer[] {
 export const REJECTED_COLUMNS = tableDef('_rejected_records').columns;
 
 export class BatchBuilder {
-  readonly counts: BatchCounts = { records: 0, rows: 0, rejections: 0 };
+  readonly counts: BatchCounts = { records: 0, rows: 0, rejections: 0, fieldRejections: 0 };
   /** Documents the fast path read into this batch (see PreparedBatch). */
   fastPathDocuments = 0;
   /** The raw landing of the records landed so far, compressed as they arrive (made by the first record). */
@@ -247,6 +250,7 @@ export class BatchBuilder {
     t.setText(10, row, r.level ?? 'record');
     if (r.fieldPath) t.setText(11, row, r.fieldPath);
     this.counts.rejections++;
+    if (r.level === 'field') this.counts.fieldRejections++;
   }
 
   /** Empties the buffers so the normalizer can serve the next batch. */

@@ -65,7 +65,7 @@ export class BatchWriter {
       prepared.meta,
       tables,
       TableRows.fromSnapshot(prepared.rejected, REJECTED_COLUMNS),
-      Object.assign({ records: 0, rows: 0, rejections: 0 }, prepared.counts),
+      Object.assign({ records: 0, rows: 0, rejections: 0, fieldRejections: 0 }, prepared.counts),
       [...prepared.after],
       null,
       prepared.landing,

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { ident, literal, ownedBy, type TableDef, tableDef } from '../model/index.js';
+import { ident, literal, ownedBy, type TableDef, tableDef, unitVersionColumns } from '../model/index.js';
 import { TableRows } from '../normalize/index.js';
 import type { AppenderPool } from './chunks.js';
 import { isAsciiText, type Key, KeyRanges } from './key-ranges.js';
@@ -37,18 +37,15 @@ interface Version {
   ties: Tie[];
 }
 
-/** The columns a unit's version is the first present of (`coalesce(a, b)` or one column). */
+/** The columns a unit's version is the first present of (src/model/units.ts), checked for the comparison here. */
 export function versionColumns(def: TableDef): string[] {
-  const version = def.unit?.version;
-  if (!version) return [];
-  const coalesce = /^coalesce\((.*)\)$/i.exec(version);
-  const columns = coalesce ? coalesce[1]!.split(',').map((c) => c.trim()) : [version];
+  const columns = unitVersionColumns(def);
   for (const name of columns) {
     const column = def.columns.find((c) => c.name === name);
     // Versions are compared as microseconds: a version of another type needs its own comparison here.
     if (column?.type !== 'TIMESTAMPTZ')
       throw new Error(
-        `${def.name}: the version ${version} must be TIMESTAMPTZ columns, or coalesce() of them`,
+        `${def.name}: the version ${def.unit!.version} must be TIMESTAMPTZ columns, or coalesce() of them`,
       );
   }
   return columns;

@@ -348,7 +348,7 @@ export class Warehouse {
   }
 
   /** Rows, rejections, raw landing and the stream's state of one API page, in one transaction. */
-  async commitPage(page: PageCommit): Promise<{ rows: number; rejections: number }> {
+  async commitPage(page: PageCommit): Promise<{ rows: number; rejections: number; fieldRejections: number }> {
     const meta = { store: page.store, runId: page.runId, syncedAtMs: Date.now() };
     const batch = this.newBatch(meta);
     // Set when this page completes a full scan.
@@ -411,7 +411,7 @@ export class Warehouse {
     }
     const counts = await this.commit(batch);
     if (completed) await this.warnUnkeyed(completed);
-    return { rows: counts.rows, rejections: counts.rejections };
+    return { rows: counts.rows, rejections: counts.rejections, fieldRejections: counts.fieldRejections };
   }
 
   /**

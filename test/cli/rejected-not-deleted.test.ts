@@ -137,6 +137,16 @@ describe('a full scan rejects without deleting (store-sync sync through a rewrit
       ),
       [{ level: 'field', key: String(x), field_path: 'ranking' }],
     );
+    // The run counts the product among the records stored, and its refused value among the rejections.
+    const [run] = await read<{ records: number; rejections: number }>(
+      `SELECT json_extract(counts, '$.products.records')::INT AS records,
+              json_extract(counts, '$.products.rejections')::INT AS rejections
+         FROM _sync_runs WHERE command = 'sync' ORDER BY started_at DESC LIMIT 1`,
+    );
+    const [stored] = await read<{ n: number }>(
+      'SELECT count(*)::INT AS n FROM products WHERE _deleted_at IS NULL',
+    );
+    assert.deepEqual(run, { records: stored!.n, rejections: 1 });
     // Back in the listing, the product dropped before is live again, with what it owns.
     assert.deepEqual(await deletedOf(y), {
       products: [false],

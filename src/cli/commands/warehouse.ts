@@ -40,7 +40,8 @@ function age(from: string | null, now: number): string {
 
 export const statusCommand: CommandModule<object, StatusArgs> = {
   command: 'status',
-  describe: 'Per store and stream: last success and its age, rows, watermark, cursor in progress, rejections; then the fields no column maps first seen in the last 7 days',
+  describe:
+    'Per store and stream: last success and its age, rows, watermark, cursor in progress, rejections; then the fields no column maps first seen in the last 7 days',
   builder: (yargs) =>
     withJobOptions(yargs)
       .option('json', { type: 'boolean', description: 'JSON instead of a table' })
