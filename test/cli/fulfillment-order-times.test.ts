@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { request } from 'undici';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import {
   assertExit,
@@ -13,7 +10,9 @@ import {
   killChildren,
   readWarehouse,
   runCli,
+  type SandboxProxy,
   scratchWarehouses,
+  startRecordProxy,
   testSandbox,
   writeConfig,
 } from './helpers.js';
@@ -199,35 +198,13 @@ function timesOf(id: number): { created_at: string; updated_at: string } {
 
 /**
  * A loopback proxy in front of the sandbox that adds `created_at`/`updated_at` to every fulfillment order it
- * returns (list pages and single records), as a server that sends them would; links are rewritten to itself.
+ * returns (list pages and single records), as a server that sends them would.
  */
-async function startTimesProxy(upstream: Sandbox): Promise<{ baseUrl: string; close: () => Promise<void> }> {
-  let origin = '';
+function startTimesProxy(upstream: Sandbox): Promise<SandboxProxy> {
   const addTimes = (record: Record<string, unknown>) => Object.assign(record, timesOf(Number(record.id)));
-  const server = createServer((req, res) => {
-    const url = req.url ?? '/';
-    request(`${upstream.origin}${url}`, { method: req.method as 'GET', headers: req.headers })
-      .then(async (answer) => {
-        let text = (await answer.body.text()).split(upstream.origin).join(origin);
-        if (answer.statusCode === 200 && /fulfillment-orders\//.test(url)) {
-          const body = JSON.parse(text) as Record<string, unknown>;
-          if (Array.isArray(body.results)) (body.results as Record<string, unknown>[]).forEach(addTimes);
-          else addTimes(body);
-          text = JSON.stringify(body);
-        }
-        res.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type']) });
-        res.end(text);
-      })
-      .catch((error: Error) => res.destroy(error));
+  return startRecordProxy(upstream, (body, pathname) => {
+    if (!/fulfillment-orders\//.test(pathname)) return;
+    if (Array.isArray(body.results)) (body.results as Record<string, unknown>[]).forEach(addTimes);
+    else addTimes(body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    baseUrl: `${origin}${new URL(upstream.baseUrl).pathname}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }

@@ -307,24 +307,31 @@ export async function readWarehouse<T = Record<string, unknown>>(file: string, s
   return rows.map((row) => Object.fromEntries(columns.map((c, i) => [c.name, row[i]])) as T);
 }
 
+/** A proxy in front of a sandbox, started on loopback; `close` stops it. */
+export interface SandboxProxy {
+  baseUrl: string;
+  close: () => Promise<void>;
+}
+
 /**
- * A loopback proxy in front of a sandbox that answers the requests whose path matches a rule with that
- * rule's status and an API-style error body, and passes every other request through (links rewritten to
- * itself): one endpoint of an otherwise healthy store that refuses or keeps failing.
+ * A loopback proxy in front of a sandbox that passes requests through, links rewritten to itself. `answer`
+ * may answer a request itself (status and body) before it goes on; `rewrite` may replace the parsed JSON body
+ * of a successful answer (returning what to serve), given the request's path.
  */
-export async function startBreakingProxy(
+async function startSandboxProxy(
   upstream: Sandbox,
-  rules: { path: RegExp; status: number }[],
-): Promise<{ baseUrl: string; close: () => Promise<void> }> {
+  options: {
+    answer?: (url: string) => { status: number; body: unknown } | null;
+    rewrite?: (body: unknown, pathname: string) => unknown;
+  },
+): Promise<SandboxProxy> {
   let origin = '';
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
-    const rule = rules.find((r) => r.path.test(url));
-    if (rule) {
-      const body = JSON.stringify({
-        error: { code: 'broken', message: `this proxy answers ${rule.status} here` },
-      });
-      res.writeHead(rule.status, {
+    const own = options.answer?.(url);
+    if (own) {
+      const body = JSON.stringify(own.body);
+      res.writeHead(own.status, {
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(body),
       });
@@ -333,8 +340,11 @@ export async function startBreakingProxy(
     }
     request(`${upstream.origin}${url}`, { method: req.method as 'GET', headers: req.headers })
       .then(async (answer) => {
-        const text = (await answer.body.text()).split(upstream.origin).join(origin);
-        res.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type']) });
+        let text = (await answer.body.text()).split(upstream.origin).join(origin);
+        const type = String(answer.headers['content-type']);
+        if (options.rewrite && answer.statusCode === 200 && type.includes('json'))
+          text = JSON.stringify(options.rewrite(JSON.parse(text), new URL(url, origin).pathname));
+        res.writeHead(answer.statusCode, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
         res.end(text);
       })
       .catch((error: Error) => res.destroy(error));
@@ -352,46 +362,57 @@ export async function startBreakingProxy(
 }
 
 /**
+ * A loopback proxy in front of a sandbox that answers the requests whose path matches a rule with that
+ * rule's status and an API-style error body, and passes every other request through (links rewritten to
+ * itself): one endpoint of an otherwise healthy store that refuses or keeps failing.
+ */
+export function startBreakingProxy(
+  upstream: Sandbox,
+  rules: { path: RegExp; status: number }[],
+): Promise<SandboxProxy> {
+  return startSandboxProxy(upstream, {
+    answer: (url) => {
+      const rule = rules.find((r) => r.path.test(url));
+      return rule
+        ? {
+            status: rule.status,
+            body: { error: { code: 'broken', message: `this proxy answers ${rule.status} here` } },
+          }
+        : null;
+    },
+  });
+}
+
+/**
  * A loopback proxy in front of a sandbox that passes every request through (links rewritten to itself) and
  * hands the parsed JSON body of each list page (`{next, results}`) to `rewrite` with the request's path:
  * what `rewrite` returns is served instead. A store whose API changed under the sync: a field turned into
  * another type, a record gone from the listing, fields added.
  */
-export async function startRewritingProxy(
+export function startRewritingProxy(
   upstream: Sandbox,
   rewrite: (page: { next: string | null; results: Record<string, unknown>[] }, path: string) => unknown,
-): Promise<{ baseUrl: string; close: () => Promise<void> }> {
-  let origin = '';
-  const server = createServer((req, res) => {
-    const url = req.url ?? '/';
-    request(`${upstream.origin}${url}`, { method: req.method as 'GET', headers: req.headers })
-      .then(async (answer) => {
-        let text = (await answer.body.text()).split(upstream.origin).join(origin);
-        const type = String(answer.headers['content-type']);
-        if (answer.statusCode === 200 && type.includes('json')) {
-          const body = JSON.parse(text) as unknown;
-          if (
-            body !== null &&
-            typeof body === 'object' &&
-            Array.isArray((body as { results?: unknown }).results)
-          )
-            text = JSON.stringify(
-              rewrite(body as Parameters<typeof rewrite>[0], new URL(url, origin).pathname),
-            );
-        }
-        res.writeHead(answer.statusCode, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
-        res.end(text);
-      })
-      .catch((error: Error) => res.destroy(error));
+): Promise<SandboxProxy> {
+  return startSandboxProxy(upstream, {
+    rewrite: (body, pathname) =>
+      body !== null && typeof body === 'object' && Array.isArray((body as { results?: unknown }).results)
+        ? rewrite(body as Parameters<typeof rewrite>[0], pathname)
+        : body,
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    baseUrl: `${origin}${new URL(upstream.baseUrl).pathname}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+}
+
+/**
+ * A loopback proxy in front of a sandbox that hands every successful JSON answer (list pages and single
+ * records alike) to `rewrite`, which may change it in place.
+ */
+export function startRecordProxy(
+  upstream: Sandbox,
+  rewrite: (body: Record<string, unknown>, path: string) => void,
+): Promise<SandboxProxy> {
+  return startSandboxProxy(upstream, {
+    rewrite: (body, pathname) => {
+      if (body !== null && typeof body === 'object') rewrite(body as Record<string, unknown>, pathname);
+      return body;
+    },
+  });
 }
