@@ -41,6 +41,12 @@ export function applyDerived(rows: TableRows, row: number, derived: readonly Der
     const numerator = rows.get(d.numerator, row);
     const denominator = rows.get(d.denominator, row);
     if (numerator === null || denominator === null) continue;
+    // Safe integers divide exactly as numbers (the common case, on every order line); BigInt otherwise.
+    if (typeof numerator === 'number' && typeof denominator === 'number') {
+      if (denominator !== 0 && numerator % denominator === 0)
+        rows.setInt64(d.column, row, numerator / denominator + 0);
+      continue;
+    }
     const n = BigInt(numerator as number | bigint);
     const q = BigInt(denominator as number | bigint);
     if (q === 0n || n % q !== 0n) continue;
