@@ -129,16 +129,7 @@ export interface ColumnFailure {
  * its own try/catch, so every column that can be written is, and each one that cannot is pushed into
  * `failures` and left NULL.
  */
-export type CarefulWriter = (
-  item: Record<string, unknown>,
-  parent: Record<string, unknown> | null,
-  ctx: WalkContext,
-  index: number,
-  parentIndex: number,
-  rows: TableRows,
-  row: number,
-  failures: ColumnFailure[],
-) => void;
+export type CarefulWriter = (...args: [...Parameters<RowWriter>, failures: ColumnFailure[]]) => void;
 
 export interface RowWriters {
   /** Throws ColumnError at the first value that does not fit: the path every row takes. */
