@@ -5,8 +5,8 @@ import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../src/errors.js'
 import {
   ApiClient,
   type DateWindow,
+  firstRequestFailure,
   parseBaseUrl,
-  probeStreamAccess,
   runStream,
   STREAMS,
   type StreamDefinition,
@@ -199,32 +199,12 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
   let runError: StoreSyncError | null = null;
   try {
     logger.info('sync.start', { mode: job.mode, streams: names.join(','), ...(job.window ?? {}) });
-    const access = await probeStreamAccess(
-      client,
-      names.map((name) => catalog.find((stream) => stream.name === name)!),
-      job.signal ? { signal: job.signal } : {},
-    );
-    for (const denied of access.denied) {
-      logger.warn('stream.skipped', { stream: denied.stream, message: denied.message });
-      results.push(emptyResult(denied.stream, 'skipped', denied.message));
-    }
-    // A stream whose first request failed (a 404 or 400 on its endpoint, a 5xx after the retries) fails
-    // alone, as it would have on that page inside runStream; the others go on (docs/streams.md, "Scopes").
-    for (const failed of access.failed) {
-      const { code, message } = failed.error;
-      logger.error('stream.failed', {
-        stream: failed.stream,
-        code,
-        message,
-        requests: failed.requests,
-        retries: failed.retries,
-      });
-      results.push({
-        ...emptyResult(failed.stream, 'failed', message),
-        requests: failed.requests,
-        retries: failed.retries,
-      });
-    }
+    // No request is spent on checking access first: a stream learns a missing scope (a 403) or a wrong base
+    // URL (a 404) from its own first list request, and is told as src/extract/probe.ts tells it.
+    const selected = names.map((name) => catalog.find((stream) => stream.name === name)!);
+    // The streams that failed before their first page, other than by a missing scope: when that is every
+    // stream, the store is what failed (unreachable, down, not its API root), and the run fails with it.
+    const failedFirst = new Map<string, StoreSyncError>();
     // Records can also be rejected while normalizing (an unusable key or version): the warehouse reports
     // those per commit, and they count like the extraction's own rejections. The extraction counts them
     // among the records it read; the run reports records stored, so they move from `records` to
@@ -234,7 +214,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
     const fieldRejections = new Map<string, number>();
     const latest = new Map<string, StreamProgress>();
     const contracts = new Map(
-      access.readable.map((stream) => [stream.name, streamOptions(job.store, stream).schemaContract]),
+      selected.map((stream) => [stream.name, streamOptions(job.store, stream).schemaContract]),
     );
     const commit = async (page: PageCommit) => {
       const result = await warehouse.commitPage({
@@ -255,7 +235,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
       };
     };
     await Promise.all(
-      access.readable.map(async (stream) => {
+      selected.map(async (stream) => {
         try {
           const summary = await runStream({
             stream,
@@ -307,6 +287,18 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
             throw failure;
           // What the stream committed before it failed is kept, and the summary says so.
           const done = latest.get(stream.name);
+          const spent = { requests: done?.requests ?? 0, retries: done?.retries ?? 0 };
+          if (!job.signal?.aborted && (done?.pages ?? 0) === 0) {
+            const first = firstRequestFailure(failure, client, stream);
+            if (first.kind === 'denied') {
+              logger.warn('stream.skipped', { stream: stream.name, message: first.denied.message });
+              results.push({ ...emptyResult(stream.name, 'skipped', first.denied.message), ...spent });
+              return;
+            }
+            failedFirst.set(stream.name, first.error);
+            results.push({ ...emptyResult(stream.name, 'failed', first.error.message), ...spent });
+            return;
+          }
           results.push({
             ...emptyResult(stream.name, job.signal?.aborted ? 'interrupted' : 'failed', failure.message),
             ...(done
@@ -322,12 +314,14 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
         }
       }),
     );
+    if (failedFirst.size > 0 && failedFirst.size === selected.length)
+      throw failedFirst.get(selected[0]!.name)!;
   } catch (error) {
     runError = asStoreSyncError(error);
   } finally {
     await client.close();
   }
-  // An interrupt that came before the streams began (during the access probe) is still an interrupt: the
+  // An interrupt that came before the streams began (while the run was starting) is still an interrupt: the
   // streams it stopped before their first page are reported interrupted, and the run returns its result
   // like any interrupted run instead of throwing, so the summary says which store stopped and where.
   const interrupted = job.signal?.aborted ?? false;

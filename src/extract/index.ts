@@ -36,7 +36,7 @@ export {
 } from './client.js';
 export { type DateWindow, dayOf } from './dates.js';
 export type { CallInput, CallResult, ListPage, QueryParams, RequestMeter } from './operations.js';
-export { type DeniedStream, probeStreamAccess, type StreamAccess } from './probe.js';
+export { type DeniedStream, firstRequestFailure, probeStreamAccess, type StreamAccess } from './probe.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 export { type RunStreamArgs, runStream, type StreamProgress, type StreamSummary } from './run-stream.js';
 export { fullScanStream } from './streams/full-scan.js';

@@ -4,13 +4,14 @@ import type { RequestMeter } from './operations.js';
 import type { StreamDefinition } from './streams/types.js';
 
 /**
- * Which streams the token may read, found before a run with one cheap request per stream (the first page of
- * its list). A 403 means the scope is missing: the runner skips that stream with a warning and exits 3. Any
- * other failure of one stream's request (a 404 or 400 on that endpoint, a 5xx after the retries) is that
- * stream's: it is returned as failed, and the runner goes on with the others (docs/streams.md, "Scopes").
- * What is thrown is what no stream can get past: a 401 (the token is wrong or expired, so every request would
- * fail the same way), an interrupt, and a store where every stream's request failed (unreachable, down, or a
- * base URL that is not its API root), with the first stream's error.
+ * What a stream's first list request says about it. `sync` learns it from the stream's own first request (no
+ * request is spent on checking alone); `doctor` asks it explicitly with `probeStreamAccess`, one cheap request
+ * per stream (the first page of its list). A 403 means the scope is missing: the stream is skipped with a
+ * warning and the run exits 3. Any other failure of that request (a 404 or 400 on that endpoint, a 5xx after
+ * the retries) is that stream's: it fails, and the others go on (docs/streams.md, "Scopes"). What no stream can
+ * get past ends the whole run: a 401 (the token is wrong or expired, so every request would fail the same
+ * way), an interrupt, and a store where every stream's first request failed (unreachable, down, or a base URL
+ * that is not its API root), with the first stream's error.
  */
 
 export interface DeniedStream {
@@ -55,12 +56,10 @@ export async function probeStreamAccess(
         return { stream, kind: 'readable' };
       } catch (error) {
         if (options.signal?.aborted || isStoreSyncError(error, ERROR_CODES.HTTP_UNAUTHORIZED)) throw error;
-        if (isStoreSyncError(error, ERROR_CODES.HTTP_FORBIDDEN)) {
-          const message = `stream ${stream.name} skipped: the token lacks its scope; grant ${stream.scopes.join(' or ')} in the store's API access settings`;
-          return { stream, kind: 'denied', denied: { stream: stream.name, scopes: stream.scopes, message } };
-        }
-        const failed = { stream: stream.name, error: firstListError(error, client, stream), ...meter };
-        return { stream, kind: 'failed', failed };
+        const first = firstRequestFailure(error, client, stream);
+        return first.kind === 'denied'
+          ? { stream, kind: 'denied', denied: first.denied }
+          : { stream, kind: 'failed', failed: { stream: stream.name, error: first.error, ...meter } };
       }
     }),
   );
@@ -71,6 +70,27 @@ export async function probeStreamAccess(
     denied: outcomes.flatMap((o) => (o.kind === 'denied' ? [o.denied] : [])),
     failed,
   };
+}
+
+/**
+ * A failure of a stream's first list request (before it has any page), told as the probe tells it: a 403 to
+ * that list is the stream's missing scope (which scopes to grant); a 404 to it is most often a base URL
+ * without the API's path. Any other failure, or one of another operation the stream calls, is returned as it
+ * was. A 401 and an interrupt are the caller's to handle first: they end the whole run.
+ */
+export function firstRequestFailure(
+  error: unknown,
+  client: ApiClient,
+  stream: StreamDefinition,
+): { kind: 'denied'; denied: DeniedStream } | { kind: 'failed'; error: StoreSyncError } {
+  const failure = asStoreSyncError(error);
+  const operation = failure.details.operation;
+  if (operation !== undefined && operation !== stream.operation.id) return { kind: 'failed', error: failure };
+  if (isStoreSyncError(failure, ERROR_CODES.HTTP_FORBIDDEN)) {
+    const message = `stream ${stream.name} skipped: the token lacks its scope; grant ${stream.scopes.join(' or ')} in the store's API access settings`;
+    return { kind: 'denied', denied: { stream: stream.name, scopes: stream.scopes, message } };
+  }
+  return { kind: 'failed', error: firstListError(failure, client, stream) };
 }
 
 /**

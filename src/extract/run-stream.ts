@@ -1,6 +1,6 @@
 import pLimit from 'p-limit';
 import type { PageCommit, StreamOptions, StreamState, SyncMode } from '../contracts.js';
-import { asStoreSyncError } from '../errors.js';
+import { asStoreSyncError, ERROR_CODES } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import type { ApiClient } from './client.js';
 import { checkWindow, type DateWindow, dayOf, maxDay } from './dates.js';
@@ -230,7 +230,14 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       throw reason;
     }
     const failure = asStoreSyncError(error);
-    logger.error('stream.failed', { code: failure.code, message: failure.message, ...counts });
+    // A 403 to the stream's own list before any page is its missing scope: the sync skips the stream with a
+    // warning naming the scopes (firstRequestFailure in probe.ts), so it is no failure to log here.
+    const denied =
+      counts.pages === 0 &&
+      failure.code === ERROR_CODES.HTTP_FORBIDDEN &&
+      failure.details.operation === stream.operation.id;
+    if (denied) logger.debug('stream.denied', { code: failure.code, message: failure.message });
+    else logger.error('stream.failed', { code: failure.code, message: failure.message, ...counts });
     throw failure;
   } finally {
     args.signal?.removeEventListener('abort', stopOuter);

@@ -119,7 +119,7 @@ describe('store-sync under failure', () => {
     );
     const args = ['sync', '--config', config, '--streams', 'subscriptions', '--verbose'];
     const sync = startCli(args);
-    // The probe, then two pages: by the third request at least one page has been committed.
+    // Two pages read: by the third request at least one page has been committed.
     await waitForStderr(sync, /(http\.request .*path=\/api\/subscriptions\/[\s\S]*){3}/);
     sync.child.kill('SIGTERM');
     const stopped = await sync.done;
@@ -172,8 +172,8 @@ describe('store-sync under failure', () => {
     );
   });
 
-  it('SIGTERM while the access probe waits is recorded as interrupted, not failed', async () => {
-    // A server that accepts and never answers: the run is still probing the streams when the signal comes.
+  it('SIGTERM while the first requests wait is recorded as interrupted, not failed', async () => {
+    // A server that accepts and never answers: the streams still wait for their first pages when the signal comes.
     const silent = createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {

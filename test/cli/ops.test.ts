@@ -113,7 +113,8 @@ describe('store-sync doctor and schedule', () => {
     for (const stream of ['metadata_definitions', 'subscriptions', 'fulfillment_orders'])
       assert.match(
         result.stdout,
-        new RegExp(`^shop\\s+${stream}\\s+skipped\\s+0\\s+0\\s+0\\s+0\\s+\\S`, 'm'),
+        // Its first list request, answered 403, is the one request it spent.
+        new RegExp(`^shop\\s+${stream}\\s+skipped\\s+0\\s+0\\s+0\\s+1\\s+\\S`, 'm'),
       );
     assert.match(result.stdout, /^shop: partial in /m);
     assert.match(result.stderr, /^WARN stream\.skipped: .* stream=subscriptions/m);
@@ -170,7 +171,7 @@ describe('store-sync doctor and schedule', () => {
   });
 
   it('schedule: a run cut short by SIGTERM is logged as schedule.run with outcome interrupted, as documented', async () => {
-    // Paced at one request a second, the first tick is still checking the streams' scopes when the signal comes.
+    // Paced at one request a second, the first tick is still reading the streams' first pages when the signal comes.
     const paced = await writeConfig(
       dir,
       { warehouse: 'paced.duckdb', rateLimit: 1, stores: [{ name: 'shop', baseUrl: sandbox.baseUrl }] },

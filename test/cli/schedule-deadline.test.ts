@@ -27,8 +27,8 @@ describe('store-sync schedule with maxRunMinutes', () => {
   let cleanup: () => Promise<void>;
 
   before(async () => {
-    // One product a page and 250 ms a request: the 8 products and the access probe take at least 2.25 s,
-    // more than the 1.8 s a run may take.
+    // One product a page and 250 ms a request: the 8 products take at least 2 s, more than the 1.8 s a run may
+    // take.
     sandbox = await testSandbox({ scale: 10, pageSize: 1, latencyMs: 250 });
     ({ dir, cleanup } = await tempDir());
   });

@@ -28,7 +28,7 @@ const HTML =
   '<!doctype html><html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>';
 const cursorOf = (url: URL) => url.searchParams.get('cursor');
 
-/** Retries are set to 2 for these runs: one logical request is at most 3 attempts, probe and stream each. */
+/** Retries are set to 2 for these runs: one logical request is at most 3 attempts; the bounds are upper ones. */
 const ATTEMPTS = 3;
 
 export function hostileCases(foreignOrigin: () => string): HostileCase[] {
