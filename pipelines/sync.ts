@@ -359,6 +359,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
       counts: Object.fromEntries(results.map((r) => [r.stream, r])),
       requests: client.stats.requests,
       retries: client.stats.retries,
+      rateLimited: client.stats.rateLimited,
       ...(runError ? { error: runError.message } : {}),
       ...(exportError ? { error: `the Parquet export to ${exportDir} failed: ${exportError.message}` } : {}),
     });

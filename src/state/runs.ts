@@ -16,6 +16,8 @@ export interface RunFinish {
   counts: Record<string, unknown>;
   requests: number;
   retries: number;
+  /** Answers of 429 the run received; runs that send no requests leave it out. */
+  rateLimited?: number;
   error?: string | null;
 }
 
@@ -40,7 +42,8 @@ export function finishRunSql(runId: string, finish: RunFinish): string {
   return (
     `UPDATE _sync_runs SET finished_at = now(), outcome = ${literal(finish.outcome)}, ` +
     `counts = ${literal(JSON.stringify(finish.counts))}::JSON, requests = ${Math.trunc(finish.requests)}, ` +
-    `retries = ${Math.trunc(finish.retries)}, error = ${literal(finish.error ?? null)} WHERE _run_id = ${literal(runId)}`
+    `retries = ${Math.trunc(finish.retries)}, ` +
+    `rate_limited = ${finish.rateLimited === undefined ? 'NULL' : Math.trunc(finish.rateLimited)}, error = ${literal(finish.error ?? null)} WHERE _run_id = ${literal(runId)}`
   );
 }
 

@@ -4,6 +4,7 @@ import { doctorCommand } from './doctor.js';
 import { ingestCommand } from './ingest.js';
 import { queryCommand } from './query.js';
 import { receiveCommand } from './receive.js';
+import { reportCommand } from './report.js';
 import { sandboxCommand } from './sandbox.js';
 import { scheduleCommand } from './schedule.js';
 import { backfillCommand, syncCommand } from './sync.js';
@@ -18,6 +19,7 @@ export const commands: CommandModule<any, any>[] = [
   ingestCommand,
   receiveCommand,
   statusCommand,
+  reportCommand,
   queryCommand,
   exportCommand,
   rebuildCommand,

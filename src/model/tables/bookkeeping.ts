@@ -37,6 +37,11 @@ const syncRuns: TableDef = {
     meta('requests', 'BIGINT', 'API requests sent.'),
     meta('retries', 'BIGINT', 'Requests retried.'),
     meta('error', 'VARCHAR', 'Why the run failed, when it did.'),
+    meta(
+      'rate_limited',
+      'BIGINT',
+      'Answers of 429 Too Many Requests the run received (null for runs recorded before this column, and for runs that send no requests).',
+    ),
   ],
 };
 
