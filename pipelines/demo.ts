@@ -7,7 +7,10 @@ import { openWarehouse } from '../src/load/index.js';
 import type { Logger } from '../src/log.js';
 import { tableDefinitions } from '../src/model/index.js';
 import { deliverThroughReceiver } from '../src/receive/loopback.js';
+import { spoolStatus } from '../src/receive/status.js';
+import { writeReport } from '../src/report/index.js';
 import { DEFAULT_TOKEN, startSandbox } from '../src/sandbox/index.js';
+import { STREAM_NAMES } from '../src/streams.js';
 import { type CapturedDocuments, captureDemoDocuments } from './demo-documents.js';
 import { drainStoreRun } from './drain.js';
 import { exportParquet } from './export.js';
@@ -69,6 +72,8 @@ export interface DemoResult {
   parquetDir: string;
   tables: { table: string; rows: number }[];
   answers: { title: string; columns: string[]; rows: unknown[][] }[];
+  /** The HTML report of the warehouse (what `store-sync report` writes). */
+  report: string;
 }
 
 /** What a demo run writes into its folder; anything else there belongs to someone else. */
@@ -80,6 +85,7 @@ const DEMO_ENTRIES = new Set([
   'warehouse.duckdb',
   'warehouse.duckdb.wal',
   'warehouse.duckdb.tmp',
+  'report.html',
 ]);
 
 /**
@@ -185,6 +191,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       const answers = [];
       for (const query of DEMO_QUERIES)
         answers.push({ title: query.title, ...(await warehouse.selectJson(query.sql)) });
+      const store = config.stores[0]!;
+      const report = await writeReport(warehouse, path.join(dir, 'report.html'), {
+        warehousePath,
+        expected: STREAM_NAMES.filter((stream) => store.streams[stream].enabled).map((stream) => ({
+          store: store.name,
+          stream,
+        })),
+        freshnessHours: config.freshnessHours,
+        spools: [await spoolStatus(store.name, spoolDir)],
+      });
       const webhooks = {
         delivered: delivered.delivered,
         loaded: drain.documents,
@@ -199,6 +215,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         parquetDir,
         tables,
         answers,
+        report: report.file,
       };
     } finally {
       await warehouse.close();

@@ -85,9 +85,16 @@ describe('store-sync demo', () => {
       'inbox',
       'parquet',
       'parquet.versions',
+      'report.html',
       'spool',
       'warehouse.duckdb',
     ]);
+    // The report's path is printed, and the file is the report of this warehouse (test/cli/report.test.ts
+    // opens one in a browser).
+    assert.match(result.stdout, /^ {2}report: data\/demo\/report\.html \(open it in a browser/m);
+    const report = await readFile(path.join(dir, 'data', 'demo', 'report.html'), 'utf8');
+    assert.match(report, /^<!doctype html>/);
+    assert.match(report, /data-store="demo" data-stream="subscriptions"/);
   });
 
   it('a second run replaces the data cleanly: same tables, same counts, same inbox', async () => {

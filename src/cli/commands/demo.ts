@@ -38,7 +38,10 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
     out(
       `  ingest: ${result.documents} captured API documents (order updates, fulfillments, carts, a ticket) from ${relative(path.join(dir, 'inbox'))}/`,
     );
-    out(`  parquet: ${relative(result.parquetDir)}/<table>/\n`);
+    out(`  parquet: ${relative(result.parquetDir)}/<table>/`);
+    out(
+      `  report: ${relative(result.report)} (open it in a browser: freshness, runs, tables, new fields, rejections, the tables and keys)\n`,
+    );
     out(
       renderTable(
         ['table', 'rows'],

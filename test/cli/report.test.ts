@@ -1,0 +1,228 @@
+import assert from 'node:assert/strict';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { type LoadedPage, openInChromium } from '../report/chromium.js';
+import {
+  assertCleanError,
+  assertExit,
+  assertNoSecretsOrEscapes,
+  killChildren,
+  runCli,
+  type StoreEntry,
+  tempDir,
+  testSandbox,
+  writeConfig,
+} from './helpers.js';
+
+/**
+ * Issue 30 point 4: `store-sync report` on a warehouse made by a real sync against the sandbox and an ingest
+ * of store-controlled values meant to break out of HTML. The file opens in a real headless chromium with no
+ * error and no request; its numbers (per stream rows, last success, rejections, freshness, new fields) are
+ * `status --json`'s on the same warehouse; the hostile values show as text and run nothing.
+ */
+
+const FIXTURE = path.join(import.meta.dirname, '..', 'fixtures', 'documents', 'order-2024.json');
+const SCRIPT_LINE = '<script>window.__pwned = 1</script>';
+const IMG_VALUE = '<img src=x onerror="window.__pwned = 2">';
+
+interface StatusJson {
+  freshnessHours: number;
+  streams: {
+    store: string;
+    stream: string;
+    lastSuccessAt: string | null;
+    rows: number | null;
+    rejectionsSinceLastSuccess: number;
+    stale: boolean;
+  }[];
+  newFields: { store: string; table: string; fields: string[] }[];
+}
+
+interface ShownStream {
+  store: string;
+  stream: string;
+  lastSuccessAt: string;
+  rows: string;
+  rejections: string;
+  fresh: string;
+}
+
+/** The page's freshness table, cell by cell as shown (numbers with their thin-space grouping removed). */
+const FRESHNESS = `[...document.querySelectorAll('#freshness tbody tr')].map((tr) => {
+  const cell = (f) => tr.querySelector('[data-field="' + f + '"]').textContent.replace(/\\u2009/g, '');
+  return { store: cell('store'), stream: cell('stream'), lastSuccessAt: cell('lastSuccessAt'), rows: cell('rows'),
+    rejections: cell('rejectionsSinceLastSuccess'), fresh: cell('fresh') };
+})`;
+
+describe('store-sync report: one HTML file, opened in chromium, agreeing with status --json', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let sandbox: Sandbox;
+  let config: string;
+  let warehouse: string;
+  let page: LoadedPage | undefined;
+  let status: StatusJson;
+  const out = () => path.join(dir, 'out', 'report.html');
+
+  before(async () => {
+    ({ dir, cleanup } = await tempDir());
+    sandbox = await testSandbox();
+    warehouse = path.join(dir, 'data', 'warehouse.duckdb');
+    const store: StoreEntry = { name: 'shop', baseUrl: sandbox.baseUrl };
+    config = await writeConfig(dir, { warehouse, stores: [store] });
+  });
+
+  after(async () => {
+    killChildren();
+    await page?.close();
+    await sandbox?.close();
+    await cleanup?.();
+  });
+
+  it('builds a warehouse: a sync, then an ingest with a field no column maps and a line that is not JSON', async () => {
+    const sync = await runCli(['sync', '--config', config], { cwd: dir, timeoutMs: 120_000 });
+    assertExit(sync, 0);
+    const order = JSON.parse(await readFile(FIXTURE, 'utf8')) as Record<string, unknown>;
+    const file = path.join(dir, 'hostile.ndjson');
+    await writeFile(file, `${JSON.stringify({ ...order, zz_note: IMG_VALUE })}\n${SCRIPT_LINE}\n`);
+    const ingest = await runCli(['ingest', file, '--config', config], { cwd: dir });
+    // Exit 3: the line that is not JSON is rejected, the order loaded.
+    assertExit(ingest, 3);
+    const shown = await runCli(['status', '--json', '--config', config], { cwd: dir });
+    assertExit(shown, 0);
+    status = JSON.parse(shown.stdout) as StatusJson;
+    assert.ok(status.streams.some((s) => s.stream === 'documents' && s.rejectionsSinceLastSuccess === 1));
+    assert.ok(status.newFields.some((e) => e.table === 'orders' && e.fields.includes('zz_note')));
+  });
+
+  it('writes the report where --out says and prints its path', async () => {
+    const result = await runCli(['report', '--config', config, '--out', out()], { cwd: dir });
+    assertExit(result, 0);
+    assert.equal(result.stdout, `${out()}\n`);
+    const html = await readFile(out(), 'utf8');
+    // Self-contained: nothing is fetched from anywhere (the SVG namespace is a name, not a request).
+    assert.doesNotMatch(
+      html.replaceAll('xmlns="http://www.w3.org/2000/svg"', ''),
+      /(src|href)=["']?(https?:)?\/\//i,
+    );
+    assert.doesNotMatch(html, /@import|url\(/);
+  });
+
+  it('renders in chromium without errors and without a single request', async () => {
+    page = await openInChromium(out());
+    assert.deepEqual(page.errors, []);
+    assert.deepEqual(page.requests, []);
+    // The page's script ran (the Content-Security-Policy allows it by its hash, and nothing else).
+    assert.match(
+      await page.evaluate<string>("document.getElementById('opened').textContent"),
+      /^\d{4}-\d\d-\d\dT/,
+    );
+    assert.equal(await page.evaluate<number>('document.scripts.length'), 1);
+  });
+
+  it('shows per stream what status --json says: last success, rows, rejections, freshness', async () => {
+    const shown = await page!.evaluate<ShownStream[]>(FRESHNESS);
+    const expected = status.streams.map((s) => ({
+      store: s.store,
+      stream: s.stream,
+      lastSuccessAt: s.lastSuccessAt ?? '',
+      rows: s.rows === null ? '' : String(s.rows),
+      rejections: String(s.rejectionsSinceLastSuccess),
+      fresh: s.stream === 'documents' ? '-' : s.stale ? 'STALE' : 'ok',
+    }));
+    assert.ok(expected.length >= 6, 'every synced stream and the documents');
+    assert.deepEqual(shown, expected);
+    const newFields = status.newFields.reduce((n, e) => n + e.fields.length, 0);
+    assert.equal(
+      await page!.evaluate<string>("document.getElementById('new-fields-count').textContent"),
+      String(newFields),
+    );
+    const cards = await page!.evaluate<string[]>(
+      "['card-streams', 'card-rejections', 'card-new-fields'].map((id) => document.querySelector('#' + id + ' b').textContent)",
+    );
+    assert.deepEqual(cards, [
+      String(status.streams.length),
+      String(status.streams.reduce((n, s) => n + s.rejectionsSinceLastSuccess, 0)),
+      String(newFields),
+    ]);
+  });
+
+  it('lists the runs with their numbers, charts them, and sizes every table', async () => {
+    const runs = await page!.evaluate<{ command: string; requests: string; outcome: string }[]>(
+      `[...document.querySelectorAll('#runs tbody tr')].map((tr) => ({
+        command: tr.querySelector('[data-field="command"]').textContent,
+        requests: tr.querySelector('[data-field="requests"]').textContent.replace(/\\u2009/g, ''),
+        outcome: tr.querySelector('[data-field="outcome"]').textContent }))`,
+    );
+    assert.deepEqual(
+      runs.map((r) => [r.command, r.outcome]),
+      [
+        ['ingest', 'completed with rejections'],
+        ['sync', 'succeeded'],
+      ],
+    );
+    assert.equal(runs[1]!.requests, String(sandbox.stats().requests));
+    // One bar per run in each of the five charts.
+    const bars = await page!.evaluate<number[]>(
+      "['duration', 'requests', 'records', 'rejections', '429'].map((c) => document.querySelectorAll('#chart-' + c + ' rect.bar').length)",
+    );
+    assert.deepEqual(bars, [2, 2, 2, 2, 2]);
+    const subscriptions = await page!.evaluate<string>(
+      'document.querySelector(\'#tables tr[data-table="subscriptions"] [data-field="rows"]\').textContent.replace(/\\u2009/g, \'\')',
+    );
+    const fromStatus = status.streams.find((s) => s.stream === 'subscriptions')!.rows;
+    assert.equal(subscriptions, String(fromStatus));
+  });
+
+  it('shows store-controlled values as text: a <script> in a rejected line and an <img> in a new field run nothing', async () => {
+    const payloads = await page!.evaluate<string[]>(
+      "[...document.querySelectorAll('#rejection-examples pre.payload')].map((p) => p.textContent)",
+    );
+    assert.ok(
+      payloads.some((p) => p.includes(SCRIPT_LINE)),
+      `the rejected line is shown as it was: ${JSON.stringify(payloads)}`,
+    );
+    const examples = await page!.evaluate<string[]>(
+      '[...document.querySelectorAll(\'#schema-changes [data-field="example"]\')].map((td) => td.textContent)',
+    );
+    // _schema_changes keeps the first value seen as JSON.
+    assert.ok(examples.includes(JSON.stringify(IMG_VALUE)), JSON.stringify(examples));
+    assert.equal(await page!.evaluate<unknown>('window.__pwned ?? null'), null);
+    assert.equal(await page!.evaluate<number>("document.querySelectorAll('img').length"), 0);
+  });
+
+  it('draws the tables and keys of the model', async () => {
+    const diagram = await page!.evaluate<{ tables: number; edges: string[] }>(
+      `({ tables: document.querySelectorAll('#diagram g.table').length,
+          edges: [...document.querySelectorAll('#diagram path.edge')].map((e) => e.dataset.from + '>' + e.dataset.to) })`,
+    );
+    const { tableDefinitions } = await import('../../src/model/index.js');
+    assert.equal(diagram.tables, tableDefinitions.length);
+    assert.ok(diagram.edges.includes('orders>order_lines'));
+    assert.ok(diagram.edges.includes('order_lines>order_line_tax_lines'));
+    assert.equal(diagram.edges.length, tableDefinitions.filter((t) => t.parent).length);
+  });
+
+  it('writes beside the warehouse by default', async () => {
+    const result = await runCli(['report', '--config', config], { cwd: dir });
+    assertExit(result, 0);
+    const file = path.join(dir, 'data', 'report.html');
+    assert.equal(result.stdout, `${file}\n`);
+    assert.ok((await stat(file)).size > 10_000);
+  });
+
+  it('refuses a folder as --out, saying so', async () => {
+    const result = await runCli(['report', '--config', config, '--out', dir], { cwd: dir });
+    assertCleanError(
+      result,
+      2,
+      /cannot write the report to \S+: it is a folder; pass --out with a writable file path/,
+    );
+  });
+
+  it('printed no token and no escapes', () => {
+    assertNoSecretsOrEscapes();
+  });
+});
