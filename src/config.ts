@@ -45,6 +45,13 @@ export const StreamOptionsInput = z
       .int()
       .min(0)
       .describe('Most per-record refresh requests in one run (open fulfillment orders).'),
+    refreshAgeFraction: z
+      .number()
+      .min(0)
+      .max(1)
+      .describe(
+        'Re-read an open fulfillment order once the time since it was last read reaches this fraction of its age (at most 30 days); 0 re-reads every open one each run.',
+      ),
     schemaContract: z
       .enum(SCHEMA_CONTRACTS as [SchemaContract, ...SchemaContract[]])
       .describe(

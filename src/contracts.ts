@@ -117,6 +117,11 @@ export interface StreamOptions {
   concurrency: number;
   /** Upper bound of per-record refresh requests in one run (fulfillment orders still open). */
   maxRefreshPerRun: number;
+  /**
+   * An open fulfillment order is due for a re-read once the time since it was last read reaches this fraction
+   * of its age (capped at 30 days); 0 makes every open one due on every run.
+   */
+  refreshAgeFraction: number;
   /** What to do with fields the model does not map: keep them in `_extra`, reject the record, or drop them. */
   schemaContract: SchemaContract;
 }

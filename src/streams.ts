@@ -50,14 +50,15 @@ export const STREAMS = [
     strategy: 'full_scan',
     defaults: {},
   },
-  // Products with their variants, images, categories, prices and stockrecords (spec 2.7, 4.3).
+  // Products with their variants, images, categories, prices and stockrecords (spec 2.7, 4.3), read whole
+  // weekly: the list has no change filter nor a stated order, so there is no cheaper sound way to find changes.
   {
     name: 'products',
     operation: 'listProducts',
     entity: 'product',
     table: 'products',
     strategy: 'full_scan',
-    defaults: {},
+    defaults: { fullRefreshDays: 7 },
   },
   // Subscriptions (spec 2.8, 4.4), fully reconciled weekly: what moves without a date to find it by is caught then.
   {
@@ -98,7 +99,8 @@ export const DEFAULT_STREAM_OPTIONS: Readonly<StreamOptions> = {
   windowDays: 30,
   fullRefreshDays: null,
   concurrency: 2,
-  maxRefreshPerRun: 200,
+  maxRefreshPerRun: 40,
+  refreshAgeFraction: 0.25,
   schemaContract: 'evolve',
 };
 

@@ -17,23 +17,58 @@ import { fullScanPlan, incrementalFrom, todayOf, windowSlices } from './windows.
  * Fulfillment orders (spec 2.4, 4.5). New ones arrive by `date_created_from/to` windows with a lookback;
  * but a fulfillment order changes after creation (moved, closed, fulfilled) and the list cannot filter by
  * change, so every one seen and not yet closed is remembered in `state.extra` and re-read with
- * `GET /fulfillment-orders/{id}/` after the windows, least recently seen first, at most
- * `maxRefreshPerRun` a run.
+ * `GET /fulfillment-orders/{id}/` after the windows. Young ones change most (they are being fulfilled), old
+ * open ones seldom, so each is re-read in proportion to its age: once the time since it was last read
+ * reaches `refreshAgeFraction` of its age (capped at MAX_REFRESH_INTERVAL_MS). Of those due, the ones due
+ * longest go first, at most `maxRefreshPerRun` a run; the rest stay due for the next run.
  */
 
 /** Statuses after which a fulfillment order no longer changes (open enum: anything else is "open"). */
 export const CLOSED_STATUSES = new Set(['closed', 'cancelled', 'canceled', 'incomplete', 'fulfilled']);
 const OPEN_KEY = 'openFulfillmentOrders';
+/** id → since when it exists: its `created_at` when the server sends one, otherwise when it was first seen. */
+const SINCE_KEY = 'openFulfillmentOrdersSince';
 /** Refreshed records committed together: small enough to lose little on a kill, big enough to batch. */
 const REFRESH_BATCH = 25;
+/** However old an open fulfillment order is, it is re-read at least this often (budget permitting). */
+export const MAX_REFRESH_INTERVAL_MS = 30 * 86_400_000;
 
 /** id → when it was last seen (ISO), for fulfillment orders known and not closed. */
 export function openFulfillmentOrders(state: StreamState): Record<string, string> {
-  const value = state.extra[OPEN_KEY];
+  return stateMap(state, OPEN_KEY);
+}
+
+/** id → since when it exists (ISO), for the same fulfillment orders as openFulfillmentOrders. */
+export function openFulfillmentOrdersSince(state: StreamState): Record<string, string> {
+  return stateMap(state, SINCE_KEY);
+}
+
+function stateMap(state: StreamState, key: string): Record<string, string> {
+  const value = state.extra[key];
   if (value && typeof value === 'object') return value as Record<string, string>;
   const fresh: Record<string, string> = {};
-  state.extra[OPEN_KEY] = fresh;
+  state.extra[key] = fresh;
   return fresh;
+}
+
+function forget(state: StreamState, id: string): void {
+  delete openFulfillmentOrders(state)[id];
+  delete openFulfillmentOrdersSince(state)[id];
+}
+
+/**
+ * When a fulfillment order is next due for a re-read (ms), or null when it is not known as open. A state
+ * saved before ages were kept has no `since`: the order then counts from when it was last seen.
+ */
+export function refreshDueAt(state: StreamState, id: string, fraction: number): number | null {
+  const seenAt = openFulfillmentOrders(state)[id];
+  if (seenAt === undefined) return null;
+  // A time that does not parse (a state edited by hand) makes the order due now rather than never.
+  const seen = Date.parse(seenAt) || 0;
+  const since = Math.min(seen, Date.parse(openFulfillmentOrdersSince(state)[id] ?? seenAt) || seen);
+  // interval = fraction × age at the moment it falls due: t − seen = fraction × (t − since).
+  const interval = fraction >= 1 ? Number.POSITIVE_INFINITY : (fraction * (seen - since)) / (1 - fraction);
+  return seen + Math.min(interval, MAX_REFRESH_INTERVAL_MS);
 }
 
 function plan({ mode, state, options, now, window }: PlanInput): PassPlan {
@@ -53,11 +88,19 @@ function trackOpen(
   ctx: StreamContext,
 ): void {
   const open = openFulfillmentOrders(state);
+  const since = openFulfillmentOrdersSince(state);
   const seenAt = ctx.now.toISOString();
   for (const record of records) {
     const id = String(record['id']);
-    if (CLOSED_STATUSES.has(String(record['status']))) delete open[id];
-    else open[id] = seenAt;
+    if (CLOSED_STATUSES.has(String(record['status']))) {
+      forget(state, id);
+      continue;
+    }
+    open[id] = seenAt;
+    // Real servers send `created_at` (spec 2.4 shows none); without it, the age counts from the first sight.
+    const created = typeof record['created_at'] === 'string' ? Date.parse(record['created_at']) : Number.NaN;
+    if (!Number.isNaN(created) && created <= ctx.now.getTime()) since[id] = new Date(created).toISOString();
+    else since[id] ??= seenAt;
   }
 }
 
@@ -80,12 +123,26 @@ async function fetchOne(ctx: StreamContext, id: string): Promise<Outcome> {
 async function* refreshOpen(stream: StreamDefinition, ctx: StreamContext): AsyncGenerator<ExtractedPage> {
   // A backfill loads a date range; keeping known records fresh is the nightly run's job.
   if (ctx.mode === 'backfill') return;
-  const due = Object.entries(openFulfillmentOrders(ctx.state))
-    .filter(([, seenAt]) => seenAt < ctx.passStartedAt)
-    .sort(([idA, a], [idB, b]) => (a < b ? -1 : a > b ? 1 : Number(idA) - Number(idB)))
-    .slice(0, Math.max(0, ctx.options.maxRefreshPerRun))
-    .map(([id]) => id);
-  if (due.length > 0) ctx.logger.debug('fulfillment_orders.refresh', { due: due.length });
+  const now = ctx.now.getTime();
+  const passStarted = Date.parse(ctx.passStartedAt);
+  const fraction = Math.max(0, ctx.options.refreshAgeFraction);
+  const dueAll = Object.entries(openFulfillmentOrders(ctx.state))
+    // Seen in this pass already (by its windows, or refreshed before an interruption): fresh.
+    .filter(([, seenAt]) => Date.parse(seenAt) < passStarted)
+    .map(([id]) => ({ id, at: refreshDueAt(ctx.state, id, fraction)! }))
+    .filter((entry) => entry.at <= now)
+    .sort((a, b) => a.at - b.at || Number(a.id) - Number(b.id));
+  const due = dueAll.slice(0, Math.max(0, ctx.options.maxRefreshPerRun)).map((entry) => entry.id);
+  ctx.logger.debug('fulfillment_orders.refresh', {
+    open: Object.keys(openFulfillmentOrders(ctx.state)).length,
+    due: dueAll.length,
+    refreshing: due.length,
+  });
+  if (dueAll.length > due.length) {
+    ctx.logger.info('fulfillment_orders.refresh_budget', {
+      message: `${dueAll.length} open fulfillment orders are due for a re-read and maxRefreshPerRun is ${ctx.options.maxRefreshPerRun}: the ${dueAll.length - due.length} due most recently wait for a later run`,
+    });
+  }
   const limit = pLimit(Math.max(1, ctx.options.concurrency));
   for (let i = 0; i < due.length; i += REFRESH_BATCH) {
     const outcomes = await Promise.all(
@@ -106,7 +163,7 @@ async function* refreshOpen(stream: StreamDefinition, ctx: StreamContext): Async
       next: null,
       applyState: (state) => {
         const open = openFulfillmentOrders(state);
-        for (const id of gone) delete open[id];
+        for (const id of gone) forget(state, id);
         // A rejected one goes to the back of the queue rather than being re-read first forever.
         for (const id of rejected) if (open[id] !== undefined) open[id] = ctx.now.toISOString();
       },
