@@ -73,7 +73,9 @@ const bench: Benchmark = async ({ quick, log }) => {
     const full = await timedSync(sandbox, config);
     log(`  full: ${full.requests} requests in ${seconds(full.ms)} s`);
     const unchanged = await timedSync(sandbox, config);
-    log(`  nothing changed: ${unchanged.requests} requests in ${seconds(unchanged.ms)} s (${routes(unchanged)})`);
+    log(
+      `  nothing changed: ${unchanged.requests} requests in ${seconds(unchanged.ms)} s (${routes(unchanged)})`,
+    );
 
     // 1 % of each kind of record changes: subscriptions, products, fulfillment orders.
     const subscriptions = SUBSCRIPTIONS[scale] / 100;

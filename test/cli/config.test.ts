@@ -46,11 +46,13 @@ describe('sync.config.json', () => {
         windowDays: 30,
         fullRefreshDays: 7,
         concurrency: 4,
-        maxRefreshPerRun: 200,
+        maxRefreshPerRun: 40,
+        refreshAgeFraction: 0.25,
         schemaContract: 'evolve',
       },
     );
-    assert.equal(config.stores[0]!.streams.products.fullRefreshDays, null);
+    assert.equal(config.stores[0]!.streams.products.fullRefreshDays, 7);
+    assert.equal(config.stores[0]!.streams.locations.fullRefreshDays, null);
   });
 
   it('names the field and what was expected', () => {

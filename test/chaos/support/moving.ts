@@ -57,12 +57,15 @@ export async function movingTarget(options: MovingOptions): Promise<MovingOutcom
   ]);
   try {
     const warehouse = path.join(options.dir, 'moving.duckdb');
-    // Every open fulfillment order is re-read each run (the default bound of 200 a run would spread a
-    // medium store's refreshes over several nights, and the promise here is about one final sync).
+    // Every open fulfillment order is re-read each run, whatever its age, and products are scanned on every
+    // run (the nightly defaults spread both over several nights, and the promise here is about one final sync).
     const config = await writeConfig(options.dir, {
       baseUrl: sandbox.baseUrl,
       warehouse,
-      streams: { fulfillment_orders: { maxRefreshPerRun: 100_000 } },
+      streams: {
+        fulfillment_orders: { maxRefreshPerRun: 100_000, refreshAgeFraction: 0 },
+        products: { fullRefreshDays: null },
+      },
     });
     const sync = async (label: string) => checkSync(await runCli(['sync', '--config', config]), label);
 
