@@ -9,6 +9,7 @@ import {
   parseBaseUrl,
   runStream,
   STREAMS,
+  type StreamActivity,
   type StreamDefinition,
   type StreamProgress,
 } from '../src/extract/index.js';
@@ -104,6 +105,11 @@ export interface SyncJob {
   /** Defaults to the store's environment variable. */
   token?: string;
   onProgress?: (progress: StreamProgress) => void;
+  /**
+   * Called as each stream starts, with its store and a reading of its activity at any moment (counts as
+   * stored, like onProgress's); the function it returns is called when the stream ends. The heartbeat's hook.
+   */
+  watch?: (store: string, peek: () => StreamActivity) => () => void;
   signal?: AbortSignal;
   /** Set by the demo and tests: a warehouse already open for writing. */
   warehouse?: Warehouse;
@@ -250,6 +256,9 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
             store: job.store.name,
             runId,
             versionFields: versionFields(stream.table),
+            ...(job.watch
+              ? { watch: (peek: () => StreamActivity) => job.watch!(job.store.name, () => stored(peek())) }
+              : {}),
             onProgress: (extracted) => {
               const progress = stored(extracted);
               latest.set(stream.name, progress);

@@ -254,6 +254,20 @@ export const SyncConfigInput = z.strictObject({
     .describe(
       'Total time one request may take, from sending it to the end of its body, whatever its pace; then it counts as a timeout.',
     ),
+  heartbeatSeconds: z
+    .number()
+    .positive()
+    .default(30)
+    .describe(
+      'Seconds between heartbeat log lines of a running sync, ingest or rebuild: one per active stream, with its pages, records, requests, retries, 429s and current rate.',
+    ),
+  stallSeconds: z
+    .number()
+    .positive()
+    .default(300)
+    .describe(
+      'Seconds without progress (no page committed, no response) after which a run logs a `stalled` warning naming what it waits for.',
+    ),
   maxResponseBytes: z
     .int()
     .positive()
@@ -335,6 +349,8 @@ export interface SyncConfig {
   maxRetries: number;
   timeoutSeconds: number;
   requestDeadlineSeconds: number;
+  heartbeatSeconds: number;
+  stallSeconds: number;
   maxResponseBytes: number;
   maxWaitMinutes: number;
   maxDocumentBytes: number;
@@ -427,6 +443,8 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
     maxRetries: input.maxRetries,
     timeoutSeconds: input.timeoutSeconds,
     requestDeadlineSeconds: input.requestDeadlineSeconds,
+    heartbeatSeconds: input.heartbeatSeconds,
+    stallSeconds: input.stallSeconds,
     maxResponseBytes: input.maxResponseBytes,
     maxWaitMinutes: input.maxWaitMinutes,
     maxDocumentBytes: input.maxDocumentBytes,

@@ -45,11 +45,21 @@ export interface StreamState {
   watermark: string | null;
   /** When the last full scan of this stream completed (ISO timestamp). */
   lastFullScanAt: string | null;
+  /**
+   * Pages the last complete full scan read, its resumed runs included: the estimate a progress bar shows for
+   * the next one. Absent when no full scan completed since it was counted (states saved before).
+   */
+  lastFullScanPages?: number;
   /** The current pass: its mode, when it started, and the slices it is working through. */
   pass: {
     id: string;
     mode: SyncMode;
     startedAt: string;
+    /**
+     * Pages committed in this pass so far, across the runs that resumed it; absent in a pass saved before
+     * they were counted (its count is then unknown and not kept as an estimate).
+     */
+    pages?: number;
     /**
      * A full scan bounded by a start date: the first creation day it reads (kept with the pass, so a resumed
      * scan soft-deletes within the bounds it was planned with, even if `startDate` changed since).

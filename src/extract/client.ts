@@ -12,7 +12,14 @@ import {
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { type Logger, redact, redactValue, registerSecret, silentLogger } from '../log.js';
 import { bodyExcerpt, errorForStatus, type RequestContext } from './http-errors.js';
-import type { CallInput, CallResult, ListOperationId, QueryParams, RequestMeter } from './operations.js';
+import type {
+  CallInput,
+  CallResult,
+  ListOperationId,
+  QueryParams,
+  RequestMeter,
+  RequestWait,
+} from './operations.js';
 import { RequestPacer } from './pacing.js';
 import {
   DEFAULT_RETRY_POLICY,
@@ -116,6 +123,8 @@ class DeadlineReached extends Error {}
 interface SendState {
   attempts: number;
   waited: WaitMeter;
+  /** Where the request is, for the stream's meter (RequestMeter.waiting). */
+  wait: RequestWait;
 }
 
 const utf8 = new TextDecoder('utf-8');
@@ -262,7 +271,9 @@ export class ApiClient {
       hasId: spec.path.includes('{'),
     };
     const payload = body === undefined ? undefined : isFormData(body) ? body : JSON.stringify(body);
-    const state: SendState = { attempts: 0, waited: { ms: 0 } };
+    const wait: RequestWait = { method: ctx.method, path: ctx.path, phase: 'queued' };
+    const state: SendState = { attempts: 0, waited: { ms: 0 }, wait };
+    options.meter?.waiting?.add(wait);
     return withRetries(() => this.#attempt(spec, payload, ctx, options, pageExpected, state), {
       policy: this.retryPolicy,
       ctx,
@@ -270,6 +281,7 @@ export class ApiClient {
       signal: options.signal,
       waited: state.waited,
       onRetry: (error, attempt, delayMs) => {
+        wait.phase = 'backoff';
         this.stats.retries++;
         if (options.meter) options.meter.retries++;
         this.#logger.warn('http.retry', {
@@ -281,7 +293,7 @@ export class ApiClient {
           delayMs: Math.round(delayMs),
         });
       },
-    });
+    }).finally(() => options.meter?.waiting?.delete(wait));
   }
 
   #attempt(
@@ -293,10 +305,12 @@ export class ApiClient {
     state: SendState,
   ): Promise<unknown> {
     const retry = state.attempts++ > 0;
+    state.wait.phase = 'queued';
     const queued = Date.now();
     return this.#inFlight(async () => {
       // Pacing inside the in-flight slot: the send happens exactly at the paced instant.
       await this.pacer.acquire(options.signal);
+      state.wait.phase = 'sent';
       // A retry's time in the queue (behind a Retry-After pause, at the reduced rate) is waiting on it.
       if (retry) state.waited.ms += Date.now() - queued;
       this.stats.requests++;
@@ -331,6 +345,7 @@ export class ApiClient {
           signal: attempt.signal,
         });
         status = response.statusCode;
+        if (options.meter) options.meter.responses = (options.meter.responses ?? 0) + 1;
         contentType = String(response.headers['content-type'] ?? '');
         const ok = status >= 200 && status < 300;
         // Of an error only the excerpt is kept, so only its start is read. A server that echoes the token
@@ -351,6 +366,7 @@ export class ApiClient {
         });
         if (status === 429) {
           this.stats.rateLimited++;
+          if (options.meter) options.meter.rateLimited = (options.meter.rateLimited ?? 0) + 1;
           // Retry-After 0 (or a missing one) still pauses everyone for the policy's first backoff delay. The
           // request gives up at once when what the server asks is more than it may still wait (withRetries), and
           // the pause of the others is no longer than one request may wait in all.

@@ -35,10 +35,16 @@ export {
   type Timeouts,
 } from './client.js';
 export { type DateWindow, dayOf } from './dates.js';
-export type { CallInput, CallResult, ListPage, QueryParams, RequestMeter } from './operations.js';
+export type { CallInput, CallResult, ListPage, QueryParams, RequestMeter, RequestWait } from './operations.js';
 export { type DeniedStream, firstRequestFailure, probeStreamAccess, type StreamAccess } from './probe.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
-export { type RunStreamArgs, runStream, type StreamProgress, type StreamSummary } from './run-stream.js';
+export {
+  type RunStreamArgs,
+  runStream,
+  type StreamActivity,
+  type StreamProgress,
+  type StreamSummary,
+} from './run-stream.js';
 export { fullScanStream } from './streams/full-scan.js';
 export type { DeclaredStream, StreamDefinition } from './streams/types.js';
 export { isLoopbackHost, parseBaseUrl } from './url-safety.js';

@@ -62,6 +62,22 @@ export type QueryParams = Record<string, string | number | boolean | readonly st
 export interface RequestMeter {
   requests: number;
   retries: number;
+  /** Answers 429 (rate limited) among them. */
+  rateLimited?: number;
+  /** Answers received, whatever their status: a sign of life a stall check sees before a page commits. */
+  responses?: number;
+  /**
+   * The stream's requests not yet answered, for a stall warning to name what the run waits for; kept only
+   * when the caller gives a set.
+   */
+  waiting?: Set<RequestWait>;
+}
+
+/** One request in progress: where it is (queued behind the rate limit, sent, or backing off before a retry). */
+export interface RequestWait {
+  method: string;
+  path: string;
+  phase: 'queued' | 'sent' | 'backoff';
 }
 
 type ParamsInput<P extends string> = [P] extends [never]

@@ -4,7 +4,7 @@ import { asStoreSyncError, ERROR_CODES } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import type { ApiClient } from './client.js';
 import { checkWindow, type DateWindow, dayOf, maxDay } from './dates.js';
-import type { RequestMeter } from './operations.js';
+import type { RequestMeter, RequestWait } from './operations.js';
 import { checkCursorLength } from './pagination.js';
 import type { ExtractedPage, PassKind, StreamContext, StreamDefinition } from './streams/types.js';
 
@@ -17,13 +17,33 @@ import type { ExtractedPage, PassKind, StreamContext, StreamDefinition } from '.
 
 export interface StreamProgress {
   stream: string;
+  /** Pages, records and rejections committed by this run (not those of an earlier run it resumes). */
   pages: number;
   records: number;
   rejections: number;
   requests: number;
   retries: number;
+  /** Answers 429 (rate limited) among the requests. */
+  rateLimited: number;
   slicesDone: number;
   slicesTotal: number;
+  /** full: a full scan (its slices say little: often one chain); windows: date windows. */
+  passKind: PassKind;
+  /** Pages of the pass so far, those an earlier run committed before this one resumed it included; null: unknown. */
+  passPages: number | null;
+  /**
+   * Of a full scan: the pages the previous complete full scan of the stream read (StreamState.lastFullScanPages),
+   * the estimate of this one; null otherwise, or when no full scan was counted yet.
+   */
+  pagesEstimate: number | null;
+}
+
+/** StreamProgress at any moment, with what the stream is waiting for: what a heartbeat and a stall warning say. */
+export interface StreamActivity extends StreamProgress {
+  /** Answers received (any status): a sign of life between commits. */
+  responses: number;
+  /** What the stream waits for now, in words (`GET /api/…?page=7`, `the warehouse to commit a page`); null: nothing. */
+  waitingFor: string | null;
 }
 
 export interface RunStreamArgs {
@@ -40,6 +60,11 @@ export interface RunStreamArgs {
   commit: (page: PageCommit) => Promise<void>;
   logger?: Logger;
   onProgress?: (progress: StreamProgress) => void;
+  /**
+   * Called once the stream starts, with a reading of its activity at any moment (for a heartbeat); the
+   * function it returns is called when the stream ends.
+   */
+  watch?: (peek: () => StreamActivity) => () => void;
   store?: string;
   runId?: string;
   signal?: AbortSignal;
@@ -78,6 +103,17 @@ function canResume(pass: StreamState['pass'], mode: SyncMode, window: DateWindow
   return pass !== null && pass.mode === mode && pass.id.split('/')[2] === windowKey(window);
 }
 
+/** What a stream's requests wait for, in words: the first sent one, else one backing off, else one queued. */
+function waitingFor(waiting: ReadonlySet<RequestWait> | undefined): string | null {
+  const all = [...(waiting ?? [])];
+  const sent = all.find((w) => w.phase === 'sent');
+  if (sent) return `${sent.method} ${sent.path}`;
+  const backoff = all.find((w) => w.phase === 'backoff');
+  if (backoff) return `a retry of ${backoff.method} ${backoff.path}`;
+  const queued = all[0];
+  return queued ? `${queued.method} ${queued.path} (queued behind the rate limit)` : null;
+}
+
 /** Runs `task`s one after another in call order: commits never overlap. */
 function serial(): <T>(task: () => Promise<T>) => Promise<T> {
   let tail: Promise<unknown> = Promise.resolve();
@@ -103,6 +139,7 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       mode,
       startedAt,
       ...(plan.createdFrom === undefined ? {} : { createdFrom: plan.createdFrom }),
+      pages: 0,
       slices: Object.fromEntries(
         plan.slices.map((s) => [s.id, { nextUrl: null, done: false, params: s.params }]),
       ),
@@ -112,7 +149,10 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
   const slices = Object.entries(pass.slices);
   logger.info(resumed ? 'stream.resume' : 'stream.start', { mode, passId: pass.id, slices: slices.length });
 
-  const meter: RequestMeter = { requests: 0, retries: 0 };
+  const meter: RequestMeter = { requests: 0, retries: 0, rateLimited: 0, responses: 0, waiting: new Set() };
+  const kind = passKind(pass.id);
+  const pagesEstimate = kind === 'full' ? (state.lastFullScanPages ?? null) : null;
+  let committing = false;
   const counts = { pages: 0, records: 0, rejections: 0 };
   let cursorsDropped = 0;
   const controller = new AbortController();
@@ -158,21 +198,36 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       }
       page.applyState?.(state);
       stream.afterPage?.(page.records, state, ctx);
-      await send({ records: page.records, rejections: page.rejections });
+      if (pass.pages !== undefined) pass.pages++;
+      committing = true;
+      try {
+        await send({ records: page.records, rejections: page.rejections });
+      } finally {
+        committing = false;
+      }
       counts.pages++;
       counts.records += page.records.length;
       counts.rejections += page.rejections.length;
       report();
     });
-  const report = () =>
-    args.onProgress?.({
-      stream: stream.name,
-      ...counts,
-      requests: meter.requests,
-      retries: meter.retries,
-      slicesDone: slices.filter(([, s]) => s.done).length,
-      slicesTotal: slices.length,
-    });
+  const progress = (): StreamProgress => ({
+    stream: stream.name,
+    ...counts,
+    requests: meter.requests,
+    retries: meter.retries,
+    rateLimited: meter.rateLimited ?? 0,
+    slicesDone: slices.filter(([, s]) => s.done).length,
+    slicesTotal: slices.length,
+    passKind: kind,
+    passPages: pass.pages ?? null,
+    pagesEstimate,
+  });
+  const report = () => args.onProgress?.(progress());
+  const unwatch = args.watch?.(() => ({
+    ...progress(),
+    responses: meter.responses ?? 0,
+    waitingFor: committing ? 'the warehouse to commit a page' : waitingFor(meter.waiting),
+  }));
 
   try {
     let failure: unknown = null;
@@ -198,13 +253,16 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
     if (failure !== null) throw failure;
     if (stream.finish) for await (const page of stream.finish(ctx)) await commitPage(page);
 
-    const kind = passKind(pass.id);
     state.pass = null;
     if (mode === 'incremental') {
       const reached = dayOf(new Date(pass.startedAt));
       state.watermark = state.watermark ? maxDay(state.watermark, reached) : reached;
     }
-    if (kind === 'full') state.lastFullScanAt = pass.startedAt;
+    if (kind === 'full') {
+      state.lastFullScanAt = pass.startedAt;
+      // The next full scan's estimate; a pass saved before pages were counted leaves the last known one.
+      if (pass.pages !== undefined) state.lastFullScanPages = pass.pages;
+    }
     await inTurn(() =>
       send({
         records: [],
@@ -241,6 +299,7 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
     throw failure;
   } finally {
     args.signal?.removeEventListener('abort', stopOuter);
+    unwatch?.();
   }
   logger.debug('stream.done', { ...counts, requests: meter.requests, retries: meter.retries });
   return { stream: stream.name, mode, passId: pass.id, resumed, ...counts, ...meter, cursorsDropped, state };

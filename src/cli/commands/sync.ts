@@ -21,16 +21,23 @@ import {
 } from '../context.js';
 import { EXIT, exitCodeForError, exitCodeForRuns } from '../exit-codes.js';
 import { renderTable } from '../output.js';
+import {
+  Heartbeat,
+  type HeartbeatArgs,
+  heartbeatBounds,
+  streamPulse,
+  withHeartbeatOptions,
+} from '../heartbeat.js';
 import { createProgressDisplay } from '../progress.js';
 import { StopOnSignal } from '../stop.js';
 import { type SchemaContractArgs, withSchemaContract, withSchemaContractOption } from './schema-contract.js';
 
-interface SyncArgs extends JobArgs, FastPathArgs, RateLimitArgs, SchemaContractArgs {
+interface SyncArgs extends JobArgs, FastPathArgs, RateLimitArgs, SchemaContractArgs, HeartbeatArgs {
   streams?: string;
   'full-refresh'?: boolean;
 }
 
-interface BackfillArgs extends JobArgs, RateLimitArgs, SchemaContractArgs {
+interface BackfillArgs extends JobArgs, RateLimitArgs, SchemaContractArgs, HeartbeatArgs {
   streams?: string;
   from: string;
   to?: string;
@@ -94,7 +101,7 @@ export function backfillWindow(from: string, to: string | undefined, today: Date
 }
 
 async function runSyncCommand(
-  args: JobArgs & RateLimitArgs & SchemaContractArgs & { streams?: string },
+  args: JobArgs & RateLimitArgs & SchemaContractArgs & HeartbeatArgs & { streams?: string },
   mode: SyncMode,
   window?: DateWindow,
 ): Promise<void> {
@@ -109,6 +116,7 @@ async function runSyncCommand(
   // Bars only on a terminal, and never with JSON logs: a log shipper wants lines, not redraws.
   const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
   const logger = cliLogger(args, progress.log);
+  const heartbeat = new Heartbeat({ logger, prefix: 'stream', ...heartbeatBounds(config, args) }).start();
   const outcomes: StoreOutcome[] = [];
   // One interrupt stops the whole command: the running store stops at its next page boundary and no
   // further store starts. The requests in flight reject with the reason, which is the interrupt's story.
@@ -156,6 +164,7 @@ async function runSyncCommand(
           ...(window ? { window } : {}),
           logger,
           onProgress: progress.update,
+          watch: (store, peek) => heartbeat.watch({ store, stream: peek().stream }, () => streamPulse(peek())),
           signal,
         }),
       ran: (outcome) => outcomes.push(outcome),
@@ -165,6 +174,7 @@ async function runSyncCommand(
   );
   // Every store's run is recorded by now (runSync records its own).
   stop.release();
+  heartbeat.stop();
   progress.stop();
   if (failure) throw failure;
   printSummary(outcomes, newFieldsText);
@@ -190,11 +200,13 @@ async function runSyncCommand(
 }
 
 const withStreams = <T>(yargs: Argv<T>) =>
-  withRateLimitOption(
-    withSchemaContractOption(withJobOptions(yargs)).option('streams', {
-      type: 'string',
-      description: `Comma-separated streams: ${STREAM_NAMES.join(', ')}`,
-    }),
+  withHeartbeatOptions(
+    withRateLimitOption(
+      withSchemaContractOption(withJobOptions(yargs)).option('streams', {
+        type: 'string',
+        description: `Comma-separated streams: ${STREAM_NAMES.join(', ')}`,
+      }),
+    ),
   );
 
 export const syncCommand: CommandModule<object, SyncArgs> = {
