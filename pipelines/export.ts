@@ -49,6 +49,17 @@ import { ident, type TableDef, tableDefinitions } from '../src/model/index.js';
 export interface ExportOptions {
   /** Only these tables (default: all data tables plus the run, state, rejection and ledger tables). */
   tables?: string[];
+  /** Called before each table is copied and once the last is: what a progress bar shows. */
+  onProgress?: (progress: ExportProgress) => void;
+}
+
+/** How far an export is: tables copied of those chosen, rows so far, and the table being copied. */
+export interface ExportProgress {
+  tablesDone: number;
+  tablesTotal: number;
+  rows: number;
+  /** The table being copied; null once all are. */
+  table: string | null;
 }
 
 export interface ExportedTable {
@@ -435,7 +446,7 @@ export async function exportParquet(
     const releaseEarlier = current.kind === 'folder' ? await lockEarlierLayout(absolute) : () => {};
     try {
       const chosen = all.filter((t) => wanted.includes(t.name));
-      return await exportTables(warehouse, absolute, current, chosen, started);
+      return await exportTables(warehouse, absolute, current, chosen, started, options.onProgress);
     } finally {
       releaseEarlier();
     }
@@ -450,6 +461,7 @@ async function exportTables(
   current: Current,
   chosen: TableDef[],
   started: number,
+  onProgress?: (progress: ExportProgress) => void,
 ): Promise<ExportSummary> {
   await prune(absolute, current);
   const version = `${Date.now()}-${process.pid}`;
@@ -458,7 +470,15 @@ async function exportTables(
   // A partitioned table's file names carry the stamp (see the top of this file).
   const files = `data-${version}`;
   const tables: ExportedTable[] = [];
+  const report = (table: string | null) =>
+    onProgress?.({
+      tablesDone: tables.length,
+      tablesTotal: chosen.length,
+      rows: tables.reduce((n, t) => n + t.rows, 0),
+      table,
+    });
   for (const def of chosen) {
+    report(def.name);
     const target = path.join(folder, def.name);
     const partitioned = isPartitioned(def);
     await mkdir(target);
@@ -482,6 +502,7 @@ async function exportTables(
       path: path.join(absolute, def.name),
     });
   }
+  report(null);
   // The tables not exported this time (and anything else in the export), as they are now.
   const exported = new Set(chosen.map((t) => t.name));
   if (current.kind === 'version') {

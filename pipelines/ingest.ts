@@ -65,6 +65,22 @@ export interface IngestOptions {
    * ledger positions, so the next run resumes after it, and the summary says `interrupted`.
    */
   signal?: AbortSignal;
+  /** Called after each batch is accepted, and once the plan is made: what a progress bar and a heartbeat show. */
+  onProgress?: (progress: IngestProgress) => void;
+}
+
+/** How far an ingest has read: bytes of its inputs, documents, files. */
+export interface IngestProgress {
+  /** Bytes read of the inputs to read (a resumed file from where it resumes). */
+  bytesRead: number;
+  /** The bytes to read; null when an input has no size known in advance (stdin, a pipe). */
+  bytesTotal: number | null;
+  documents: number;
+  rejections: number;
+  filesDone: number;
+  filesTotal: number;
+  /** The input of the batch accepted last: where the reading is. */
+  reading: string | null;
 }
 
 export interface IngestFileResult {
@@ -148,6 +164,11 @@ class IngestRun {
   private readonly tallies = new Map<number, DocumentTally>();
   /** The same, over every file of the run. */
   private readonly total: DocumentTally = {};
+  /** The files to read, as planned (progress is measured against them). */
+  private plans: FilePlan[] = [];
+  private documentsRead = 0;
+  private rejectionsRead = 0;
+  private reading: string | null = null;
 
   constructor(
     private readonly warehouse: Warehouse,
@@ -208,6 +229,8 @@ class IngestRun {
     }
     if (touched.length) await this.tx.run(touchLedgerSql(store, touched));
     for (const plan of plans) this.ledger.set(plan.index, { ...plan.entry });
+    this.plans = plans;
+    this.report();
     logger.debug('ingest_planned', {
       files: files.length,
       unchanged,
@@ -275,11 +298,46 @@ class IngestRun {
       this.fileLine(progress.index, progress.path, result, { format, gzip });
     }
     batch.after.push(writeLedgersSql(store, rows, runId, at));
+    this.documentsRead += event.documents;
+    for (const progress of event.files) this.rejectionsRead += progress.rejections;
+    this.reading = event.files.at(-1)?.path ?? this.reading;
+    this.report();
     logger.debug('ingest_batch', { batch: event.batchIndex, documents: event.documents });
     this.fastPathDocuments += event.prepared.fastPathDocuments;
     this.txDocs += event.documents;
     await this.rotate(batch, this.txDocs >= (this.options.commitDocuments ?? 200_000));
   };
+
+  /**
+   * The run's progress to `onProgress`: a file's bytes read are its ledger position past where this run began
+   * (at most its size: a .gz file's position counts the bytes it inflates to), all of it once it is finished.
+   */
+  private report(): void {
+    if (!this.options.onProgress) return;
+    let bytesRead = 0;
+    let bytesTotal: number | null = 0;
+    for (const plan of this.plans) {
+      const size = Math.max(0, plan.entry.size - plan.entry.byteOffset);
+      const entry = this.ledger.get(plan.index)!;
+      const read = Math.max(0, entry.byteOffset - plan.entry.byteOffset);
+      if (plan.stream) {
+        bytesTotal = null;
+        bytesRead += read;
+      } else {
+        if (bytesTotal !== null) bytesTotal += size;
+        bytesRead += this.finished.has(plan.index) ? size : Math.min(size, read);
+      }
+    }
+    this.options.onProgress({
+      bytesRead,
+      bytesTotal,
+      documents: this.documentsRead,
+      rejections: this.rejectionsRead,
+      filesDone: this.finished.size,
+      filesTotal: this.plans.length,
+      reading: this.reading,
+    });
+  }
 
   /** A batch's skipped documents and unknown labels, into its file's ledger entry, result and the run's total. */
   private tally(progress: FileProgress, entry: LedgerEntry, result: IngestFileResult): void {

@@ -34,6 +34,19 @@ export interface RebuildOptions {
    * (`schemaContract`); `evolve` for every store and stream it does not name.
    */
   contracts?: ReplayContracts;
+  /** Called as the rebuild moves: once the tables are recreated, after each block, and before the commit. */
+  onProgress?: (progress: RebuildProgress) => void;
+}
+
+/** How far a rebuild is: the landing's blocks replayed into the tables, records and rows so far. */
+export interface RebuildProgress {
+  phase: 'replaying' | 'committing';
+  blocks: number;
+  blocksTotal: number;
+  records: number;
+  /** Rows written into the tables (counted as each block's write completes). */
+  rows: number;
+  tables: number;
 }
 
 export interface RebuildSummary {
@@ -140,6 +153,16 @@ export async function rebuildWarehouse(
       };
       const blocks = await blockSeqs(tx);
       options.logger.info('rebuild_start', { blocks: blocks.length, records, workers: count });
+      const report = (phase: RebuildProgress['phase']) =>
+        options.onProgress?.({
+          phase,
+          blocks: summary.blocks,
+          blocksTotal: blocks.length,
+          records: summary.records,
+          rows: summary.rows,
+          tables: summary.tables,
+        });
+      report('replaying');
       const seq = warehouse.nextSeq();
       // Blocks are decoded and normalized in worker threads, a few ahead, while this thread writes them in
       // order; the connection reads the next blocks between writes. With two ahead per worker, the worker
@@ -181,12 +204,14 @@ export async function rebuildWarehouse(
         pending = tx.write(batch);
         pending.catch(() => undefined);
         summary.blocks++;
+        report('replaying');
         if (summary.blocks % 50 === 0)
           options.logger.debug('rebuild_progress', { blocks: summary.blocks, rows: summary.rows });
       }
       await settle();
       // The last moment a stop can still roll everything back.
       stopIfAsked();
+      report('committing');
       options.logger.debug('rebuild_committing', {
         blocks: summary.blocks,
         rows: summary.rows,

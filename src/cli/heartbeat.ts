@@ -1,4 +1,6 @@
 import type { Argv } from 'yargs';
+import type { IngestProgress } from '../../pipelines/ingest.js';
+import type { RebuildProgress } from '../../pipelines/rebuild.js';
 import type { SyncConfig } from '../config.js';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import type { StreamActivity } from '../extract/index.js';
@@ -84,9 +86,7 @@ export class Heartbeat {
     if (this.#stopTimer) return this;
     const { intervalMs, stallMs } = this.#options;
     this.#lastBeat = this.#clock.now();
-    this.#stopTimer = this.#clock.every(Math.max(10, Math.min(1000, intervalMs, stallMs)), () =>
-      this.tick(),
-    );
+    this.#stopTimer = this.#clock.every(Math.max(10, Math.min(1000, intervalMs, stallMs)), () => this.tick());
     return this;
   }
 
@@ -200,7 +200,8 @@ export function heartbeatBounds(
   args: HeartbeatArgs,
 ): { intervalMs: number; stallMs: number } {
   return {
-    intervalMs: seconds('heartbeat-seconds', args['heartbeat-seconds'], config?.heartbeatSeconds ?? 30) * 1000,
+    intervalMs:
+      seconds('heartbeat-seconds', args['heartbeat-seconds'], config?.heartbeatSeconds ?? 30) * 1000,
     stallMs: seconds('stall-seconds', args['stall-seconds'], config?.stallSeconds ?? 300) * 1000,
   };
 }
@@ -221,5 +222,46 @@ export function streamPulse(activity: StreamActivity): Pulse {
     progress: activity.pages + activity.responses,
     rated: { name: 'requests', value: activity.requests },
     waitingFor: activity.waitingFor,
+  };
+}
+
+/** An ingest's heartbeat reading: bytes, documents and files so far, documents per second. */
+export function ingestPulse(progress: IngestProgress | null): Pulse {
+  if (progress === null) return { fields: {}, progress: 0, waitingFor: 'the ledger to plan the files' };
+  return {
+    fields: {
+      files: `${progress.filesDone}/${progress.filesTotal}`,
+      documents: progress.documents,
+      rejections: progress.rejections,
+      bytesRead: progress.bytesRead,
+      ...(progress.bytesTotal === null ? {} : { bytesTotal: progress.bytesTotal }),
+    },
+    progress: progress.bytesRead + progress.documents,
+    rated: { name: 'documents', value: progress.documents },
+    waitingFor:
+      progress.reading === null
+        ? 'the first batch of documents'
+        : progress.reading === '-'
+          ? 'the next batch of documents from stdin'
+          : `the next batch of documents (reading ${progress.reading})`,
+  };
+}
+
+/** A rebuild's heartbeat reading: blocks replayed of the landing's, records and rows so far. */
+export function rebuildPulse(progress: RebuildProgress | null): Pulse {
+  if (progress === null)
+    return { fields: {}, progress: 0, waitingFor: 'the warehouse to recreate the tables' };
+  return {
+    fields: {
+      blocks: `${progress.blocks}/${progress.blocksTotal}`,
+      records: progress.records,
+      rows: progress.rows,
+    },
+    progress: progress.blocks + (progress.phase === 'committing' ? 1 : 0),
+    rated: { name: 'blocks', value: progress.blocks },
+    waitingFor:
+      progress.phase === 'committing'
+        ? 'the warehouse to commit the rebuild'
+        : `block ${progress.blocks + 1} of ${progress.blocksTotal} to be replayed`,
   };
 }

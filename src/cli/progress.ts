@@ -1,4 +1,7 @@
 import cliProgress from 'cli-progress';
+import type { ExportProgress } from '../../pipelines/export.js';
+import type { IngestProgress } from '../../pipelines/ingest.js';
+import type { RebuildProgress } from '../../pipelines/rebuild.js';
 import type { StreamProgress } from '../extract/index.js';
 
 /**
@@ -25,6 +28,8 @@ export interface BarState {
   fields?: string[];
   /** Seconds left, when the command can tell; null: unknown. */
   secondsLeft?: number | null;
+  /** Finished, whatever the counts say (a full scan shorter or longer than its estimate). */
+  done?: boolean;
 }
 
 export interface ProgressDisplay {
@@ -60,7 +65,8 @@ function formatSeconds(seconds: number): string {
 
 function countText(bar: BarState): string {
   const amount = (n: number) => (bar.unit === 'bytes' ? formatBytes(n) : String(n));
-  if (bar.total === null) return bar.unit === 'bytes' ? `${amount(bar.value)} read` : `${bar.value} ${bar.unit}`;
+  if (bar.total === null)
+    return bar.unit === 'bytes' ? `${amount(bar.value)} read` : `${bar.value} ${bar.unit}`;
   const unit = bar.unit === 'bytes' ? '' : ` ${bar.unit}`;
   return bar.estimate
     ? `${amount(bar.value)}/~${amount(bar.total)}${unit} (estimate)`
@@ -68,7 +74,7 @@ function countText(bar: BarState): string {
 }
 
 function barText(bar: BarState, size: number): string {
-  const share = bar.total === null || bar.total <= 0 ? 0 : Math.min(1, bar.value / bar.total);
+  const share = bar.done ? 1 : bar.total === null || bar.total <= 0 ? 0 : Math.min(1, bar.value / bar.total);
   const full = Math.round(share * size);
   return `[${'█'.repeat(full)}${'░'.repeat(size - full)}]`;
 }
@@ -84,7 +90,7 @@ export function composeBar(bar: BarState, width: number, labelWidth: number = ba
   const eta =
     bar.total === null
       ? null
-      : bar.value >= bar.total && !bar.estimate
+      : bar.done || (bar.value >= bar.total && !bar.estimate)
         ? 'done'
         : bar.secondsLeft == null
           ? 'ETA …'
@@ -131,6 +137,7 @@ export function streamBar(progress: StreamProgress, elapsedSeconds: number): Bar
       total: estimate,
       unit: 'pages',
       estimate: true,
+      done: progress.slicesDone >= progress.slicesTotal,
       fields,
       secondsLeft: pace === null || done >= estimate ? null : pace * (estimate - done),
     };
@@ -172,7 +179,9 @@ export function createProgressDisplay(enabled: boolean): ProgressDisplay {
     cliProgress.Presets.shades_classic,
   );
   const bars = new Map<string, cliProgress.SingleBar>();
+  let stopped = false;
   const show = (state: BarState) => {
+    if (stopped) return;
     states.set(state.key, state);
     const total = Math.max(1, state.total ?? 1);
     const value = Math.min(state.value, total);
@@ -192,13 +201,70 @@ export function createProgressDisplay(enabled: boolean): ProgressDisplay {
       // Before the first bar nothing is drawn; after it, MultiBar prints buffered lines at its next redraw.
       // Each line first clears the rest of the screen: it lands where bars were drawn, and a line shorter
       // than the bar it replaces (or one the terminal wraps over a second bar) would leave bar text beside it.
-      if (bars.size === 0) writeLine(line);
+      if (bars.size === 0 || stopped) writeLine(line);
       else multi.log(`\x1b[J${line}\n`);
     },
     stop() {
+      if (stopped) return;
+      stopped = true;
       // A final redraw flushes the lines logged since the last one (stop() alone would drop them).
       if (bars.size > 0) multi.update();
       multi.stop();
     },
+  };
+}
+
+/** An ingest's bar: bytes read of all its inputs (no total with stdin or a pipe among them). */
+export function ingestBar(progress: IngestProgress, elapsedSeconds: number): BarState {
+  const { bytesRead, bytesTotal } = progress;
+  const pace = bytesRead > 0 ? elapsedSeconds / bytesRead : null;
+  const rate = elapsedSeconds > 0 ? progress.documents / elapsedSeconds : 0;
+  return {
+    key: 'ingest',
+    label: 'ingest',
+    value: bytesRead,
+    total: bytesTotal,
+    unit: 'bytes',
+    fields: [
+      `${progress.documents} documents`,
+      `${progress.filesDone}/${progress.filesTotal} files`,
+      `${Math.round(rate)} docs/s`,
+      `${progress.rejections} rejected`,
+    ],
+    secondsLeft: bytesTotal === null || pace === null ? null : pace * Math.max(0, bytesTotal - bytesRead),
+  };
+}
+
+/** A rebuild's bar: the landing's blocks replayed into the tables (all tables at once), with rows so far. */
+export function rebuildBar(progress: RebuildProgress, elapsedSeconds: number): BarState {
+  const { blocks, blocksTotal } = progress;
+  return {
+    key: 'rebuild',
+    label: progress.phase === 'committing' ? 'rebuild (committing)' : 'rebuild',
+    value: blocks,
+    total: Math.max(1, blocksTotal),
+    unit: 'blocks',
+    fields: [`${progress.rows} rows`, `${progress.records} records`, `${progress.tables} tables`],
+    secondsLeft:
+      blocks === 0 || blocks >= blocksTotal ? null : (elapsedSeconds * (blocksTotal - blocks)) / blocks,
+    done: false,
+  };
+}
+
+/** An export's bar: tables copied of those chosen, rows so far, the table being copied. */
+export function exportBar(progress: ExportProgress, elapsedSeconds: number): BarState {
+  const { tablesDone, tablesTotal } = progress;
+  return {
+    key: 'export',
+    label: 'export',
+    value: tablesDone,
+    total: Math.max(1, tablesTotal),
+    unit: 'tables',
+    fields: [`${progress.rows} rows`, ...(progress.table ? [`copying ${progress.table}`] : [])],
+    secondsLeft:
+      tablesDone === 0 || tablesDone >= tablesTotal
+        ? null
+        : (elapsedSeconds * (tablesTotal - tablesDone)) / tablesDone,
+    done: progress.table === null,
   };
 }

@@ -35,7 +35,14 @@ export {
   type Timeouts,
 } from './client.js';
 export { type DateWindow, dayOf } from './dates.js';
-export type { CallInput, CallResult, ListPage, QueryParams, RequestMeter, RequestWait } from './operations.js';
+export type {
+  CallInput,
+  CallResult,
+  ListPage,
+  QueryParams,
+  RequestMeter,
+  RequestWait,
+} from './operations.js';
 export { type DeniedStream, firstRequestFailure, probeStreamAccess, type StreamAccess } from './probe.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 export {

@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import type { IngestProgress } from '../../../pipelines/ingest.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import {
   cliLogger,
@@ -15,11 +16,19 @@ import {
   workersFrom,
 } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
+import {
+  Heartbeat,
+  type HeartbeatArgs,
+  heartbeatBounds,
+  ingestPulse,
+  withHeartbeatOptions,
+} from '../heartbeat.js';
+import { createProgressDisplay, ingestBar } from '../progress.js';
 import { runOutcome, StopOnSignal } from '../stop.js';
 import { ingestSpool, SPOOL_OPTION } from './ingest-spool.js';
 import { type SchemaContractArgs, withSchemaContract, withSchemaContractOption } from './schema-contract.js';
 
-interface IngestArgs extends JobArgs, WorkersArgs, FastPathArgs, SchemaContractArgs {
+interface IngestArgs extends JobArgs, WorkersArgs, FastPathArgs, SchemaContractArgs, HeartbeatArgs {
   inputs: string[];
   'max-document-bytes'?: number;
   spool?: string;
@@ -30,7 +39,9 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
   describe:
     'Load captured API documents (orders, fulfillments, carts, tickets …) from files, folders or - for stdin',
   builder: (yargs) =>
-    withSchemaContractOption(withFastPathOption(withWorkersOption(withJobOptions(yargs))))
+    withHeartbeatOptions(
+      withSchemaContractOption(withFastPathOption(withWorkersOption(withJobOptions(yargs)))),
+    )
       .positional('inputs', {
         type: 'string',
         array: true,
@@ -69,7 +80,9 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         `the config has ${config.stores.length} stores (${config.stores.map((s) => s.name).join(', ')}): pass --store NAME to say whose documents these are.`,
       );
     }
-    const logger = cliLogger(args);
+    // Bars only on a terminal, and never with JSON logs (as for sync).
+    const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
+    const logger = cliLogger(args, progress.log);
     const { ingestPaths } = await import('../../../pipelines/ingest.js');
     const { openWarehouse } = await import('../../load/index.js');
     const { expandInputs } = await import('../../ingest/inputs.js');
@@ -101,6 +114,10 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         'ingest.stopping',
         'stopping after the batch being written and committing what was read',
       );
+      const heartbeat = new Heartbeat({ logger, prefix: 'ingest', ...heartbeatBounds(config, args) }).start();
+      const started = Date.now();
+      let latest: IngestProgress | null = null;
+      heartbeat.watch({ store: store!.name, runId }, () => ingestPulse(latest));
       try {
         const { result: summary, failure } = await stop.run((signal) =>
           ingestPaths(warehouse, inputs, {
@@ -108,12 +125,18 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
             runId,
             logger,
             signal,
+            onProgress: (now) => {
+              latest = now;
+              progress.show(ingestBar(now, (Date.now() - started) / 1000));
+            },
             maxDocumentBytes,
             files,
             contract: store!.documents.schemaContract,
             ...(workers === undefined ? {} : { workers }),
           }),
         );
+        heartbeat.stop();
+        progress.stop();
         const interrupted = stop.received;
         const rejections = summary?.rejections ?? 0;
         const stopped = summary?.interrupted === true;
@@ -152,6 +175,8 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
             message: 'the ingest had read every input when the signal came, and completed',
           });
       } finally {
+        heartbeat.stop();
+        progress.stop();
         stop.release();
       }
     } finally {

@@ -12,8 +12,15 @@ import {
   withJobOptions,
 } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import {
+  Heartbeat,
+  type HeartbeatArgs,
+  heartbeatBounds,
+  streamPulse,
+  withHeartbeatOptions,
+} from '../heartbeat.js';
 
-interface ScheduleArgs extends JobArgs {
+interface ScheduleArgs extends JobArgs, HeartbeatArgs {
   cron: string;
   streams?: string;
   timezone?: string;
@@ -81,7 +88,7 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
   command: 'schedule',
   describe: 'Run sync on a cron schedule in the foreground (for containers)',
   builder: (yargs) =>
-    withJobOptions(yargs)
+    withHeartbeatOptions(withJobOptions(yargs))
       .option('cron', {
         type: 'string',
         demandOption: true,
@@ -143,6 +150,12 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
         stopped: () => stop.signal.aborted,
         sync: async (store) => {
           const bound = runBound(stop.signal, config.maxRunMinutes, store.name, logger);
+          // The config is re-read every run: so are the heartbeat's settings.
+          const heartbeat = new Heartbeat({
+            logger,
+            prefix: 'stream',
+            ...heartbeatBounds(config, args),
+          }).start();
           try {
             return await runSync({
               config,
@@ -150,9 +163,12 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
               streams,
               mode: 'incremental',
               logger,
+              watch: (name, peek) =>
+                heartbeat.watch({ store: name, stream: peek().stream }, () => streamPulse(peek())),
               signal: bound.signal,
             });
           } finally {
+            heartbeat.stop();
             expired = bound.expired();
             bound.release();
           }

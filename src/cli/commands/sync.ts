@@ -20,7 +20,6 @@ import {
   withRateLimitOption,
 } from '../context.js';
 import { EXIT, exitCodeForError, exitCodeForRuns } from '../exit-codes.js';
-import { renderTable } from '../output.js';
 import {
   Heartbeat,
   type HeartbeatArgs,
@@ -28,6 +27,7 @@ import {
   streamPulse,
   withHeartbeatOptions,
 } from '../heartbeat.js';
+import { renderTable } from '../output.js';
 import { createProgressDisplay } from '../progress.js';
 import { StopOnSignal } from '../stop.js';
 import { type SchemaContractArgs, withSchemaContract, withSchemaContractOption } from './schema-contract.js';
@@ -164,7 +164,8 @@ async function runSyncCommand(
           ...(window ? { window } : {}),
           logger,
           onProgress: progress.update,
-          watch: (store, peek) => heartbeat.watch({ store, stream: peek().stream }, () => streamPulse(peek())),
+          watch: (store, peek) =>
+            heartbeat.watch({ store, stream: peek().stream }, () => streamPulse(peek())),
           signal,
         }),
       ran: (outcome) => outcomes.push(outcome),

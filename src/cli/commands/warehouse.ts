@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import type { RebuildProgress } from '../../../pipelines/rebuild.js';
 import { DOCUMENTS_OPTIONS, type SyncConfig } from '../../config.js';
 import type { SchemaContract } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
@@ -20,7 +21,15 @@ import {
   workersFrom,
 } from '../context.js';
 import { EXIT, exitCodeForOutcome } from '../exit-codes.js';
+import {
+  Heartbeat,
+  type HeartbeatArgs,
+  heartbeatBounds,
+  rebuildPulse,
+  withHeartbeatOptions,
+} from '../heartbeat.js';
 import { renderTable } from '../output.js';
+import { createProgressDisplay, exportBar, rebuildBar } from '../progress.js';
 import { runOutcome, StopOnSignal } from '../stop.js';
 
 /** Commands that work on the warehouse alone, with no API: status, export, rebuild. */
@@ -174,9 +183,11 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
     const { openWarehouse } = await import('../../load/index.js');
     const { exportParquet } = await import('../../../pipelines/export.js');
     // A running writer blocks readers: exit 1 as for query and status, not a configuration error.
+    // Bars only on a terminal, and never with JSON logs (as for sync).
+    const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
     const warehouse = await openWarehouse(config.warehouse, {
       readOnly: true,
-      logger: cliLogger(args),
+      logger: cliLogger(args, progress.log),
     }).catch((error: unknown) => {
       throw readerBlocked(error);
     });
@@ -190,7 +201,11 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
           ERROR_CODES.USAGE,
           `--tables ${JSON.stringify(args.tables)} names no table: give comma-separated table names, or leave it out for all`,
         );
-      const summary = await exportParquet(warehouse, out, tables ? { tables } : {});
+      const started = Date.now();
+      const summary = await exportParquet(warehouse, out, {
+        ...(tables ? { tables } : {}),
+        onProgress: (now) => progress.show(exportBar(now, (Date.now() - started) / 1000)),
+      }).finally(() => progress.stop());
       process.stdout.write(
         `${renderTable(
           ['table', 'rows', 'partitioned', 'path'],
@@ -223,16 +238,19 @@ function replayContracts(config: SyncConfig): Map<string, Map<string, SchemaCont
   );
 }
 
-export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs & FastPathArgs> = {
+export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs & FastPathArgs & HeartbeatArgs> = {
   command: 'rebuild',
   describe:
     'Re-derive every table from the raw landing, with no API calls (after an upgrade or a fix), in one transaction: Ctrl-C rolls it back',
-  builder: (yargs) => withFastPathOption(withWorkersOption(withJobOptions(yargs))) as never,
+  builder: (yargs) =>
+    withHeartbeatOptions(withFastPathOption(withWorkersOption(withJobOptions(yargs)))) as never,
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
     const workers = workersFrom(args);
     useFastPathSwitch(args);
-    const logger = cliLogger(args);
+    // Bars only on a terminal, and never with JSON logs (as for sync).
+    const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
+    const logger = cliLogger(args, progress.log);
     const { openWarehouse } = await import('../../load/index.js');
     const { rebuildWarehouse } = await import('../../../pipelines/rebuild.js');
     // A mistyped path must not become a new, empty warehouse "rebuilt" from nothing.
@@ -254,15 +272,29 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs & FastP
         'rebuild.stopping',
         'stopping and rolling the rebuild back, which leaves the warehouse as it was (unless it is already committing)',
       );
+      const heartbeat = new Heartbeat({
+        logger,
+        prefix: 'rebuild',
+        ...heartbeatBounds(config, args),
+      }).start();
+      const started = Date.now();
+      let latest: RebuildProgress | null = null;
+      heartbeat.watch({ runId }, () => rebuildPulse(latest));
       try {
         const { result: summary, failure } = await stop.run((signal) =>
           rebuildWarehouse(warehouse, {
             logger,
             signal,
+            onProgress: (now) => {
+              latest = now;
+              progress.show(rebuildBar(now, (Date.now() - started) / 1000));
+            },
             contracts: replayContracts(config),
             ...(workers === undefined ? {} : { workers }),
           }),
         );
+        heartbeat.stop();
+        progress.stop();
         const interrupted = stop.received;
         const stopped = summary?.interrupted === true;
         const rejections = summary?.rejections ?? 0;
@@ -294,6 +326,8 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs & FastP
             message: 'the rebuild was already committing when the signal came, and completed',
           });
       } finally {
+        heartbeat.stop();
+        progress.stop();
         stop.release();
       }
     } finally {
