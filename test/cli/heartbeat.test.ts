@@ -1,0 +1,276 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Heartbeat, type HeartbeatClock, type Pulse } from '../../src/cli/heartbeat.js';
+import { createLogger } from '../../src/log.js';
+import { page, product } from '../chaos/support/hostile-server.js';
+import {
+  assertExit,
+  assertNoSecretsOrEscapes,
+  jsonLines,
+  killChildren,
+  runCli,
+  startCli,
+  tempDir,
+  waitForStderr,
+  writeConfig,
+} from './helpers.js';
+
+/**
+ * The heartbeat (issue 30, point 2): every heartbeatSeconds one line per active stream with its counters and
+ * rate, in JSON logs too; and a `stalled` warning naming the request the run waits for when nothing moved for
+ * stallSeconds. First on a clock of the test's own, then through the CLI against a server that accepts the
+ * second page's request and never answers it.
+ */
+
+/** A clock the test moves by hand; `every` records the tick it would call, and whether it was stopped. */
+function virtualClock(): HeartbeatClock & { advance(ms: number): void; stopped: boolean } {
+  let now = 1_000_000;
+  let tick: (() => void) | null = null;
+  let period = 0;
+  let since = 0;
+  const clock = {
+    stopped: false,
+    now: () => now,
+    every(ms: number, fn: () => void) {
+      tick = fn;
+      period = ms;
+      since = now;
+      return () => {
+        clock.stopped = true;
+        tick = null;
+      };
+    },
+    advance(ms: number) {
+      const end = now + ms;
+      while (tick && since + period <= end) {
+        since += period;
+        now = since;
+        tick();
+      }
+      now = end;
+    },
+  };
+  return clock;
+}
+
+describe('heartbeat on a virtual clock', () => {
+  it('beats every interval with the counters and the rate over the last interval, and warns once per stall threshold', () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({ format: 'json', write: (line) => lines.push(JSON.parse(line)) });
+    const clock = virtualClock();
+    const heartbeat = new Heartbeat({
+      logger,
+      prefix: 'stream',
+      intervalMs: 30_000,
+      stallMs: 300_000,
+      clock,
+    });
+    heartbeat.start();
+    const counters = { pages: 0, requests: 0 };
+    const pulse = (): Pulse => ({
+      fields: { pages: counters.pages, requests: counters.requests },
+      progress: counters.pages,
+      rated: { name: 'requests', value: counters.requests },
+      waitingFor: 'GET /api/subscriptions/?page=7',
+    });
+    heartbeat.watch({ store: 'demo', stream: 'subscriptions' }, pulse);
+
+    counters.pages = 10;
+    counters.requests = 60;
+    clock.advance(30_000);
+    const beats = () => lines.filter((l) => l.event === 'stream.heartbeat');
+    assert.equal(beats().length, 1);
+    assert.deepEqual(
+      { ...beats()[0], time: undefined },
+      {
+        time: undefined,
+        level: 'info',
+        event: 'stream.heartbeat',
+        store: 'demo',
+        stream: 'subscriptions',
+        pages: 10,
+        requests: 60,
+        requestsPerSecond: 2,
+      },
+    );
+    // The rate is over the last interval only: 30 more requests in 30 s is 1 per second.
+    counters.requests = 90;
+    clock.advance(30_000);
+    assert.equal(beats().length, 2);
+    assert.equal(beats()[1]!.requestsPerSecond, 1);
+
+    // From here no page moves: the last change (pages 0 -> 10) was seen by the first tick (t = 1 s), so the
+    // warning comes at the tick 300 s after it, and once more 300 s later, not at every tick in between.
+    clock.advance(240_000);
+    assert.equal(lines.filter((l) => l.event === 'stream.stalled').length, 0);
+    clock.advance(1_000);
+    const stalls = () => lines.filter((l) => l.event === 'stream.stalled');
+    assert.equal(stalls().length, 1);
+    assert.equal(stalls()[0]!.level, 'warn');
+    assert.equal(stalls()[0]!.stalledSeconds, 300);
+    assert.equal(stalls()[0]!.waitingFor, 'GET /api/subscriptions/?page=7');
+    assert.equal(
+      stalls()[0]!.message,
+      'no progress for 300 s: waiting for GET /api/subscriptions/?page=7 (store demo)',
+    );
+    clock.advance(299_000);
+    assert.equal(stalls().length, 1);
+    clock.advance(1_000);
+    assert.equal(stalls().length, 2);
+    assert.equal(stalls()[1]!.stalledSeconds, 600);
+
+    // A page ends the stall: no further warning until a new one has lasted the threshold.
+    counters.pages = 11;
+    clock.advance(1_000);
+    clock.advance(299_000);
+    assert.equal(stalls().length, 2);
+
+    heartbeat.stop();
+    assert.equal(clock.stopped, true, 'stop clears the timer');
+    const before = lines.length;
+    clock.advance(600_000);
+    assert.equal(lines.length, before, 'nothing is logged after stop');
+  });
+
+  it('ends a watch when its work ends, and survives a reading that throws', () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({ format: 'json', write: (line) => lines.push(JSON.parse(line)) });
+    const clock = virtualClock();
+    const heartbeat = new Heartbeat({ logger, prefix: 'stream', intervalMs: 1_000, stallMs: 60_000, clock });
+    heartbeat.start();
+    const unwatch = heartbeat.watch({ stream: 'a' }, () => ({ fields: {}, progress: 0, waitingFor: null }));
+    let broken = false;
+    heartbeat.watch({ stream: 'b' }, () => {
+      if (broken) throw new Error('reading failed');
+      return { fields: {}, progress: 0, waitingFor: null };
+    });
+    clock.advance(1_000);
+    assert.deepEqual(
+      lines.map((l) => l.stream),
+      ['a', 'b'],
+    );
+    unwatch();
+    broken = true;
+    clock.advance(1_000);
+    assert.deepEqual(
+      lines.map((l) => l.stream),
+      ['a', 'b'],
+    );
+    heartbeat.stop();
+  });
+});
+
+describe('sync: heartbeat lines and a stalled warning through the CLI', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let server: Server;
+  let baseUrl: string;
+  const held: ServerResponse[] = [];
+
+  before(async () => {
+    ({ dir, cleanup } = await tempDir());
+    server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname !== '/api/products/') {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end('{"error":"no"}');
+        return;
+      }
+      // The second page is accepted and never answered: a stalled API, not a slow one.
+      if (url.searchParams.get('cursor') === '2') {
+        held.push(res);
+        return;
+      }
+      const text = JSON.stringify(page([product(1), product(2)], `${baseUrl}products/?cursor=2`));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`;
+  });
+
+  after(async () => {
+    killChildren();
+    for (const res of held) res.destroy();
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await cleanup?.();
+  });
+
+  it('logs stream.heartbeat with the counters every second and stream.stalled naming the request', async () => {
+    const config = await writeConfig(dir, {
+      warehouse: path.join(dir, 'w.duckdb'),
+      // The request must outlive the stall threshold: no timeout cuts it first.
+      timeoutSeconds: 600,
+      stallSeconds: 2,
+      stores: [{ name: 'stalled-store', baseUrl }],
+    });
+    const run = startCli([
+      'sync',
+      '--config',
+      config,
+      '--streams',
+      'products',
+      '--heartbeat-seconds',
+      '1',
+      '--log-format',
+      'json',
+    ]);
+    await waitForStderr(run, /"event":"stream\.stalled"/, 60_000);
+    // Stopped on purpose: the run ends at its page boundary, interrupted (exit code of an interrupt).
+    run.child.kill('SIGTERM');
+    const result = await run.done;
+    assert.notEqual(result.code, 0, 'an interrupted run does not exit 0');
+    const lines = jsonLines(result.stderr);
+    const beats = lines.filter((l) => l.event === 'stream.heartbeat');
+    assert.ok(beats.length >= 1, `a heartbeat before the stall warning:\n${result.stderr}`);
+    for (const beat of beats) {
+      assert.equal(beat.level, 'info');
+      assert.equal(beat.store, 'stalled-store');
+      assert.equal(beat.stream, 'products');
+      for (const field of ['pages', 'records', 'requests', 'retries', 'rateLimited', 'requestsPerSecond'])
+        assert.equal(typeof beat[field], 'number', `heartbeat field ${field}: ${JSON.stringify(beat)}`);
+    }
+    // Page 1 committed and page 2 asked for, whatever the beat saw before.
+    const last = beats.at(-1)!;
+    assert.equal(last.pages, 1);
+    assert.equal(last.records, 2);
+    assert.equal(last.requests, 2);
+    assert.equal(last.retries, 0);
+    assert.equal(last.rateLimited, 0);
+    const stall = lines.find((l) => l.event === 'stream.stalled')!;
+    assert.equal(stall.level, 'warn');
+    assert.equal(stall.store, 'stalled-store');
+    assert.equal(stall.stream, 'products');
+    assert.equal(stall.waitingFor, 'GET /api/products/?cursor=2');
+    assert.ok(
+      Number(stall.stalledSeconds) >= 2,
+      `stalled for at least the threshold: ${stall.stalledSeconds}`,
+    );
+    assert.match(
+      String(stall.message),
+      /^no progress for \d+ s: waiting for GET \/api\/products\/\?cursor=2 \(store stalled-store\)$/,
+    );
+  });
+
+  it('refuses a heartbeat interval that is not a positive number, naming the flag', async () => {
+    const result = await runCli([
+      'sync',
+      '--warehouse',
+      path.join(dir, 'x.duckdb'),
+      '--base-url',
+      baseUrl,
+      '--token-env',
+      'STORE_SYNC_CLI_TEST_TOKEN',
+      '--heartbeat-seconds',
+      '0',
+    ]);
+    assertExit(result, 2);
+    assert.match(result.stderr, /--heartbeat-seconds must be a number of seconds above 0 \(got 0\)/);
+  });
+
+  after(() => assertNoSecretsOrEscapes());
+});
