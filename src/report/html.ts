@@ -246,7 +246,7 @@ function runHistory(data: ReportData): string {
         '</tr>',
     );
   return [
-    `<p class="note">The latest ${runs.length} runs, oldest on the left; hover a bar for its run. A grey stub: the run did not record that number (429s are recorded since this report exists; ingests send no requests).</p>`,
+    `<p class="note">The latest ${runs.length} runs, oldest on the left; hover a bar for its run. A grey stub: the run did not record that number (an ingest sends no requests; a run recorded by an older store-sync has no count of 429s).</p>`,
     `<p class="legend">${legend}</p>`,
     `<div class="charts">${charts.join('')}</div>`,
     '<h3>Runs, newest first</h3>',
