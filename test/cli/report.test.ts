@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Sandbox } from '../../src/sandbox/index.js';
@@ -38,6 +38,14 @@ interface StatusJson {
     stale: boolean;
   }[];
   newFields: { store: string; table: string; fields: string[] }[];
+  receivers: {
+    store: string;
+    spoolDir: string;
+    files: number;
+    events: number;
+    openEvents: number;
+    oldestEventAt: string;
+  }[];
 }
 
 interface ShownStream {
@@ -70,7 +78,12 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
     ({ dir, cleanup } = await tempDir());
     sandbox = await testSandbox();
     warehouse = path.join(dir, 'data', 'warehouse.duckdb');
-    const store: StoreEntry = { name: 'shop', baseUrl: sandbox.baseUrl };
+    // With a receiver, whose spool (beside the warehouse) the report shows as status does.
+    const store: StoreEntry = {
+      name: 'shop',
+      baseUrl: sandbox.baseUrl,
+      receiver: { secretEnv: 'STORE_SYNC_REPORT_TEST_SECRET' },
+    };
     config = await writeConfig(dir, { warehouse, stores: [store] });
   });
 
@@ -90,6 +103,15 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
     const ingest = await runCli(['ingest', file, '--config', config], { cwd: dir });
     // Exit 3: the line that is not JSON is rejected, the order loaded.
     assertExit(ingest, 3);
+    // Events the receiver spooled after the sync: a closed file (the next drain's) and the open one.
+    const spool = path.join(dir, 'data', 'spool', 'shop');
+    await mkdir(spool, { recursive: true });
+    const event = `${JSON.stringify({ ...order, number: 'spooled-1' })}\n`;
+    await writeFile(path.join(spool, 'events-20260101T000000000Z-000001-abcdef.ndjson'), event.repeat(3));
+    await writeFile(
+      path.join(spool, 'events-20260101T000100000Z-000002-abcdef.ndjson.open'),
+      event.repeat(2),
+    );
     const shown = await runCli(['status', '--json', '--config', config], { cwd: dir });
     assertExit(shown, 0);
     status = JSON.parse(shown.stdout) as StatusJson;
@@ -147,6 +169,29 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
       String(status.streams.reduce((n, s) => n + s.rejectionsSinceLastSuccess, 0)),
       String(newFields),
     ]);
+  });
+
+  it("shows the receiver's spool as status --json does", async () => {
+    const spools = await page!.evaluate<Record<string, string>[]>(
+      `[...document.querySelectorAll('#spools tbody tr')].map((tr) => Object.fromEntries(
+        [...tr.querySelectorAll('[data-field]')].map((td) => [td.dataset.field, td.textContent.replace(/\\u2009/g, '')])))`,
+    );
+    assert.equal(status.receivers.length, 1);
+    assert.deepEqual(
+      spools.map((s) => [s.store, s.spoolDir, s.files, s.events, s.openEvents, s.oldestEventAt]),
+      status.receivers.map((r) => [
+        r.store,
+        r.spoolDir,
+        String(r.files),
+        String(r.events),
+        String(r.openEvents),
+        r.oldestEventAt,
+      ]),
+    );
+    assert.deepEqual(
+      spools.map((s) => [s.files, s.events, s.openEvents, s.oldestEventAt]),
+      [['1', '3', '2', '2026-01-01T00:00:00.000Z']],
+    );
   });
 
   it('lists the runs with their numbers, charts them, and sizes every table', async () => {
