@@ -106,10 +106,10 @@ export interface SyncJob {
   token?: string;
   onProgress?: (progress: StreamProgress) => void;
   /**
-   * Called as each stream starts, with its store and a reading of its activity at any moment (counts as
+   * Called as each stream starts, with its store and run and a reading of its activity at any moment (counts as
    * stored, like onProgress's); the function it returns is called when the stream ends. The heartbeat's hook.
    */
-  watch?: (store: string, peek: () => StreamActivity) => () => void;
+  watch?: (run: { store: string; runId: string }, peek: () => StreamActivity) => () => void;
   signal?: AbortSignal;
   /** Set by the demo and tests: a warehouse already open for writing. */
   warehouse?: Warehouse;
@@ -257,7 +257,10 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
             runId,
             versionFields: versionFields(stream.table),
             ...(job.watch
-              ? { watch: (peek: () => StreamActivity) => job.watch!(job.store.name, () => stored(peek())) }
+              ? {
+                  watch: (peek: () => StreamActivity) =>
+                    job.watch!({ store: job.store.name, runId }, () => stored(peek())),
+                }
               : {}),
             onProgress: (extracted) => {
               const progress = stored(extracted);

@@ -231,6 +231,7 @@ describe('sync: heartbeat lines and a stalled warning through the CLI', () => {
       assert.equal(beat.level, 'info');
       assert.equal(beat.store, 'stalled-store');
       assert.equal(beat.stream, 'products');
+      assert.match(String(beat.runId), /^\d{8}T\d{6}Z-/, 'the run it belongs to');
       for (const field of ['pages', 'records', 'requests', 'retries', 'rateLimited', 'requestsPerSecond'])
         assert.equal(typeof beat[field], 'number', `heartbeat field ${field}: ${JSON.stringify(beat)}`);
     }

@@ -163,8 +163,8 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
               streams,
               mode: 'incremental',
               logger,
-              watch: (name, peek) =>
-                heartbeat.watch({ store: name, stream: peek().stream }, () => streamPulse(peek())),
+              watch: (run, peek) =>
+                heartbeat.watch({ ...run, stream: peek().stream }, () => streamPulse(peek())),
               signal: bound.signal,
             });
           } finally {

@@ -164,8 +164,7 @@ async function runSyncCommand(
           ...(window ? { window } : {}),
           logger,
           onProgress: progress.update,
-          watch: (store, peek) =>
-            heartbeat.watch({ store, stream: peek().stream }, () => streamPulse(peek())),
+          watch: (run, peek) => heartbeat.watch({ ...run, stream: peek().stream }, () => streamPulse(peek())),
           signal,
         }),
       ran: (outcome) => outcomes.push(outcome),
