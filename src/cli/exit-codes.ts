@@ -50,3 +50,11 @@ export function exitCodeForRuns(runs: readonly { outcome: string }[]): ExitCode 
   if (runs.some((r) => r.outcome !== 'succeeded')) return EXIT.PARTIAL;
   return EXIT.OK;
 }
+
+/**
+ * The exit code of `status`: 3 when a stream is stale (no success within the freshness bound, or none ever) or
+ * its last run did not complete it (failed, interrupted, skipped), so `status || alert` catches both.
+ */
+export function exitCodeForStatus(streams: readonly { stale: boolean; failing: boolean }[]): ExitCode {
+  return streams.some((s) => s.stale || s.failing) ? EXIT.PARTIAL : EXIT.OK;
+}

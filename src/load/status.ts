@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ident, literal, tableDef, timestampLiteral } from '../model/index.js';
-import { listStates } from '../state/index.js';
+import { listStates, newestStreamRuns, type StreamRun } from '../state/index.js';
 import { streamDeclaration } from '../streams.js';
 import { DOCUMENTS_STREAM } from './documents.js';
 import type { NewFields } from './schema-changes.js';
@@ -24,7 +24,20 @@ export interface StatusRow {
    * rejections shows them until a later run succeeds without.
    */
   rejectionsSinceLastSuccess: number;
+  /**
+   * The stream's last run (a backfill does not count, as for the last success): whether the stream completed
+   * in it (`ok`), failed, was stopped (`interrupted`) or skipped for a missing scope, when, and why. Null
+   * when no recorded run read it.
+   */
+  lastRun: RunSummary | null;
+  /** The newest run, backfills included, in which the stream did not complete; null when none. */
+  lastError: RunSummary | null;
 }
+
+/** A stream's part in one run, as status tells it. */
+export type RunSummary = Omit<StreamRun, 'store' | 'stream'>;
+
+const summaryOf = ({ store: _store, stream: _stream, ...run }: StreamRun): RunSummary => run;
 
 async function scalar(connection: DuckDBConnection, sql: string): Promise<unknown> {
   return (await connection.runAndReadAll(sql)).getRows()[0]?.[0] ?? null;
@@ -81,6 +94,8 @@ async function documentRows(connection: DuckDBConnection): Promise<StatusRow[]> 
       watermark: null,
       lastFullScanAt: null,
       cursorInProgress: null,
+      lastRun: null,
+      lastError: null,
       rejectionsSinceLastSuccess: await rejectionsSince(
         connection,
         String(store),
@@ -96,7 +111,8 @@ async function documentRows(connection: DuckDBConnection): Promise<StatusRow[]> 
 /**
  * `expected`: the streams the config enables, per store. One that has never completed a pass (it failed
  * every time, was skipped for a missing scope, or was never run) has no saved state, and is listed with
- * no last success, so that a pipeline that has never worked does not look like one with nothing to do.
+ * no last success, so that a pipeline that has never worked does not look like one with nothing to do. So is
+ * every stream a recorded run read, config or not: a warehouse whose every run failed shows those runs.
  */
 export async function readStatus(
   warehouse: Warehouse,
@@ -105,19 +121,33 @@ export async function readStatus(
   return warehouse.exclusive(async () => {
     const connection = warehouse.connection;
     const rows: StatusRow[] = [];
+    const key = (store: string, stream: string) => `${store}\u0000${stream}`;
     const states = await listStates(connection);
-    const withState = new Set(states.map((s) => `${s.store}\u0000${s.stream}`));
-    for (const { store, stream } of expected) {
-      if (withState.has(`${store}\u0000${stream}`)) continue;
+    const lastRuns = new Map(
+      (await newestStreamRuns(connection, 'last')).map((run) => [key(run.store, run.stream), run]),
+    );
+    const lastErrors = new Map(
+      (await newestStreamRuns(connection, 'lastFailure')).map((run) => [key(run.store, run.stream), run]),
+    );
+    const listed = new Set(states.map((s) => key(s.store, s.stream)));
+    const documents = await documentRows(connection);
+    for (const row of documents) listed.add(key(row.store, row.stream));
+    const others = [...expected, ...[...lastRuns.values(), ...lastErrors.values()]];
+    for (const { store, stream } of others) {
+      if (listed.has(key(store, stream))) continue;
+      listed.add(key(store, stream));
       rows.push({
         store,
         stream,
         lastSuccessAt: null,
-        rows: await streamRows(connection, store, stream),
+        // Documents read: none, for a store whose ingests all failed before a file completed.
+        rows: stream === DOCUMENTS_STREAM ? 0 : await streamRows(connection, store, stream),
         watermark: null,
         lastFullScanAt: null,
         cursorInProgress: null,
         rejectionsSinceLastSuccess: await rejectionsSince(connection, store, stream, null, null),
+        lastRun: null,
+        lastError: null,
       });
     }
     for (const saved of states) {
@@ -138,12 +168,23 @@ export async function readStatus(
           // The row was last saved by the run that completed the pass, when none is in progress.
           saved.state.pass === null ? saved.runId : null,
         ),
+        lastRun: null,
+        lastError: null,
       });
     }
-    rows.push(...(await documentRows(connection)));
+    rows.push(...documents);
+    for (const row of rows) {
+      const last = lastRuns.get(key(row.store, row.stream));
+      const failure = lastErrors.get(key(row.store, row.stream));
+      row.lastRun = last ? summaryOf(last) : null;
+      row.lastError = failure ? summaryOf(failure) : null;
+    }
     return rows.sort((a, b) => a.store.localeCompare(b.store) || a.stream.localeCompare(b.stream));
   });
 }
+
+/** How far back `status` prints the errors a stream has since got past (its JSON has the last one always). */
+export const RECENT_ERROR_DAYS = 7;
 
 /** How far back `status` looks for new fields: those first seen within these many days. */
 export const NEW_FIELDS_DAYS = 7;

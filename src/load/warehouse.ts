@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { PageCommit, StreamState } from '../contracts.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../errors.js';
-import { type Logger, silentLogger } from '../log.js';
+import { type Logger, redact, redactValue, silentLogger } from '../log.js';
 import { dataTables, ident, literal } from '../model/index.js';
 import { Normalizer, rawText } from '../normalize/index.js';
 import {
@@ -447,7 +447,13 @@ export class Warehouse {
 
   async finishRun(runId: string, finish: RunFinish): Promise<void> {
     this.assertWritable();
-    await this.exclusive(() => this.connection.run(finishRunSql(runId, finish)));
+    // A message may quote a server's reply, and `status` prints what is stored: a token never gets that far.
+    const masked = {
+      ...finish,
+      counts: redactValue(structuredClone(finish.counts)),
+      error: finish.error == null ? null : redact(finish.error),
+    };
+    await this.exclusive(() => this.connection.run(finishRunSql(runId, masked)));
   }
 
   /** Rows in a table (every one, deleted ones included): reading them all verifies each block's checksum. */

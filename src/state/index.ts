@@ -1,11 +1,15 @@
 /** State: stream cursors and watermarks (`_sync_state`) and the run log (`_sync_runs`). */
 
 export {
+  ABANDONED_RUN_MESSAGE,
   CLOSE_ABANDONED_RUNS_SQL,
   finishRunSql,
+  newestStreamRuns,
   newRunId,
   type RunFinish,
   type RunStart,
+  type StreamRun,
+  type StreamRunOutcome,
   startRunSql,
 } from './runs.js';
 export { cursorInProgress, listStates, readState, type SavedState, writeStateSql } from './store.js';

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { literal } from '../model/index.js';
 
 /** `_sync_runs`: one row a run, inserted when it starts and completed when it finishes. */
@@ -47,11 +48,82 @@ export function finishRunSql(runId: string, finish: RunFinish): string {
   );
 }
 
+/** Why a run has no outcome: its process ended first. */
+export const ABANDONED_RUN_MESSAGE =
+  'the process ended before it recorded an outcome (killed, or stopped by a signal)';
+
 /**
  * Run when a writer opens the warehouse, before it starts a run of its own. It then holds the warehouse's only
  * lock, so a run still without an outcome belongs to a process that ended before it could record one (a kill,
  * a power cut, a second Ctrl-C): it is marked interrupted rather than left "running" for ever.
  */
-export const CLOSE_ABANDONED_RUNS_SQL =
-  "UPDATE _sync_runs SET outcome = 'interrupted', error = coalesce(error, " +
-  "'the process ended before it recorded an outcome (killed, or stopped by a signal)') WHERE outcome IS NULL";
+export const CLOSE_ABANDONED_RUNS_SQL = `UPDATE _sync_runs SET outcome = 'interrupted', error = coalesce(error, ${literal(ABANDONED_RUN_MESSAGE)}) WHERE outcome IS NULL`;
+
+/** A stream's part in one run, as `status` tells it. */
+export type StreamRunOutcome = 'ok' | 'failed' | 'interrupted' | 'skipped';
+
+export interface StreamRun {
+  store: string;
+  stream: string;
+  runId: string;
+  command: string;
+  mode: string | null;
+  outcome: StreamRunOutcome;
+  /** When the run finished, or started when it never recorded an end. */
+  at: string;
+  /** Why the stream did not complete (null when it did). */
+  error: string | null;
+}
+
+/**
+ * One row per store, stream and run of the commands that read a stream (sync, backfill and schedule record
+ * `sync`; ingest and the receiver's drains record `ingest` with the stream `documents`), with what became of
+ * that stream. A sync records each stream's own status and message in `counts`; a stream the run never got to
+ * (the run failed or was stopped first) takes the run's outcome and error. A run with no outcome was cut off:
+ * status only reads when no writer holds the file, so none is still going.
+ */
+const STREAM_RUNS_SQL = `
+  WITH runs AS (
+    SELECT _run_id, _store, command, mode, started_at, finished_at, outcome, error, counts, unnest(streams) AS stream
+    FROM _sync_runs WHERE _store IS NOT NULL AND command IN ('sync', 'ingest')
+  ), judged AS (
+    SELECT *, CASE
+        WHEN counts -> stream ->> 'status' IN ('ok', 'failed', 'skipped', 'interrupted') THEN counts -> stream ->> 'status'
+        WHEN outcome IS NULL OR outcome = 'interrupted' THEN 'interrupted'
+        WHEN outcome = 'failed' THEN 'failed'
+        ELSE 'ok'
+      END AS result
+    FROM runs
+  )
+  SELECT _store, stream, _run_id, command, mode, result,
+    strftime(coalesce(finished_at, started_at), '%Y-%m-%dT%H:%M:%S.%gZ'),
+    CASE WHEN result <> 'ok' THEN coalesce(counts -> stream ->> 'message', error, ${literal(ABANDONED_RUN_MESSAGE)}) END,
+    started_at
+  FROM judged`;
+
+/**
+ * Per store and stream, the newest run: `last` of the runs that move a stream on (a backfill reads a past range
+ * and leaves the nightly state alone, so it neither hides nor replaces a nightly failure), `lastFailure` of
+ * every run, backfills included, in which the stream did not complete.
+ */
+export async function newestStreamRuns(
+  connection: DuckDBConnection,
+  which: 'last' | 'lastFailure',
+): Promise<StreamRun[]> {
+  const where = which === 'last' ? "mode IS DISTINCT FROM 'backfill'" : "result <> 'ok'";
+  const reader = await connection.runAndReadAll(
+    `SELECT * EXCLUDE (started_at) FROM (${STREAM_RUNS_SQL} WHERE ${where})
+     QUALIFY row_number() OVER (PARTITION BY _store, stream ORDER BY started_at DESC, _run_id DESC) = 1
+     ORDER BY _store, stream`,
+  );
+  return reader.getRows().map(([store, stream, runId, command, mode, outcome, at, error]) => ({
+    store: String(store),
+    stream: String(stream),
+    runId: String(runId),
+    command: String(command),
+    mode: mode === null ? null : String(mode),
+    outcome: String(outcome) as StreamRunOutcome,
+    at: String(at),
+    error: error === null ? null : String(error),
+  }));
+}

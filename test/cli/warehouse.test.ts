@@ -205,11 +205,17 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     const [header, rule, ...lines] = fresh.stdout.trimEnd().split('\n');
     assert.match(
       header!,
-      /^store\s+stream\s+last success\s+age\s+rows\s+watermark\s+cursor in progress\s+rejections\s+fresh$/,
+      /^store\s+stream\s+last success\s+age\s+rows\s+watermark\s+cursor in progress\s+rejections\s+fresh\s+last run$/,
     );
     assert.match(rule!, /^-+(\s+-+)+$/);
     assert.equal(lines.length, 6);
-    for (const line of lines) assert.match(line, /^shop\s+documents\s/.test(line) ? / -$/ : / ok$/, line);
+    // The last run of each stream completed it (for documents: the last ingest).
+    for (const line of lines)
+      assert.match(
+        line,
+        /^shop\s+documents\s/.test(line) ? / -\s+ok, \d+ min ago$/ : / ok\s+ok, \d+ min ago$/,
+        line,
+      );
 
     // Ingested documents come when someone ingests them: no freshness bound applies to them.
     const stale = await runCli(['status', '--freshness-hours', '0.0001', ...job()]);
@@ -217,7 +223,7 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     const staleLines = stale.stdout.trimEnd().split('\n').slice(2);
     assert.equal(staleLines.length, 6);
     for (const line of staleLines)
-      assert.match(line, /^shop\s+documents\s/.test(line) ? / -$/ : / STALE$/, line);
+      assert.match(line, /^shop\s+documents\s/.test(line) ? / -\s+ok, / : / STALE\s+ok, /, line);
     const json = await runCli(['status', '--json', '--freshness-hours', '0.0001', ...job()]);
     assertExit(json, 3);
     for (const s of (JSON.parse(json.stdout) as StatusJson).streams)

@@ -20,7 +20,7 @@ import {
   withWorkersOption,
   workersFrom,
 } from '../context.js';
-import { EXIT, exitCodeForOutcome } from '../exit-codes.js';
+import { EXIT, exitCodeForOutcome, exitCodeForStatus } from '../exit-codes.js';
 import {
   Heartbeat,
   type HeartbeatArgs,
@@ -50,14 +50,14 @@ function age(from: string | null, now: number): string {
 export const statusCommand: CommandModule<object, StatusArgs> = {
   command: 'status',
   describe:
-    'Per store and stream: last success and its age, rows, watermark, cursor in progress, rejections; then the fields no column maps first seen in the last 7 days',
+    'Per store and stream: last success and its age, rows, watermark, cursor in progress, rejections, the last run (ok, failed, interrupted, skipped) and the last error; then the fields no column maps first seen in the last 7 days. Exit 3 when a stream is stale or its last run did not complete it',
   builder: (yargs) =>
     withJobOptions(yargs)
       .option('json', { type: 'boolean', description: 'JSON instead of a table' })
       .option('freshness-hours', {
         type: 'number',
         description:
-          "Flag streams whose last success is older than this (default: the config's freshnessHours, 36), or that the config enables and never succeeded; exit 3 if any",
+          "Flag streams whose last success is older than this (default: the config's freshnessHours, 36), or that the config enables or a run read and never succeeded; exit 3 if any",
       }) as never,
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
@@ -78,7 +78,7 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
         );
     const { DOCUMENTS_STREAM, openWarehouse, readStatus } = await import('../../load/index.js');
     const { newFieldsText } = await import('../../load/schema-changes.js');
-    const { NEW_FIELDS_DAYS, recentNewFields } = await import('../../load/status.js');
+    const { NEW_FIELDS_DAYS, RECENT_ERROR_DAYS, recentNewFields } = await import('../../load/status.js');
     const warehouse = await openWarehouse(config.warehouse, { readOnly: true }).catch((error: unknown) => {
       throw readerBlocked(error);
     });
@@ -102,6 +102,8 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
         stale:
           row.stream !== DOCUMENTS_STREAM &&
           (row.lastSuccessAt === null || now - Date.parse(row.lastSuccessAt) > bound),
+        // Its last run did not complete it: a failure, a stop or a missing scope, whatever the freshness.
+        failing: row.lastRun !== null && row.lastRun.outcome !== 'ok',
       }));
     // A receiver's spool: events received and not yet drained into the warehouse (docs/receiver.md).
     const { receiverSpools, spoolRows } = await import('../../receive/status.js');
@@ -124,6 +126,7 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
         'cursor in progress',
         'rejections',
         'fresh',
+        'last run',
       ];
       const table = report.map((r) => [
         r.store,
@@ -135,8 +138,35 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
         r.cursorInProgress ? new URL(r.cursorInProgress).search || r.cursorInProgress : '',
         r.rejectionsSinceLastSuccess,
         r.stream === DOCUMENTS_STREAM ? '-' : r.stale ? 'STALE' : 'ok',
+        r.lastRun
+          ? `${r.failing ? r.lastRun.outcome.toUpperCase() : 'ok'}, ${age(r.lastRun.at, now)} ago`
+          : '',
       ]);
       process.stdout.write(`${renderTable(columns, table)}\n`);
+      // The error that makes a stream fail now, and those of the last days that a later run got past (a
+      // stream that fails one night in three is worth knowing about). The stored messages are masked.
+      const errors = report.filter(
+        (r) =>
+          r.lastError && (r.failing || now - Date.parse(r.lastError.at) <= RECENT_ERROR_DAYS * 86_400_000),
+      );
+      if (errors.length) {
+        // Streams that one failed run stopped together share its error: told once, naming them all.
+        const groups = new Map<string, typeof errors>();
+        for (const row of errors) {
+          const e = row.lastError!;
+          const group = [row.store, e.runId, e.outcome, e.error, row.failing].join('\u0000');
+          groups.set(group, [...(groups.get(group) ?? []), row]);
+        }
+        const lines = [...groups.values()].map((rows) => {
+          const { store, lastError, failing } = rows[0]!;
+          const e = lastError!;
+          const run = `${e.mode === 'backfill' ? 'backfill' : e.command} run ${e.runId}`;
+          const since = failing ? '' : ', completed since';
+          const streams = rows.map((r) => r.stream).join(', ');
+          return `  ${store} ${streams}: ${e.outcome} at ${e.at} (${age(e.at, now)} ago, ${run})${since}: ${e.error}`;
+        });
+        process.stdout.write(`\nlast errors:\n${lines.join('\n')}\n`);
+      }
     }
     if (!args.json && newFields.length) {
       const lines: string[] = [];
@@ -152,7 +182,7 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
       const { columns, rows } = spoolRows(spools);
       process.stdout.write(`\n${renderTable(columns, rows)}\n`);
     }
-    process.exitCode = report.some((r) => r.stale) ? EXIT.PARTIAL : EXIT.OK;
+    process.exitCode = exitCodeForStatus(report);
   },
 };
 
