@@ -183,6 +183,31 @@ export async function readStatus(
   });
 }
 
+/** A status row as `status` judges it against the freshness bound and its last run. */
+export interface JudgedStatusRow extends StatusRow {
+  /** No success within the freshness bound, or none ever (ingested documents: never stale). */
+  stale: boolean;
+  /** Its last run did not complete it (failed, interrupted, skipped), whatever the freshness. */
+  failing: boolean;
+}
+
+/** `status`'s judgement, shared with the report so that both say the same of every stream. */
+export function judgeStatus(
+  rows: readonly StatusRow[],
+  nowMs: number,
+  freshnessHours: number,
+): JudgedStatusRow[] {
+  const bound = freshnessHours * 3600_000;
+  return rows.map((row) => ({
+    ...row,
+    // Ingested documents come when someone ingests them, not on a schedule: no freshness applies.
+    stale:
+      row.stream !== DOCUMENTS_STREAM &&
+      (row.lastSuccessAt === null || nowMs - Date.parse(row.lastSuccessAt) > bound),
+    failing: row.lastRun !== null && row.lastRun.outcome !== 'ok',
+  }));
+}
+
 /** How far back `status` prints the errors a stream has since got past (its JSON has the last one always). */
 export const RECENT_ERROR_DAYS = 7;
 

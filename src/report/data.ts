@@ -1,7 +1,12 @@
 import { stat } from 'node:fs/promises';
-import { DOCUMENTS_STREAM } from '../load/documents.js';
 import type { NewFields } from '../load/schema-changes.js';
-import { NEW_FIELDS_DAYS, readStatus, recentNewFields, type StatusRow } from '../load/status.js';
+import {
+  type JudgedStatusRow,
+  judgeStatus,
+  NEW_FIELDS_DAYS,
+  readStatus,
+  recentNewFields,
+} from '../load/status.js';
 import type { Warehouse } from '../load/warehouse.js';
 import { tableFamilies } from '../model/docs.js';
 import { ident, literal, type TableDef, tableDefinitions, timestampLiteral } from '../model/index.js';
@@ -23,10 +28,8 @@ export const REPORT_SCHEMA_CHANGES = 300;
 /** A rejected payload is shown up to this many characters (the table keeps 64 KiB, the raw landing all). */
 export const REPORT_PAYLOAD_CHARS = 2_000;
 
-export interface ReportStream extends StatusRow {
-  /** As `status` decides it: older than the freshness bound, or never succeeded (documents: never stale). */
-  stale: boolean;
-}
+/** As `status` judges it (src/load/status.ts judgeStatus): stale, failing. */
+export type ReportStream = JudgedStatusRow;
 
 export interface ReportRun {
   runId: string;
@@ -320,17 +323,12 @@ async function fileBytes(file: string): Promise<number | null> {
 export async function gatherReport(warehouse: Warehouse, options: ReportOptions): Promise<ReportData> {
   const now = options.now ?? Date.now();
   const { store } = options;
-  const bound = options.freshnessHours * 3600_000;
   const status = await readStatus(warehouse, options.expected);
-  const streams = status
-    .filter((row) => store === undefined || row.store === store)
-    .map((row) => ({
-      ...row,
-      // As `status`: ingested documents come when someone ingests them, so no freshness applies to them.
-      stale:
-        row.stream !== DOCUMENTS_STREAM &&
-        (row.lastSuccessAt === null || now - Date.parse(row.lastSuccessAt) > bound),
-    }));
+  const streams = judgeStatus(
+    status.filter((row) => store === undefined || row.store === store),
+    now,
+    options.freshnessHours,
+  );
   const newFields = (await recentNewFields(warehouse, now)).filter(
     (entry) => store === undefined || entry.store === store,
   );

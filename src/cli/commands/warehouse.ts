@@ -78,7 +78,9 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
         );
     const { DOCUMENTS_STREAM, openWarehouse, readStatus } = await import('../../load/index.js');
     const { newFieldsText } = await import('../../load/schema-changes.js');
-    const { NEW_FIELDS_DAYS, RECENT_ERROR_DAYS, recentNewFields } = await import('../../load/status.js');
+    const { NEW_FIELDS_DAYS, RECENT_ERROR_DAYS, judgeStatus, recentNewFields } = await import(
+      '../../load/status.js'
+    );
     const warehouse = await openWarehouse(config.warehouse, { readOnly: true }).catch((error: unknown) => {
       throw readerBlocked(error);
     });
@@ -93,25 +95,18 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
     }
     // Field paths no column maps, first seen in the last NEW_FIELDS_DAYS days (values in the rows' `_extra`).
     const newFields = recent.filter((entry) => args.store === undefined || entry.store === args.store);
-    const bound = hours * 3600_000;
-    const report = rows
-      .filter((row) => args.store === undefined || row.store === args.store)
-      .map((row) => ({
-        ...row,
-        // Ingested documents come when someone ingests them, not on a schedule: no freshness applies.
-        stale:
-          row.stream !== DOCUMENTS_STREAM &&
-          (row.lastSuccessAt === null || now - Date.parse(row.lastSuccessAt) > bound),
-        // Its last run did not complete it: a failure, a stop or a missing scope, whatever the freshness.
-        failing: row.lastRun !== null && row.lastRun.outcome !== 'ok',
-      }));
+    const report = judgeStatus(
+      rows.filter((row) => args.store === undefined || row.store === args.store),
+      now,
+      hours,
+    );
     // A receiver's spool: events received and not yet drained into the warehouse (docs/receiver.md).
     const { receiverSpools, spoolRows } = await import('../../receive/status.js');
     const spools = jobFromFlags(args) ? [] : await receiverSpools(config, args.store, now);
     if (args.json) {
       const receivers = spools.length ? { receivers: spools } : {};
       process.stdout.write(
-        `${JSON.stringify({ freshnessHours: bound / 3600_000, streams: report, ...receivers, newFields }, null, 2)}\n`,
+        `${JSON.stringify({ freshnessHours: hours, streams: report, ...receivers, newFields }, null, 2)}\n`,
       );
     } else if (report.length === 0) {
       process.stdout.write('nothing synced yet: run store-sync sync (or ingest)\n');
