@@ -18,8 +18,8 @@ its columns, their types and the API field each column comes from. The same desc
   \`_run_id\` (the run that loaded it; see \`_sync_runs\`). Tables fed by full scans also have \`_deleted_at\`.
 - Every table whose rows merge as units (orders, fulfillments, customers, products …: those whose section says
   which version wins) also keeps what the envelope of an ingested document said of it: \`_event_id\`, \`_event_type\`,
-  \`_event_at\` (the envelope's \`timestamp\`) and \`_api_version_label\` (its \`api_version\` as given, known or
-  not). They are NULL for a bare document and for the sync's records. They do not take part in which version
+  \`_event_at\` (the envelope's \`timestamp\`), \`_api_version_label\` (its \`api_version\` as given, known or
+  not) and \`_envelope\` (its other fields as JSON, and a value the others could not keep as sent). They are NULL for a bare document and for the sync's records. They do not take part in which version
   wins: a webhook delivered ten times is one row, and a newer event for the same record replaces it, its
   \`_event_id\` with it ([ingest.md](ingest.md#documents-envelopes-and-containers)).
 - Column names follow the spec's field names. Nested single objects are flattened into prefixed columns:
@@ -215,6 +215,6 @@ killed one left. Leave the file in place; it is not data.
 (the line a tax line belongs to); \`#\` the item's position in its array; \`#-\` that position as a negative id
 (\`-1\` for the first), \`^#-\` the parent item's; \`=text\` a constant; \`@api_version\` the detected order
 shape; \`@event_id\`, \`@event_type\`, \`@event_at\`, \`@label\` the envelope's \`event_id\`, \`event_type\`, \`timestamp\`
-and \`api_version\`; "\`a\` or \`b\`" the first that is present; a shape prefix (2023-02-10: …) applies to that order shape
+and \`api_version\`, \`@envelope\` its other fields; "\`a\` or \`b\`" the first that is present; a shape prefix (2023-02-10: …) applies to that order shape
 only. "(loader)" columns are filled by store-sync itself.
 `;

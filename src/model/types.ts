@@ -49,6 +49,7 @@ export const API_2024 = '2024-04-01';
  *                  `event_id`, `event_type`, `timestamp` and `api_version` (the label as given, known or
  *                  not); null for a bare document and for the sync's records (tables/index.ts adds them to
  *                  every unit table);
+ * - `@envelope`     the envelope's other fields as JSON (detect.ts `EnvelopeMeta.rest`);
  * - `@extra`        the fields at the item's level the model does not map, as JSON (normalize fills it after
  *                  the row: src/normalize/known.ts says what is mapped);
  * - `@absent`       the tracked fields of a unit item that its document did not carry, comma-joined

@@ -59,6 +59,7 @@ export const ENVELOPE_TOKENS: Readonly<
   '@event_type': { field: 'eventType', named: "event_type (the envelope's)" },
   '@event_at': { field: 'eventAt', named: "timestamp (the envelope's)" },
   '@label': { field: 'label', named: "api_version (the envelope's)" },
+  '@envelope': { field: 'rest', named: "the envelope's other fields" },
 };
 
 /**

@@ -1,5 +1,6 @@
 import type { EntityKind } from '../contracts.js';
 import { API_2023, API_2024 } from '../model/index.js';
+import { toTimestamp } from './values.js';
 
 /**
  * Document detection for `store-sync ingest` (rules in docs/ingest.md): what a JSON document is, which order
@@ -26,9 +27,9 @@ export interface DetectedRecord {
 
 /**
  * What an envelope says of the documents in its `data`, kept with the rows they make (`_event_id`,
- * `_event_type`, `_event_at`, `_api_version_label`: src/model/tables/index.ts). Each is null when the
- * envelope does not carry it; a value that is not a string is kept as its JSON text, but `eventAt`, which is
- * left as given for its column to read as a date-time (or refuse, naming it).
+ * `_event_type`, `_event_at`, `_api_version_label`, `_envelope`: src/model/tables/index.ts). Each is null when
+ * the envelope does not carry it; a value that is not a string is kept as its JSON text, but `eventAt`, which
+ * is left as given for its column to read as a date-time (or refuse, naming it).
  */
 export interface EnvelopeMeta {
   eventId: string | null;
@@ -36,6 +37,12 @@ export interface EnvelopeMeta {
   eventAt: unknown;
   /** `api_version` as given, known or not. */
   label: string | null;
+  /**
+   * Every other field of the envelope, in its order (`object`, `webhook`, `event_version`, `context`, what a
+   * proxy added …), and any of the four above that its column cannot hold as sent (a `timestamp` that is not
+   * a date-time, an `event_id` that is a number): nothing an envelope carries is dropped. Null when none.
+   */
+  rest: Record<string, unknown> | null;
 }
 
 /**
@@ -315,8 +322,36 @@ function envelopeOf(doc: Record<string, unknown>): Envelope | null {
       eventType: textOf(doc.event_type),
       eventAt: doc.timestamp ?? null,
       label,
+      rest: restOf(doc),
     },
   };
+}
+
+/** The envelope fields whose columns keep them as sent when they are strings (`_event_id` …). */
+const TEXT_FIELDS: ReadonlySet<string> = new Set(['event_id', 'event_type', 'api_version']);
+
+/** EnvelopeMeta.rest: what of the envelope no `_event_*` column keeps as sent. */
+function restOf(doc: Record<string, unknown>): Record<string, unknown> | null {
+  let rest: Record<string, unknown> | null = null;
+  for (const key of Object.keys(doc)) {
+    if (key === 'data') continue;
+    const value = doc[key];
+    if (TEXT_FIELDS.has(key) && (value === null || typeof value === 'string')) continue;
+    if (key === 'timestamp' && (value === null || isDateTime(value))) continue;
+    // A field named `__proto__` is an own field of a parsed document: defined, not assigned, so it stays one.
+    rest ??= {};
+    Object.defineProperty(rest, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return rest;
+}
+
+function isDateTime(value: unknown): boolean {
+  try {
+    toTimestamp(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** An envelope field as text: null when missing or null, a string as it is, anything else as its JSON. */

@@ -11,14 +11,7 @@ import {
 } from '../model/index.js';
 import { AFTER_ROW_TOKENS, ENVELOPE_TOKENS } from './compile.js';
 import { applyDerived, type DerivedColumn, derivedColumns } from './derive.js';
-import {
-  DETECTION_FIELDS,
-  type DocumentFields,
-  envelopeEntity,
-  isEnvelope,
-  isPlainOrder,
-  orderShapeOf,
-} from './detect.js';
+import { DETECTION_FIELDS, type DocumentFields, isEnvelope, isPlainOrder, orderShapeOf } from './detect.js';
 import { type KnownTree, knownTree, trackedFields } from './known.js';
 import type { TableRows } from './rows.js';
 import {
@@ -154,10 +147,6 @@ export class FastPath {
   private readonly fields: DocumentFields<Item>;
   private readonly apiVersion: number;
   private readonly data: number;
-  private readonly object: number;
-  private readonly eventType: number;
-  private readonly eventId: number;
-  private readonly timestamp: number;
 
   constructor(
     tables: Map<string, TableRows>,
@@ -193,14 +182,8 @@ export class FastPath {
       fulfillments.field(key);
     this.apiVersion = this.root.field('api_version');
     this.data = this.root.field('data');
-    // A webhook or event envelope's `object` or `event_type` may send its data elsewhere than to the orders
-    // (detect.ts, envelopeEntity): such envelopes are left to the object path.
-    this.object = this.root.field('object');
-    this.eventType = this.root.field('event_type');
-    // An envelope carrying an event's id, type or time is left to the object path, which keeps them in the
-    // unit rows' `_event_*` columns: the writers here write only the label (`_api_version_label`).
-    this.eventId = this.root.field('event_id');
-    this.timestamp = this.root.field('timestamp');
+    // What detection reads of an envelope (isEnvelope): named here so the scan keeps them in their slots.
+    for (const key of ['object', 'event_type', 'event_id', 'timestamp']) this.root.field(key);
     this.root.objectAt('data', this.root);
     this.fields = slotFields(this.scan);
     // Every wanted name is placed now: what is foreign at each Position is known.
@@ -220,17 +203,14 @@ export class FastPath {
     if (isEnvelope(doc, this.fields)) {
       envelope = textOf(scan, base + this.apiVersion);
       if (envelope !== API_2023 && envelope !== API_2024) return null;
-      if (
-        scan.kinds[base + this.eventId] !== ABSENT ||
-        scan.kinds[base + this.eventType] !== ABSENT ||
-        scan.kinds[base + this.timestamp] !== ABSENT
-      )
-        return null;
-      if (scan.kinds[base + this.object] !== ABSENT) {
-        const named = envelopeEntity(textOf(scan, base + this.object), null);
-        if (named !== null && named !== 'order') return null;
-      }
-      if (scan.kinds[base + this.data] !== OBJECT) return null;
+      // Only `{api_version, data}`: anything more (an event's id, type or time, `object`, a proxy's field) is
+      // for the object path, which keeps it in the unit rows' `_event_*` and `_envelope` columns; the writers
+      // here write only the label (`_api_version_label`).
+      if (scan.unknown[base] !== 0) return null;
+      const kinds = scan.kinds;
+      for (let field = this.root.size - 1; field >= 0; field--)
+        if (field !== this.apiVersion && field !== this.data && kinds[base + field] !== ABSENT) return null;
+      if (kinds[base + this.data] !== OBJECT) return null;
       doc = { base: scan.aux[base + this.data]!, at: this.root };
     }
     if (!isPlainOrder(doc, this.fields)) return null;

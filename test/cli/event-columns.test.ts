@@ -117,7 +117,55 @@ describe('store-sync ingest: the envelope kept with its rows', () => {
       warehouse,
       'SELECT number, _event_at, _event_type FROM orders',
     );
-    // The envelope's value is not the order's: the raw landing keeps it, the column stays NULL.
+    // The envelope's value is not the order's: the column stays NULL, and `_envelope` keeps it as sent.
     assert.deepEqual(rows, [{ number: 'T-1', _event_at: null, _event_type: 'order.created' }]);
+    const [kept] = await readWarehouse<{ timestamp: string }>(
+      warehouse,
+      "SELECT _envelope->>'timestamp' AS timestamp FROM orders",
+    );
+    assert.notEqual(kept!.timestamp, null, 'the refused timestamp is in _envelope');
+  });
+
+  it('keeps every other envelope field in _envelope, queryable with SQL; NULL for a bare document', async () => {
+    const warehouse = await warehouseIn();
+    assertExit(
+      await ingest(
+        [fixture('webhook-newer.json'), fixture('event-order.json'), fixture('plain-envelope.ndjson')],
+        warehouse,
+      ),
+      0,
+    );
+    const rows = await readWarehouse<{ number: string; envelope: string | null }>(
+      warehouse,
+      'SELECT number, CAST(_envelope AS VARCHAR) AS envelope FROM orders ORDER BY number',
+    );
+    const parsed = rows.map(({ number, envelope }) => ({
+      number,
+      envelope: envelope === null ? null : JSON.parse(envelope),
+    }));
+    assert.deepEqual(parsed, [
+      {
+        number: 'E-1',
+        envelope: {
+          event_version: '1.2',
+          context: { store: 'main', channel: 'storefront', session_id: 's-77' },
+        },
+      },
+      // `{api_version, data}` has nothing more; a bare order has no envelope.
+      { number: 'P-1', envelope: null },
+      { number: 'P-2', envelope: null },
+      {
+        number: 'R-1',
+        envelope: { object: 'order', webhook: { id: 9, url: 'https://hooks.example.com/webhooks/main' } },
+      },
+    ]);
+    assert.deepEqual(
+      await readWarehouse(
+        warehouse,
+        "SELECT id::INTEGER AS id, _envelope->>'$.webhook.id' AS hook FROM customers ORDER BY id",
+      ),
+      [{ id: 77, hook: '9' }],
+      'every unit row an envelope made keeps it',
+    );
   });
 });

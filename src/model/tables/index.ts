@@ -36,6 +36,12 @@ const ENVELOPE_COLUMNS: readonly ColumnDef[] = [
     "The envelope's `api_version` as given, known or not (`unstable`, a newer date); the shape the row was read with is in `api_version` where the table has one.",
     '@label',
   ),
+  col(
+    '_envelope',
+    'JSON',
+    "The envelope's other fields, as sent (`object`, `webhook`, `event_version`, `context`, what a proxy added), and any of `event_id`, `event_type`, `timestamp`, `api_version` the columns above could not keep as sent (a `timestamp` that is not a date-time); NULL for a bare document, a synced record, or an envelope with nothing more.",
+    '@envelope',
+  ),
 ];
 
 /**

@@ -181,6 +181,7 @@ function readOne(
   if (alternative === '@event_type') return w.envelope?.eventType;
   if (alternative === '@event_at') return w.envelope?.eventAt;
   if (alternative === '@label') return w.envelope?.label;
+  if (alternative === '@envelope') return w.envelope?.rest;
   if (alternative.startsWith('@'))
     throw new Error(`the oracle does not know the source token ${alternative}`);
   let base: unknown = at.item;
