@@ -3,6 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { type BarState, composeBar, streamBar } from '../../src/cli/progress.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import {
   assertExit,
@@ -106,6 +107,58 @@ function assertLogLinesWhole(screen: Screen): void {
     );
   }
 }
+
+describe('a bar composed for a width', () => {
+  const estimated = streamBar(
+    {
+      stream: 'fulfillment_orders',
+      pages: 18,
+      records: 450,
+      rejections: 0,
+      requests: 19,
+      retries: 2,
+      rateLimited: 1,
+      slicesDone: 0,
+      slicesTotal: 1,
+      passKind: 'full',
+      passPages: 30,
+      pagesEstimate: 1200,
+    },
+    6,
+  );
+  const bytes: BarState = {
+    key: 'ingest',
+    label: 'ingest',
+    value: 12 * 1024 * 1024,
+    total: 48 * 1024 * 1024,
+    unit: 'bytes',
+    fields: ['20000 documents', '3/12 files', '5000 docs/s', '0 rejected'],
+    secondsLeft: 9,
+  };
+
+  it('never exceeds the width, and keeps the count and the ETA before any other field', () => {
+    for (const bar of [estimated, bytes])
+      for (let width = 10; width <= 220; width++) {
+        const line = composeBar(bar, width, 20);
+        assert.ok(line.length <= width, `${line.length} > ${width}: ${line}`);
+      }
+    // 80 columns: the fields go first (the count and the ETA stay), then the bar gets shorter.
+    assert.equal(
+      composeBar(estimated, 79, 20),
+      'fulfillment_orders   [░░░░░░░░░░] 30/~1200 pages (estimate) | ETA 6m30s',
+    );
+    assert.equal(
+      composeBar(estimated, 199, 20),
+      'fulfillment_orders   [█░░░░░░░░░░░░░░░░░░░] 30/~1200 pages (estimate) | 450 records | 3.2 req/s | retries 2 | 429s 1 | ETA 6m30s',
+    );
+    assert.equal(
+      composeBar(bytes, 79),
+      'ingest [███░░░░░░░] 12.0 MB/48.0 MB | 20000 documents | 3/12 files | ETA 9s',
+    );
+    // Narrower than the count and its label: the label is cut, with a mark that it was.
+    assert.equal(composeBar(estimated, 30, 20), 'fulfillment_orders 30/~1200 p…');
+  });
+});
 
 describe('progress bars on a terminal', () => {
   let sandbox: Sandbox;
