@@ -10,8 +10,9 @@ import type { ListOperationId } from './extract/operations.js';
  */
 
 /**
- * How a stream reads its list: `full_scan` reads the whole list every run and soft-deletes what a completed
- * scan did not see (src/extract/streams/full-scan.ts); `date_windows` reads creation-date windows from its
+ * How a stream reads its list: `full_scan` reads the whole list every run (or, with `fullRefreshDays`, every that
+ * many days and nothing in between) and soft-deletes what a completed scan did not see
+ * (src/extract/streams/full-scan.ts); `date_windows` reads creation-date windows from its
  * watermark, with a reader of its own (src/extract/streams/, keyed by stream name in src/extract/index.ts).
  */
 export type StreamStrategy = 'full_scan' | 'date_windows';
