@@ -246,8 +246,11 @@ export async function foldPartialUnits(
     }), '') AS _absent_fields`,
     ...(hasExtra
       ? [
-          'CASE WHEN count(_extra) = 0 THEN NULL ELSE list_reduce(list(_extra ORDER BY _rank) ' +
-            'FILTER (WHERE _extra IS NOT NULL), lambda a, b: json_merge_patch(a, b)) END AS _extra',
+          // Per field, the newest document that sent it: its value whole, a null included. A JSON merge
+          // patch would delete on null and mix two versions of a nested object into one never sent.
+          'CASE WHEN count(_extra) = 0 THEN NULL ELSE to_json(list_reduce(list(from_json(_extra, ' +
+            `'"MAP(VARCHAR, JSON)"') ORDER BY _rank) FILTER (WHERE _extra IS NOT NULL), ` +
+            'lambda a, b: map_concat(a, b))) END AS _extra',
         ]
       : []),
     ...plan.groups.map(

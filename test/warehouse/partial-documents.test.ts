@@ -264,6 +264,18 @@ describe('partial documents', () => {
     assert.deepEqual(JSON.parse(String(o._extra)), { zz_full: 1, zz_both: 'item', zz_item: 2 });
   });
 
+  it("a newer document's unmapped field replaces the older's whole, a null included (no merge-patch)", async () => {
+    await ingest([{ ...FULL, zz_gone: 'was here', zz_object: { old: 1, kept: true }, zz_full: 1 }]);
+    await ingest([summary({ zz_gone: null, zz_object: { new: 2 } })]);
+    const o = await order();
+    // A JSON merge patch would drop `zz_gone` (null deletes) and mix the two objects, a value never sent.
+    assert.deepEqual(JSON.parse(String(o._extra)), {
+      zz_gone: null,
+      zz_object: { new: 2 },
+      zz_full: 1,
+    });
+  });
+
   it("a product's variants are replaced only by a document carrying variants or children (one array)", async () => {
     const records = JSON.parse(readFileSync(`${FIXTURES}pages/records.json`, 'utf8'));
     const product: Doc = records.products[0];
