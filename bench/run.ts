@@ -11,6 +11,7 @@ import type { Benchmark, BenchResult } from './lib.js';
 
 const BENCHMARKS = [
   'extract-rate-limited',
+  'extract-rate-limited-cli',
   'extract-unlimited',
   'incremental',
   'ingest',

@@ -3,12 +3,22 @@ import { setTimeout as sleep } from 'node:timers/promises';
 /**
  * Client-side pacing, one instance per store shared by all its streams (docs/streams.md, "Pacing").
  *
- * Requests are spread evenly (one every 1/rps seconds) rather than released in bursts: a server that
- * counts requests per second then never sees more than the limit, so a full sync gets no 429 at all.
+ * A token bucket of `burstOf(rps)` requests refilled at rps, kept as the generic cell rate algorithm (one
+ * "next slot" time instead of a token count): a caller may send when the schedule is at most burst − 1
+ * intervals ahead of now. When the bucket is empty requests are spread evenly, one every 1/rps seconds, so a
+ * token-bucket server at the same rate (the platform's holds rps requests, refilled at rps) never answers 429:
+ * the burst is half of what it allows, the other half left for arrivals that the network brings closer
+ * together than they were sent. Any window of one second then holds at most rps + burst requests. The burst is
+ * what the start of a run spends: its streams' first requests go at once instead of one interval apart.
  * A 429 pauses every caller until its Retry-After has passed (and at least one interval at the halved
  * rate), halves the rate, and the rate climbs back to the target linearly over `recoveryMs`, so a server
- * that is busier than it advertises is not hammered again straight away.
+ * that is busier than it advertises is not hammered again straight away; no burst is sent until it is back.
  */
+
+/** Requests a full bucket lets go at once at `rps`: half a second's worth, at least one. */
+export function burstOf(rps: number): number {
+  return rps > 0 && Number.isFinite(rps) ? Math.max(1, Math.ceil(rps / 2)) : 1;
+}
 
 export interface PacerOptions {
   /** Requests per second; 0 or less disables pacing (429s are still honoured). */
@@ -27,6 +37,8 @@ export interface PacerStats {
 
 export class RequestPacer {
   readonly targetRps: number;
+  /** Requests sent at once from a full bucket at the target rate (burstOf). */
+  readonly burst: number;
   private readonly recoveryMs: number;
   private readonly minRps: number;
   private readonly now: () => number;
@@ -40,6 +52,7 @@ export class RequestPacer {
 
   constructor(options: PacerOptions) {
     this.targetRps = Math.max(options.rps, 0);
+    this.burst = burstOf(this.targetRps);
     this.recoveryMs = options.recoveryMs ?? 30_000;
     this.minRps = Math.min(options.minRps ?? 0.25, this.targetRps || Number.POSITIVE_INFINITY);
     this.now = options.now ?? Date.now;
@@ -53,14 +66,23 @@ export class RequestPacer {
     return Math.min(target, this.penaltyRps + (since / this.recoveryMs) * target);
   }
 
+  /** Takes the next place in the schedule for a request asked for at `now`: the time it may be sent. */
+  reserve(now = this.now()): number {
+    const rps = this.currentRps(Math.max(now, this.pausedUntil));
+    const interval = 1000 / rps;
+    // The bucket's depth, as time the schedule may run ahead of now: none while recovering from a 429.
+    const tolerance = rps >= this.targetRps ? (this.burst - 1) * interval : 0;
+    const start = Math.max(now, this.nextSlot - tolerance, this.pausedUntil);
+    if (Number.isFinite(rps)) this.nextSlot = Math.max(start, this.nextSlot) + interval;
+    return start;
+  }
+
   /** Resolves when the caller may send its request. */
   async acquire(signal?: AbortSignal): Promise<void> {
     for (;;) {
       const generation = this.generation;
       const now = this.now();
-      const start = Math.max(now, this.nextSlot, this.pausedUntil);
-      const rps = this.currentRps(start);
-      if (Number.isFinite(rps)) this.nextSlot = start + 1000 / rps;
+      const start = this.reserve(now);
       if (start > now) await sleep(start - now, undefined, signal ? { signal } : undefined);
       // A 429 that arrived while we waited moved the schedule: plan again behind the pause.
       if (generation === this.generation) return;

@@ -5,7 +5,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { request } from 'undici';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import {
   assertCleanError,
@@ -14,6 +13,7 @@ import {
   killChildren,
   readWarehouse,
   runCli,
+  startArrivalsProxy,
   TOKEN,
   TOKEN_ENV,
   tempDir,
@@ -36,28 +36,6 @@ const oneOff = (baseUrl: string, warehouse: string) => [
   '--warehouse',
   warehouse,
 ];
-
-/** A loopback server in front of `upstream` that notes when each API request arrived (ms, monotonic). */
-async function recordingProxy(
-  upstream: Sandbox,
-): Promise<{ baseUrl: string; arrivals: number[]; close: () => Promise<void> }> {
-  const arrivals: number[] = [];
-  let origin = '';
-  const server = createServer((req, res) => {
-    const url = req.url ?? '/';
-    if (url.startsWith('/api/')) arrivals.push(performance.now());
-    request(`${upstream.origin}${url}`, { method: req.method as 'GET', headers: req.headers })
-      .then(async (answer) => {
-        const text = (await answer.body.text()).split(upstream.origin).join(origin);
-        res.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type']) });
-        res.end(text);
-      })
-      .catch((error: Error) => res.destroy(error));
-  });
-  await listen(server);
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { baseUrl: `${origin}/api/`, arrivals, close: () => close(server) };
-}
 
 const listen = (server: Server) =>
   new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -267,7 +245,7 @@ describe('cli: first steps', () => {
 
   it('sync --rate-limit paces a one-off run over the config, and is checked like the sandbox flag', async () => {
     const paged = await startSandbox({ rateLimit: 0, scale: 10, seed: 7, tokens: [TOKEN], pageSize: 1 });
-    const proxy = await recordingProxy(paged);
+    const proxy = await startArrivalsProxy(paged);
     try {
       // The config says no limit (rateLimit 0): the flag alone paces this run.
       const config = await writeConfig(dir, {

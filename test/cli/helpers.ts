@@ -402,6 +402,22 @@ export function startRewritingProxy(
 }
 
 /**
+ * A loopback proxy in front of a sandbox that notes when each API request arrived (ms, monotonic) and passes
+ * it through: how a paced run spread its requests, as the server saw them.
+ */
+export async function startArrivalsProxy(upstream: Sandbox): Promise<SandboxProxy & { arrivals: number[] }> {
+  const arrivals: number[] = [];
+  const apiPath = new URL(upstream.baseUrl).pathname;
+  const proxy = await startSandboxProxy(upstream, {
+    answer: (url) => {
+      if (url.startsWith(apiPath)) arrivals.push(performance.now());
+      return null;
+    },
+  });
+  return { ...proxy, arrivals };
+}
+
+/**
  * A loopback proxy in front of a sandbox that hands every successful JSON answer (list pages and single
  * records alike) to `rewrite`, which may change it in place.
  */

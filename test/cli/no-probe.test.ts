@@ -3,6 +3,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DEMO_SEED } from '../../pipelines/demo.js';
 import { STREAMS } from '../../src/extract/index.js';
+import { burstOf } from '../../src/extract/pacing.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import {
   assertExit,
@@ -10,6 +11,7 @@ import {
   killChildren,
   readWarehouse,
   runCli,
+  startArrivalsProxy,
   TOKEN,
   tempDir,
   writeConfig,
@@ -30,6 +32,38 @@ const GRANTED = ['catalogue:read', 'locations:read'];
 const LIST_ROUTE = Object.fromEntries(
   Object.values(STREAMS).map((s) => [s.name, `${s.operation.method} ${s.operation.path}`]),
 );
+
+/** The most arrivals any window of one second holds. */
+function busiestSecond(arrivals: readonly number[]): number {
+  const sorted = [...arrivals].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i]! - sorted[j]! >= 1000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
+/**
+ * Runs `run` while a 5 ms timer notes how late this process's timers fire: the scheduling delay of the machine
+ * at the time (a stall of D ms brings D × rate paced requests closer together, however exact the pacing).
+ */
+async function withLateness<T>(run: () => Promise<T>): Promise<{ result: T; lateMs: number }> {
+  let lateMs = 0;
+  let due = performance.now() + 5;
+  let timer: NodeJS.Timeout;
+  const tick = () => {
+    lateMs = Math.max(lateMs, performance.now() - due);
+    due = performance.now() + 5;
+    timer = setTimeout(tick, 5);
+  };
+  timer = setTimeout(tick, 5);
+  try {
+    return { result: await run(), lateMs };
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 interface RunRow {
   outcome: string;
@@ -179,5 +213,34 @@ describe('sync spends no probe request', () => {
       'SELECT count(*)::INTEGER AS n FROM products',
     );
     assert.ok((synced[0]?.n ?? 0) > 0, 'products were stored');
+  });
+
+  it('a paced sync: a sandbox at the same rate answers no 429, and no second holds more than rate + burst', async () => {
+    const RATE = 10;
+    // The sandbox's limit is the platform's token bucket (RATE requests, refilled at RATE a second).
+    const limited = await startSandbox({ seed: DEMO_SEED, scale: 'small', rateLimit: RATE, tokens: [TOKEN] });
+    const proxy = await startArrivalsProxy(limited);
+    try {
+      const paced = await writeConfig(
+        dir,
+        { warehouse: 'paced.duckdb', rateLimit: RATE, stores: [{ name: 'shop', baseUrl: proxy.baseUrl }] },
+        'paced.json',
+      );
+      const { result, lateMs } = await withLateness(() => runCli(['sync', '--config', paced]));
+      assertExit(result, 0);
+      const stats = limited.stats();
+      assert.equal(stats.byStatus['429'], undefined, JSON.stringify(stats.byStatus));
+      assert.equal(proxy.arrivals.length, stats.requests);
+      const busiest = busiestSecond(proxy.arrivals);
+      const bound = RATE + burstOf(RATE) + Math.ceil((lateMs * RATE) / 1000);
+      const gaps = proxy.arrivals.slice(1).map((t, i) => Math.round(t - proxy.arrivals[i]!));
+      assert.ok(
+        busiest <= bound,
+        `${busiest} requests in one second, more than ${bound} (scheduling delay up to ${lateMs.toFixed(0)} ms; gaps in ms: ${gaps.join(' ')})`,
+      );
+    } finally {
+      await proxy.close();
+      await limited.close();
+    }
   });
 });

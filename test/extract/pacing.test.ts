@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiClient } from '../../src/extract/client.js';
-import { RequestPacer } from '../../src/extract/pacing.js';
+import { burstOf, RequestPacer } from '../../src/extract/pacing.js';
 import { backoffDelay, DEFAULT_RETRY_POLICY, parseRetryAfter } from '../../src/extract/retry.js';
 import { sendJson, startServer } from './helpers.js';
 
@@ -44,17 +44,77 @@ function refusedByBucket(arrivals: readonly number[], rate: number, burst: numbe
   return refused;
 }
 
+/** The most arrivals any window of one second holds. */
+function busiestSecond(arrivals: readonly number[]): number {
+  const sorted = [...arrivals].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i]! - sorted[j]! >= 1000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
 describe('RequestPacer', () => {
+  it('lets a burst of half a second go at once from a full bucket, then one request every 1/rate', () => {
+    // A virtual clock: `reserve` answers when each request may go, as callers that always have one waiting would
+    // send them (each asks the moment its previous one left).
+    for (const rate of [1, 4, 10, 50]) {
+      let clock = 0;
+      const pacer = new RequestPacer({ rps: rate, now: () => clock });
+      const burst = burstOf(rate);
+      assert.equal(pacer.burst, burst);
+      assert.equal(burst, Math.max(1, Math.ceil(rate / 2)));
+      const sent: number[] = [];
+      for (let i = 0; i < 5 * rate + burst; i++) {
+        const at = pacer.reserve(clock);
+        clock = Math.max(clock, at);
+        sent.push(at);
+      }
+      const interval = 1000 / rate;
+      assert.deepEqual(sent.slice(0, burst), Array(burst).fill(0), `${rate} rps: the burst goes at once`);
+      sent.slice(burst).forEach((at, i) => {
+        assert.ok(Math.abs(at - (i + 1) * interval) < 1e-6, `${rate} rps: request ${burst + i} at ${at}`);
+      });
+      // Politeness, as docs/streams.md ("Pacing") states it: a second never holds more than rate + burst, and a
+      // token-bucket server at the same rate that holds `burst` (half the platform's) accepts every request.
+      assert.ok(busiestSecond(sent) <= rate + burst, `${rate} rps: ${busiestSecond(sent)} in one second`);
+      assert.equal(refusedByBucket(sent, rate, burst), 0, `${rate} rps`);
+      assert.ok(refusedByBucket(sent, rate * 1.01, burst - 1) > 0 || burst === 1, 'and no more than that');
+      // An idle second refills the bucket: the next burst goes at once again, never a bigger one.
+      clock = sent.at(-1)! + 1000 + burst * interval;
+      const again = Array.from({ length: burst + 1 }, () => pacer.reserve(clock));
+      assert.deepEqual(again.slice(0, burst), Array(burst).fill(clock), `${rate} rps: refilled`);
+      assert.ok(again[burst]! >= clock + interval - 1e-6, `${rate} rps: only ${burst} at once`);
+    }
+  });
+
+  it('sends no burst after a 429 until the rate has recovered', () => {
+    let clock = 0;
+    const pacer = new RequestPacer({ rps: 10, recoveryMs: 10_000, now: () => clock });
+    pacer.onRateLimited(1_000);
+    clock = 5_000; // well after the pause, still recovering (at 5 + 4 × 10 / 10 = 9 rps)
+    const first = pacer.reserve(clock);
+    const second = pacer.reserve(clock);
+    assert.equal(first, clock);
+    assert.ok(second >= clock + 1000 / 10, `the second request waits an interval (${second - clock} ms)`);
+    clock = 60_000; // recovered
+    assert.equal(pacer.currentRps(), 10);
+    const burst = Array.from({ length: burstOf(10) }, () => pacer.reserve(clock));
+    assert.deepEqual(burst, Array(burstOf(10)).fill(clock));
+  });
+
   it('spaces requests so a token-bucket server at the same rate never answers 429', async () => {
-    // Three callers at once share one limiter at 10 rps; a server allowing 10 rps with a burst of 3 (stricter than
-    // the platform, whose burst equals its rate) must accept every arrival. Three callers without a shared pacer
-    // would send 18 requests in about half a second.
+    // Three callers at once share one limiter at 10 rps, whose own burst is 5 (burstOf); a server allowing 10 rps
+    // with a burst of 7 (stricter than the platform, whose burst equals its rate) must accept every arrival.
+    // Three callers without a shared pacer would send 18 requests in about half a second.
     //
     // The bucket is applied to the arrival times afterwards, with its burst widened by the scheduling delay the
     // run actually met: a timer due during a stall of D ms fires at its end, together with the ones due after it,
     // so a stall delivers up to D × rate paced requests at once however exact the pacing. On an idle machine
-    // (delays of a few ms, under one interval) the burst stays 3, the check at its strictest; under load
-    // (other work on the same cores) it does not blame the pacer for the scheduler.
+    // (delays of a few ms, under one interval) the burst stays 7, the check at its strictest (a pacer 1.5× too
+    // fast is refused from its eighth request on); under load (other work on the same cores) it does not blame
+    // the pacer for the scheduler.
     const RATE = 10;
     const arrivals: number[] = [];
     const server = await startServer((_req, res) => {
@@ -72,11 +132,17 @@ describe('RequestPacer', () => {
       );
       assert.equal(server.hits.length, 18);
       assert.equal(api.stats.rateLimited, 0);
-      const burst = 3 + Math.floor((lateMs * RATE) / 1000);
+      const late = Math.floor((lateMs * RATE) / 1000);
+      const burst = burstOf(RATE) + 2 + late;
       const refused = refusedByBucket(arrivals, RATE, burst);
       const gaps = arrivals.slice(1).map((t, i) => Math.round(t - arrivals[i]!));
       const why = `scheduling delay up to ${lateMs.toFixed(1)} ms, burst ${burst}; gaps between arrivals (ms): ${gaps.join(' ')}`;
       assert.equal(refused, 0, `a ${RATE} rps server would have refused ${refused} requests (${why})`);
+      // The documented bound: no second holds more than rate + burst requests. Arrivals delayed by up to D ms
+      // bring the sends of 1 s + D into one second of arrivals: D × rate more, rounded up.
+      const busiest = busiestSecond(arrivals);
+      const bound = RATE + burstOf(RATE) + Math.ceil((lateMs * RATE) / 1000);
+      assert.ok(busiest <= bound, `${busiest} requests in one second, more than ${bound} (${why})`);
     } finally {
       await api.close();
       await server.close();
