@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { DOCUMENTS_STREAM } from '../load/documents.js';
 import { tableFamilies, tableRelations } from '../model/docs.js';
 import { type Bar, barChart, type DiagramTable, tableDiagram } from './charts.js';
 import type { ReportData, ReportRun } from './data.js';
@@ -137,7 +138,7 @@ function freshness(data: ReportData, now: number): string {
   if (data.streams.length === 0)
     return '<p class="note" id="freshness-empty">Nothing synced yet: run store-sync sync (or ingest).</p>';
   const rows = data.streams.map((s) => {
-    const fresh = s.stream === 'documents' ? '-' : s.stale ? 'STALE' : 'ok';
+    const fresh = s.stream === DOCUMENTS_STREAM ? '-' : s.stale ? 'STALE' : 'ok';
     const cursor = s.cursorInProgress ? new URL(s.cursorInProgress).search || s.cursorInProgress : '';
     return (
       `<tr data-store="${esc(s.store)}" data-stream="${esc(s.stream)}">` +
