@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { DOCUMENTS_STREAM } from '../load/documents.js';
+import { RECENT_ERROR_DAYS } from '../load/status.js';
 import { tableFamilies, tableRelations } from '../model/docs.js';
 import { type Bar, barChart, type DiagramTable, tableDiagram } from './charts.js';
-import type { ReportData, ReportRun } from './data.js';
+import type { ReportData, ReportRun, ReportStream } from './data.js';
 import { bytes, count, esc } from './escape.js';
 
 /**
@@ -28,6 +29,7 @@ nav a { margin-right: 14px; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid var(--line); padding: 3px 10px 3px 0; text-align: left; vertical-align: top; }
 th { color: var(--muted); font-weight: 600; white-space: nowrap; }
+td[data-field="lastError"], td[data-field="error"] { max-width: 420px; overflow-wrap: anywhere; }
 table.sortable th { cursor: pointer; } td.n, th.n { text-align: right; }
 td.code, code, pre { font-family: ui-monospace, monospace; font-size: 12.5px; }
 pre { background: var(--panel); border: 1px solid var(--line); padding: 6px 8px; white-space: pre-wrap;
@@ -152,6 +154,8 @@ function freshness(data: ReportData, now: number): string {
       td(cursor, { field: 'cursorInProgress', cls: 'code' }) +
       num(s.rejectionsSinceLastSuccess, 'rejectionsSinceLastSuccess') +
       td(fresh, { field: 'fresh', cls: s.stale ? 'stale' : fresh === 'ok' ? 'fresh' : '' }) +
+      lastRun(s, now) +
+      lastError(s, now) +
       '</tr>'
     );
   });
@@ -168,9 +172,35 @@ function freshness(data: ReportData, now: number): string {
       'cursor in progress',
       ['rejections', 'n'],
       'fresh',
+      'last run',
+      'last error',
     ],
     rows,
   );
+}
+
+/** As `status` words it: ok, or what the last run did to the stream (FAILED, INTERRUPTED, SKIPPED). */
+function lastRun(s: ReportStream, now: number): string {
+  if (!s.lastRun) return td('', { field: 'lastRun' });
+  const run = s.lastRun;
+  const text = s.failing ? run.outcome.toUpperCase() : 'ok';
+  return `<td data-field="lastRun" class="${s.failing ? 'failed' : 'fresh'}" data-sort="${esc(run.at)}" title="${esc(`${run.command} run ${run.runId} at ${run.at}, ${age(run.at, now)} ago`)}">${esc(text)}</td>`;
+}
+
+/**
+ * The error that makes the stream fail now, or one of the last RECENT_ERROR_DAYS that a later run got past:
+ * the errors `status` prints under its table.
+ */
+function lastError(s: ReportStream, now: number): string {
+  const e = s.lastError;
+  if (!e || !(s.failing || now - Date.parse(e.at) <= RECENT_ERROR_DAYS * 86_400_000))
+    return td('', { field: 'lastError' });
+  const run = `${e.mode === 'backfill' ? 'backfill' : e.command} run ${e.runId}`;
+  const since = s.failing ? '' : ', completed since';
+  return td(`${e.outcome} at ${e.at} (${run})${since}: ${e.error ?? ''}`, {
+    field: 'lastError',
+    cls: s.failing ? 'failed' : '',
+  });
 }
 
 const OUTCOMES = ['succeeded', 'completed_with_rejections', 'partial', 'failed', 'interrupted', 'running'];
@@ -404,6 +434,7 @@ export function diagramTables(): [string, DiagramTable[]][] {
 export function renderReport(data: ReportData): string {
   const now = Date.parse(data.generatedAt);
   const stale = data.streams.filter((s) => s.stale).length;
+  const failing = data.streams.filter((s) => s.failing).length;
   const rejected = data.streams.reduce((n, s) => n + s.rejectionsSinceLastSuccess, 0);
   const recent = data.newFields.reduce((n, e) => n + e.fields.length, 0);
   const waiting = data.spools.reduce((n, s) => n + s.events + s.openEvents, 0);
@@ -420,9 +451,9 @@ export function renderReport(data: ReportData): string {
 <h1>store-sync report</h1>
 <p class="meta">Warehouse <code id="warehouse">${esc(data.warehouse)}</code>${data.store ? `, store <b>${esc(data.store)}</b>` : ''}; written <code id="generated">${esc(data.generatedAt)}</code>, opened <code id="opened"></code>. Freshness bound: ${esc(data.freshnessHours)} h.</p>
 <nav><a href="#freshness-h">Freshness</a><a href="#runs-h">Runs</a><a href="#tables-h">Tables</a><a href="#fields-h">New fields</a><a href="#rejections-h">Rejections</a>${data.spools.length ? '<a href="#receiver">Receiver</a>' : ''}<a href="#diagram-h">Tables and keys</a></nav>
-<div class="cards">${card('card-streams', data.streams.length, 'streams')}${card('card-stale', stale, 'stale')}${card('card-rejections', rejected, 'rejections since last success')}${card('card-new-fields', recent, `new fields (${data.newFieldsDays} days)`)}${card('card-runs', data.runs.length, 'runs shown')}${data.spools.length ? card('card-spool', waiting, 'events waiting in spools') : ''}</div>
+<div class="cards">${card('card-streams', data.streams.length, 'streams')}${card('card-stale', stale, 'stale')}${card('card-failing', failing, 'failing (last run)')}${card('card-rejections', rejected, 'rejections since last success')}${card('card-new-fields', recent, `new fields (${data.newFieldsDays} days)`)}${card('card-runs', data.runs.length, 'runs shown')}${data.spools.length ? card('card-spool', waiting, 'events waiting in spools') : ''}</div>
 <h2 id="freshness-h">Freshness per store and stream</h2>
-<p class="note">As <code>store-sync status</code> says it when this file was written: the last success of each stream and its age, rows in its main table (ingested documents: documents read), rejections since the last success. Hover an age for the time since, as of opening this page.</p>
+<p class="note">As <code>store-sync status</code> says it when this file was written: the last success of each stream and its age, rows in its main table (ingested documents: documents read), rejections since the last success, what its last run did, and its last error (while it fails, or from the last ${RECENT_ERROR_DAYS} days). Hover an age for the time since, as of opening this page.</p>
 ${freshness(data, now)}
 <h2 id="runs-h">Run history</h2>
 ${runHistory(data)}

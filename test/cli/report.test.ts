@@ -26,6 +26,8 @@ import {
 const FIXTURE = path.join(import.meta.dirname, '..', 'fixtures', 'documents', 'order-2024.json');
 const SCRIPT_LINE = '<script>window.__pwned = 1</script>';
 const IMG_VALUE = '<img src=x onerror="window.__pwned = 2">';
+const WRONG_TOKEN_ENV = 'STORE_SYNC_REPORT_WRONG_TOKEN';
+const env = { [WRONG_TOKEN_ENV]: 'not-the-token-4711' };
 
 interface StatusJson {
   freshnessHours: number;
@@ -36,6 +38,9 @@ interface StatusJson {
     rows: number | null;
     rejectionsSinceLastSuccess: number;
     stale: boolean;
+    failing: boolean;
+    lastRun: { outcome: string } | null;
+    lastError: { error: string | null } | null;
   }[];
   newFields: { store: string; table: string; fields: string[] }[];
   receivers: {
@@ -55,13 +60,16 @@ interface ShownStream {
   rows: string;
   rejections: string;
   fresh: string;
+  lastRun: string;
+  lastError: string;
 }
 
 /** The page's freshness table, cell by cell as shown (numbers with their thin-space grouping removed). */
 const FRESHNESS = `[...document.querySelectorAll('#freshness tbody tr')].map((tr) => {
   const cell = (f) => tr.querySelector('[data-field="' + f + '"]').textContent.replace(/\\u2009/g, '');
   return { store: cell('store'), stream: cell('stream'), lastSuccessAt: cell('lastSuccessAt'), rows: cell('rows'),
-    rejections: cell('rejectionsSinceLastSuccess'), fresh: cell('fresh') };
+    rejections: cell('rejectionsSinceLastSuccess'), fresh: cell('fresh'), lastRun: cell('lastRun'),
+    lastError: cell('lastError') };
 })`;
 
 describe('store-sync report: one HTML file, opened in chromium, agreeing with status --json', () => {
@@ -84,7 +92,9 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
       baseUrl: sandbox.baseUrl,
       receiver: { secretEnv: 'STORE_SYNC_REPORT_TEST_SECRET' },
     };
-    config = await writeConfig(dir, { warehouse, stores: [store] });
+    // And a store whose token the API refuses: its streams fail, which status and the report both say.
+    const broken: StoreEntry = { name: 'broken', baseUrl: sandbox.baseUrl, tokenEnv: WRONG_TOKEN_ENV };
+    config = await writeConfig(dir, { warehouse, stores: [store, broken] });
   });
 
   after(async () => {
@@ -94,13 +104,14 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
     await cleanup?.();
   });
 
-  it('builds a warehouse: a sync, then an ingest with a field no column maps and a line that is not JSON', async () => {
-    const sync = await runCli(['sync', '--config', config], { cwd: dir, timeoutMs: 120_000 });
-    assertExit(sync, 0);
+  it('builds a warehouse: a sync of two stores (one refused), then an ingest with a field no column maps and a line that is not JSON', async () => {
+    const sync = await runCli(['sync', '--config', config], { cwd: dir, env, timeoutMs: 120_000 });
+    // Exit 1: the store whose token is refused failed; the other synced.
+    assertExit(sync, 1);
     const order = JSON.parse(await readFile(FIXTURE, 'utf8')) as Record<string, unknown>;
     const file = path.join(dir, 'hostile.ndjson');
     await writeFile(file, `${JSON.stringify({ ...order, zz_note: IMG_VALUE })}\n${SCRIPT_LINE}\n`);
-    const ingest = await runCli(['ingest', file, '--config', config], { cwd: dir });
+    const ingest = await runCli(['ingest', file, '--config', config, '--store', 'shop'], { cwd: dir });
     // Exit 3: the line that is not JSON is rejected, the order loaded.
     assertExit(ingest, 3);
     // Events the receiver spooled after the sync: a closed file (the next drain's) and the open one.
@@ -112,15 +123,17 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
       path.join(spool, 'events-20260101T000100000Z-000002-abcdef.ndjson.open'),
       event.repeat(2),
     );
-    const shown = await runCli(['status', '--json', '--config', config], { cwd: dir });
-    assertExit(shown, 0);
+    const shown = await runCli(['status', '--json', '--config', config], { cwd: dir, env });
+    // Exit 3: the refused store's streams are failing.
+    assertExit(shown, 3);
     status = JSON.parse(shown.stdout) as StatusJson;
     assert.ok(status.streams.some((s) => s.stream === 'documents' && s.rejectionsSinceLastSuccess === 1));
     assert.ok(status.newFields.some((e) => e.table === 'orders' && e.fields.includes('zz_note')));
+    assert.ok(status.streams.some((s) => s.store === 'broken' && s.failing && s.lastError?.error));
   });
 
   it('writes the report where --out says and prints its path', async () => {
-    const result = await runCli(['report', '--config', config, '--out', out()], { cwd: dir });
+    const result = await runCli(['report', '--config', config, '--out', out()], { cwd: dir, env });
     assertExit(result, 0);
     assert.equal(result.stdout, `${out()}\n`);
     const html = await readFile(out(), 'utf8');
@@ -144,7 +157,7 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
     assert.equal(await page.evaluate<number>('document.scripts.length'), 1);
   });
 
-  it('shows per stream what status --json says: last success, rows, rejections, freshness', async () => {
+  it('shows per stream what status --json says: last success, rows, rejections, freshness, last run and error', async () => {
     const shown = await page!.evaluate<ShownStream[]>(FRESHNESS);
     const expected = status.streams.map((s) => ({
       store: s.store,
@@ -153,19 +166,31 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
       rows: s.rows === null ? '' : String(s.rows),
       rejections: String(s.rejectionsSinceLastSuccess),
       fresh: s.stream === 'documents' ? '-' : s.stale ? 'STALE' : 'ok',
+      lastRun: s.lastRun ? (s.failing ? s.lastRun.outcome.toUpperCase() : 'ok') : '',
     }));
-    assert.ok(expected.length >= 6, 'every synced stream and the documents');
-    assert.deepEqual(shown, expected);
+    assert.ok(expected.length >= 11, 'the five default streams of both stores, and the documents');
+    assert.deepEqual(
+      shown.map(({ lastError: _lastError, ...rest }) => rest),
+      expected,
+    );
+    // A failing stream's error, as stored (and masked) in _sync_runs, is in its row.
+    for (const [i, s] of status.streams.entries()) {
+      if (s.failing) assert.ok(shown[i]!.lastError.endsWith(`: ${s.lastError!.error}`), shown[i]!.lastError);
+      else if (!s.lastError) assert.equal(shown[i]!.lastError, '');
+    }
+    assert.ok(shown.some((s) => s.store === 'broken' && s.lastRun === 'FAILED'));
     const newFields = status.newFields.reduce((n, e) => n + e.fields.length, 0);
     assert.equal(
       await page!.evaluate<string>("document.getElementById('new-fields-count').textContent"),
       String(newFields),
     );
     const cards = await page!.evaluate<string[]>(
-      "['card-streams', 'card-rejections', 'card-new-fields'].map((id) => document.querySelector('#' + id + ' b').textContent)",
+      "['card-streams', 'card-stale', 'card-failing', 'card-rejections', 'card-new-fields'].map((id) => document.querySelector('#' + id + ' b').textContent)",
     );
     assert.deepEqual(cards, [
       String(status.streams.length),
+      String(status.streams.filter((s) => s.stale).length),
+      String(status.streams.filter((s) => s.failing).length),
       String(status.streams.reduce((n, s) => n + s.rejectionsSinceLastSuccess, 0)),
       String(newFields),
     ]);
@@ -195,29 +220,34 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
   });
 
   it('lists the runs with their numbers, charts them, and sizes every table', async () => {
-    const runs = await page!.evaluate<{ command: string; requests: string; outcome: string }[]>(
+    const runs = await page!.evaluate<
+      { store: string; command: string; requests: string; outcome: string }[]
+    >(
       `[...document.querySelectorAll('#runs tbody tr')].map((tr) => ({
+        store: tr.querySelector('[data-field="store"]').textContent,
         command: tr.querySelector('[data-field="command"]').textContent,
         requests: tr.querySelector('[data-field="requests"]').textContent.replace(/\\u2009/g, ''),
         outcome: tr.querySelector('[data-field="outcome"]').textContent }))`,
     );
     assert.deepEqual(
-      runs.map((r) => [r.command, r.outcome]),
+      runs.map((r) => [r.store, r.command, r.outcome]),
       [
-        ['ingest', 'completed with rejections'],
-        ['sync', 'succeeded'],
+        ['shop', 'ingest', 'completed with rejections'],
+        ['broken', 'sync', 'failed'],
+        ['shop', 'sync', 'succeeded'],
       ],
     );
-    assert.equal(runs[1]!.requests, String(sandbox.stats().requests));
+    // Every request the sandbox answered, 401s included, is in one of the two syncs.
+    assert.equal(Number(runs[1]!.requests) + Number(runs[2]!.requests), sandbox.stats().requests);
     // One bar per run in each of the five charts.
     const bars = await page!.evaluate<number[]>(
       "['duration', 'requests', 'records', 'rejections', '429'].map((c) => document.querySelectorAll('#chart-' + c + ' rect.bar').length)",
     );
-    assert.deepEqual(bars, [2, 2, 2, 2, 2]);
+    assert.deepEqual(bars, [3, 3, 3, 3, 3]);
     const subscriptions = await page!.evaluate<string>(
       'document.querySelector(\'#tables tr[data-table="subscriptions"] [data-field="rows"]\').textContent.replace(/\\u2009/g, \'\')',
     );
-    const fromStatus = status.streams.find((s) => s.stream === 'subscriptions')!.rows;
+    const fromStatus = status.streams.find((s) => s.store === 'shop' && s.stream === 'subscriptions')!.rows;
     assert.equal(subscriptions, String(fromStatus));
   });
 
@@ -251,7 +281,7 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
   });
 
   it('writes beside the warehouse by default', async () => {
-    const result = await runCli(['report', '--config', config], { cwd: dir });
+    const result = await runCli(['report', '--config', config], { cwd: dir, env });
     assertExit(result, 0);
     const file = path.join(dir, 'data', 'report.html');
     assert.equal(result.stdout, `${file}\n`);
@@ -259,7 +289,7 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
   });
 
   it('refuses a folder as --out, saying so', async () => {
-    const result = await runCli(['report', '--config', config, '--out', dir], { cwd: dir });
+    const result = await runCli(['report', '--config', config, '--out', dir], { cwd: dir, env });
     assertCleanError(
       result,
       2,
