@@ -164,7 +164,11 @@ async function runSyncCommand(
           ...(window ? { window } : {}),
           logger,
           onProgress: progress.update,
-          watch: (run, peek) => heartbeat.watch({ ...run, stream: peek().stream }, () => streamPulse(peek())),
+          watch: (run, peek) => {
+            // The bar appears as the stream starts: one whose first page is slow (or never comes) shows too.
+            progress.update(peek());
+            return heartbeat.watch({ ...run, stream: peek().stream }, () => streamPulse(peek()));
+          },
           signal,
         }),
       ran: (outcome) => outcomes.push(outcome),
