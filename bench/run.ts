@@ -18,6 +18,7 @@ const BENCHMARKS = [
   'rebuild',
   'export',
   'receive',
+  'query-startup',
 ] as const;
 
 async function duckdbVersion(): Promise<string> {

@@ -32,7 +32,8 @@ if (edited)
     'store-sync: sources changed since the last build; run `npm run build` to run them.\n',
   );
 
-// Stack traces (--verbose) name the TypeScript sources' lines, through the maps the build writes beside the
-// code.
-process.setSourceMapsEnabled(true);
+// Stack traces, printed only with --verbose, name the TypeScript sources' lines through the maps the build
+// writes beside the code. Only then: with maps enabled Node reads and parses every loaded module's map, a
+// cost to every command's start-up (docs/performance.md, "Start-up").
+if (process.argv.includes('--verbose')) process.setSourceMapsEnabled(true);
 await import(main.href);

@@ -1,14 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import {
-  apiVersionHeaderProblem,
-  checkBaseUrl,
-  loadConfig,
-  parseConfig,
-  type StoreConfig,
-  type SyncConfig,
-} from '../config.js';
+import type { StoreConfig, SyncConfig } from '../config.js';
 import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { FAST_PATH_VARIABLE } from '../normalize/fast-switch.js';
@@ -80,6 +73,9 @@ export function jobFromFlags(args: JobArgs): boolean {
 
 /** The job as a config, from --config / ./sync.config.json, or from flags. `needsApi` requires a base URL. */
 export async function resolveJob(args: JobArgs, options: { needsApi: boolean }): Promise<SyncConfig> {
+  // Imported here, not above: every command module imports this file for its options, and the config's
+  // zod schemas are not needed to print --help (docs/performance.md, "Start-up").
+  const { apiVersionHeaderProblem, checkBaseUrl, loadConfig, parseConfig } = await import('../config.js');
   if (jobFromFlags(args)) {
     if (!args.warehouse) {
       throw usage(

@@ -43,6 +43,10 @@ export interface RejectionRow {
 
 export interface BatchCounts {
   records: number;
+  /**
+   * Data rows the batch stored, new or replacing stored ones: rows of its own that lost to a newer document
+   * (a customer repeated in its orders, a document older than the stored one) are not counted.
+   */
   rows: number;
   /** `_rejected_records` rows, of both levels. */
   rejections: number;

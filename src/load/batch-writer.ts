@@ -122,17 +122,22 @@ export class BatchWriter {
       const { units, partial } = await mergeUnits(connection, appenders, rows, this.meta.store, keyRanges);
       // Keys whose documents carry different fields are folded field by field (partial.ts), from the
       // family's rows before they are filtered down to the winners.
-      if (partial)
-        this.appendedRows += await foldPartialUnits(
+      if (partial) {
+        const folded = await foldPartialUnits(
           connection,
           def.name,
           new Map(family.map((member) => [member.name, member])),
           partial,
           this.meta,
         );
+        this.appendedRows += folded;
+        this.counts.rows += folded;
+      }
       for (const member of family) {
-        this.counts.rows += member.length;
         if (units) member.keepUnits(units);
+        // Counted once filtered: the rows stored, not the batch's (a customer in 100 orders of one batch is
+        // one row; the rows of a document older than the stored one are none).
+        this.counts.rows += member.length;
         if (member.length === 0) continue;
         (await appenders.get(member.name)).append(member, this.directFeeds(member, layouts));
         this.appendedRows += member.length;

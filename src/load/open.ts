@@ -12,7 +12,8 @@ import {
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
-import { literal } from '../model/index.js';
+// The SQL quoting alone: the table model behind model/index.js is not needed to open a warehouse (query).
+import { literal } from '../model/sql.js';
 import { WRITER_CHECKPOINT_THRESHOLD, writerMemoryLimit } from './runtime-profile.js';
 
 /**

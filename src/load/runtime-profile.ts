@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { literal } from '../model/index.js';
+import { literal } from '../model/sql.js';
 import { DUCKDB_ALLOCATOR_CONF } from './allocator.js';
 
 /**

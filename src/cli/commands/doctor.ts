@@ -1,7 +1,7 @@
 import { access, constants, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
-import { readToken, type StoreConfig, type SyncConfig } from '../../config.js';
+import type { StoreConfig, SyncConfig } from '../../config.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../../errors.js';
 import { STREAM_NAMES } from '../../streams.js';
 import { type JobArgs, resolveJob, selectStores, withJobOptions } from '../context.js';
@@ -21,6 +21,7 @@ interface Check {
 
 async function storeChecks(store: StoreConfig): Promise<Check[]> {
   // Loaded here, not with the command's definition: every command's options are read at start.
+  const { readToken } = await import('../../config.js');
   const { ApiClient, parseBaseUrl, probeStreamAccess, STREAMS } = await import('../../extract/index.js');
   const checks: Check[] = [];
   const label = `store ${store.name}`;

@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { SpoolDrain } from '../../../pipelines/drain.js';
 import type { SyncConfig } from '../../config.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
-import { receiversFromConfig } from '../../receive/setup.js';
 import {
   cliLogger,
   type JobArgs,
@@ -49,6 +48,7 @@ async function spoolsOf(config: SyncConfig, args: IngestSpoolArgs): Promise<Spoo
   if (args.spool === '') {
     if (jobFromFlags(args))
       throw usage('--spool needs a folder when there is no config file: --spool DIR --warehouse PATH.');
+    const { receiversFromConfig } = await import('../../receive/setup.js');
     return receiversFromConfig(config, args.store === undefined ? {} : { store: args.store }).map((s) => ({
       store: s.name,
       spoolDir: s.receiver.spoolDir,

@@ -57,7 +57,7 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
         'no SQL given: pass one statement, e.g. "SELECT count(*) FROM orders"',
       );
     const config = await resolveJob(args, { needsApi: false });
-    const { runReadOnlyQuery } = await import('../../load/index.js');
+    const { runReadOnlyQuery } = await import('../../load/query.js');
     const limit = rowLimit(args);
     const result = await runReadOnlyQuery(
       config.warehouse,

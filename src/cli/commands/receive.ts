@@ -1,14 +1,7 @@
 import type { CommandModule } from 'yargs';
 import type { SyncConfig } from '../../config.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
-import {
-  endpointOf,
-  type ReceiverFlags,
-  type ReceiverStore,
-  receiverFromFlags,
-  receiverSettings,
-  receiversFromConfig,
-} from '../../receive/setup.js';
+import type { ReceiverFlags, ReceiverStore } from '../../receive/setup.js';
 import {
   cliLogger,
   integerOption,
@@ -64,6 +57,9 @@ export const receiveCommand: CommandModule<object, ReceiveArgs> = {
   handler: async (args) => {
     const logger = cliLogger(args);
     if (args.port !== undefined) integerOption('port', args.port, 0, 65535);
+    const { endpointOf, receiverFromFlags, receiverSettings, receiversFromConfig } = await import(
+      '../../receive/setup.js'
+    );
     let config: SyncConfig | null = null;
     let stores: ReceiverStore[];
     if (jobFromFlags(args)) stores = [receiverFromFlags(args)];

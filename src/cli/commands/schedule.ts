@@ -1,4 +1,4 @@
-import { Cron } from 'croner';
+import type { Cron } from 'croner';
 import type { CommandModule } from 'yargs';
 import type { StoreConfig, SyncConfig } from '../../config.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../../errors.js';
@@ -112,6 +112,7 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
     const { runSync } = await import('../../../pipelines/sync.js');
     const { checkStores, syncStores } = await import('../../../pipelines/stores.js');
     checkStores(selectStores(await resolveJob(args, { needsApi: true }), args.store), streams);
+    const { Cron } = await import('croner');
     let job: Cron;
     try {
       job = new Cron(args.cron, {

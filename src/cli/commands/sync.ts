@@ -28,7 +28,6 @@ import {
   withHeartbeatOptions,
 } from '../heartbeat.js';
 import { renderTable } from '../output.js';
-import { createProgressDisplay } from '../progress.js';
 import { StopOnSignal } from '../stop.js';
 import { type SchemaContractArgs, withSchemaContract, withSchemaContractOption } from './schema-contract.js';
 
@@ -114,6 +113,7 @@ async function runSyncCommand(
   const stores = selectStores(config, args.store);
   checkStores(stores, streams);
   // Bars only on a terminal, and never with JSON logs: a log shipper wants lines, not redraws.
+  const { createProgressDisplay } = await import('../progress.js');
   const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
   const logger = cliLogger(args, progress.log);
   const heartbeat = new Heartbeat({ logger, prefix: 'stream', ...heartbeatBounds(config, args) }).start();

@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { RebuildProgress } from '../../../pipelines/rebuild.js';
-import { DOCUMENTS_OPTIONS, type SyncConfig } from '../../config.js';
+import type { SyncConfig } from '../../config.js';
 import type { SchemaContract } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import { STREAM_NAMES } from '../../streams.js';
@@ -248,7 +248,8 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
  * What rebuild does with fields the model does not map, per store and stream: the config's
  * `schemaContract` (a one-off job's flags set none, so everything evolves), `evolve` for stores it lacks.
  */
-function replayContracts(config: SyncConfig): Map<string, Map<string, SchemaContract>> {
+async function replayContracts(config: SyncConfig): Promise<Map<string, Map<string, SchemaContract>>> {
+  const { DOCUMENTS_OPTIONS } = await import('../../config.js');
   return new Map(
     config.stores.map((store) => [
       store.name,
@@ -271,6 +272,7 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs & FastP
     withHeartbeatOptions(withFastPathOption(withWorkersOption(withJobOptions(yargs)))) as never,
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
+    const contracts = await replayContracts(config);
     const workers = workersFrom(args);
     useFastPathSwitch(args);
     // Bars only on a terminal, and never with JSON logs (as for sync).
@@ -314,7 +316,7 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs & FastP
               latest = now;
               progress.show(rebuildBar(now, (Date.now() - started) / 1000));
             },
-            contracts: replayContracts(config),
+            contracts,
             ...(workers === undefined ? {} : { workers }),
           }),
         );
