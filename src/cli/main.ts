@@ -4,7 +4,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { asStoreSyncError } from '../errors.js';
 import { createLogger, redact } from '../log.js';
-import { commands } from './commands/index.js';
+import { commandsFor } from './commands/index.js';
 import { EXIT, exitCodeForError } from './exit-codes.js';
 
 /**
@@ -73,7 +73,7 @@ async function main(argv: string[]): Promise<void> {
       .usage(
         "$0 <command> [options]\n\nCopy a store's Store Administration API into a DuckDB + Parquet warehouse.",
       )
-      .command(commands)
+      .command(await commandsFor(argv))
       .option('verbose', { type: 'boolean', description: 'Show stack traces and debug logs', global: true })
       .option('log-format', {
         choices: ['human', 'json'] as const,
