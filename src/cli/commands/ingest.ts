@@ -23,7 +23,6 @@ import {
   ingestPulse,
   withHeartbeatOptions,
 } from '../heartbeat.js';
-import { createProgressDisplay, ingestBar } from '../progress.js';
 import { runOutcome, StopOnSignal } from '../stop.js';
 import { ingestSpool, SPOOL_OPTION } from './ingest-spool.js';
 import { type SchemaContractArgs, withSchemaContract, withSchemaContractOption } from './schema-contract.js';
@@ -80,6 +79,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         `the config has ${config.stores.length} stores (${config.stores.map((s) => s.name).join(', ')}): pass --store NAME to say whose documents these are.`,
       );
     }
+    const { createProgressDisplay, ingestBar } = await import('../progress.js');
     // Bars only on a terminal, and never with JSON logs (as for sync).
     const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
     const logger = cliLogger(args, progress.log);

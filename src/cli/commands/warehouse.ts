@@ -29,7 +29,6 @@ import {
   withHeartbeatOptions,
 } from '../heartbeat.js';
 import { renderTable } from '../output.js';
-import { createProgressDisplay, exportBar, rebuildBar } from '../progress.js';
 import { runOutcome, StopOnSignal } from '../stop.js';
 
 /** Commands that work on the warehouse alone, with no API: status, export, rebuild. */
@@ -207,6 +206,7 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
       );
     const { openWarehouse } = await import('../../load/index.js');
     const { exportParquet } = await import('../../../pipelines/export.js');
+    const { createProgressDisplay, exportBar } = await import('../progress.js');
     // A running writer blocks readers: exit 1 as for query and status, not a configuration error.
     // Bars only on a terminal, and never with JSON logs (as for sync).
     const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
@@ -275,6 +275,7 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs & FastP
     const contracts = await replayContracts(config);
     const workers = workersFrom(args);
     useFastPathSwitch(args);
+    const { createProgressDisplay, rebuildBar } = await import('../progress.js');
     // Bars only on a terminal, and never with JSON logs (as for sync).
     const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
     const logger = cliLogger(args, progress.log);
