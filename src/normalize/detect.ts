@@ -327,6 +327,25 @@ function envelopeOf(doc: Record<string, unknown>): Envelope | null {
   };
 }
 
+/**
+ * A list page's own fields (`count`, `next`, `previous`, any other) go with each record it held, in
+ * `_envelope` under `list_page`: they are what the store sent too.
+ */
+function keepPageFields(page: Record<string, unknown>, records: readonly DetectedRecord[]): void {
+  const fields = ownFields(page, 'results');
+  if (fields === null) return;
+  for (const record of records) {
+    const meta = record.envelope ?? {
+      eventId: null,
+      eventType: null,
+      eventAt: null,
+      label: null,
+      rest: null,
+    };
+    record.envelope = { ...meta, rest: { ...meta.rest, list_page: fields } };
+  }
+}
+
 /** The envelope fields whose columns keep them as sent when they are strings (`_event_id` …). */
 const TEXT_FIELDS: ReadonlySet<string> = new Set(['event_id', 'event_type', 'api_version']);
 
@@ -338,12 +357,27 @@ function restOf(doc: Record<string, unknown>): Record<string, unknown> | null {
     const value = doc[key];
     if (TEXT_FIELDS.has(key) && (value === null || typeof value === 'string')) continue;
     if (key === 'timestamp' && (value === null || isDateTime(value))) continue;
-    // A field named `__proto__` is an own field of a parsed document: defined, not assigned, so it stays one.
     rest ??= {};
-    Object.defineProperty(rest, key, { value, enumerable: true, writable: true, configurable: true });
+    defineField(rest, key, value);
   }
   return rest;
 }
+
+/** Every field of `doc` but `held`; null when there is none. */
+function ownFields(doc: Record<string, unknown>, held: string): Record<string, unknown> | null {
+  let fields: Record<string, unknown> | null = null;
+  for (const key of Object.keys(doc)) {
+    if (key === held) continue;
+    fields ??= {};
+    defineField(fields, key, doc[key]);
+  }
+  return fields;
+}
+
+/** A field named `__proto__` is an own field of a parsed document: defined, not assigned, so it stays one. */
+const defineField = (into: Record<string, unknown>, key: string, value: unknown): void => {
+  Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
+};
 
 function isDateTime(value: unknown): boolean {
   try {
@@ -419,8 +453,10 @@ function detectValue(value: unknown, at: string, place: Place, out: Detection): 
       return;
     }
     // The page's `next` is not followed: a capture holds what it holds.
+    const first = out.records.length;
     for (const [i, item] of (value.results as unknown[]).entries())
       detectValue(item, join(at, `results[${i}]`), { inArray: true, inPage: true }, out);
+    keepPageFields(value, out.records.slice(first));
     return;
   }
   const enveloped = envelope ?? envelopeOf(value);

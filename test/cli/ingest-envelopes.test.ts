@@ -80,6 +80,17 @@ describe('store-sync ingest: envelopes and containers', () => {
       { number: 'W-2023b', api_version: null },
       { number: 'W-2024', api_version: '2024-04-01' },
     ]);
+    // The page's own fields are what the store sent too: each record of the page keeps them.
+    assert.deepEqual(
+      await readWarehouse(
+        warehouse,
+        "SELECT number, CAST(_envelope->'list_page' AS VARCHAR) AS page FROM orders WHERE number LIKE 'L-%' ORDER BY number",
+      ),
+      ['L-1', 'L-2'].map((number) => ({
+        number,
+        page: '{"count":2,"next":"https://shop.example.com/api/orders/?cursor=cD0yMDI0","previous":null}',
+      })),
+    );
     const lines = await readWarehouse<{ order_number: string; id: bigint; sku: string }>(
       warehouse,
       "SELECT order_number, id, sku FROM order_lines WHERE order_number IN ('W-2023', 'W-2024', 'L-2') ORDER BY id",

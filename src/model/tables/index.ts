@@ -39,7 +39,7 @@ const ENVELOPE_COLUMNS: readonly ColumnDef[] = [
   col(
     '_envelope',
     'JSON',
-    "The envelope's other fields, as sent (`object`, `webhook`, `event_version`, `context`, what a proxy added), and any of `event_id`, `event_type`, `timestamp`, `api_version` the columns above could not keep as sent (a `timestamp` that is not a date-time); NULL for a bare document, a synced record, or an envelope with nothing more.",
+    "The envelope's other fields, as sent (`object`, `webhook`, `event_version`, `context`, what a proxy added), and any of `event_id`, `event_type`, `timestamp`, `api_version` the columns above could not keep as sent (a `timestamp` that is not a date-time); a captured list page's own fields under `list_page`; NULL for a bare document, a synced record, or an envelope with nothing more.",
     '@envelope',
   ),
 ];
