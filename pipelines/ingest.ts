@@ -79,7 +79,7 @@ export interface IngestProgress {
   rejections: number;
   filesDone: number;
   filesTotal: number;
-  /** The input of the batch accepted last: where the reading is. */
+  /** Where the reading is: the first input before any batch, then the input of the batch accepted last. */
   reading: string | null;
 }
 
@@ -230,6 +230,7 @@ class IngestRun {
     if (touched.length) await this.tx.run(touchLedgerSql(store, touched));
     for (const plan of plans) this.ledger.set(plan.index, { ...plan.entry });
     this.plans = plans;
+    this.reading = plans[0]?.path ?? null;
     this.report();
     logger.debug('ingest_planned', {
       files: files.length,

@@ -240,7 +240,7 @@ export function ingestPulse(progress: IngestProgress | null): Pulse {
     rated: { name: 'documents', value: progress.documents },
     waitingFor:
       progress.reading === null
-        ? 'the first batch of documents'
+        ? 'the next batch of documents'
         : progress.reading === '-'
           ? 'the next batch of documents from stdin'
           : `the next batch of documents (reading ${progress.reading})`,

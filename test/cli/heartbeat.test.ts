@@ -257,6 +257,45 @@ describe('sync: heartbeat lines and a stalled warning through the CLI', () => {
     );
   });
 
+  it('ingest: heartbeat lines and a stalled warning while stdin stays open with nothing on it', async () => {
+    const run = startCli(
+      [
+        'ingest',
+        '-',
+        '--warehouse',
+        path.join(dir, 'stdin.duckdb'),
+        '--heartbeat-seconds',
+        '1',
+        '--stall-seconds',
+        '2',
+        '--log-format',
+        'json',
+      ],
+      { holdStdin: true, input: '' },
+    );
+    await waitForStderr(run, /"event":"ingest\.stalled"/, 60_000);
+    // The producer finishes: the ingest ends normally, having read nothing.
+    run.child.stdin!.end();
+    const result = await run.done;
+    assertExit(result, 0);
+    const lines = jsonLines(result.stderr);
+    const beat = lines.find((l) => l.event === 'ingest.heartbeat');
+    assert.ok(beat, `an ingest heartbeat:\n${result.stderr}`);
+    assert.equal(beat.level, 'info');
+    assert.equal(beat.files, '0/1');
+    assert.equal(beat.documents, 0);
+    assert.equal(beat.bytesRead, 0);
+    assert.equal(beat.bytesTotal, undefined, 'stdin has no size known in advance');
+    assert.equal(beat.documentsPerSecond, 0);
+    const stall = lines.find((l) => l.event === 'ingest.stalled')!;
+    assert.equal(stall.level, 'warn');
+    assert.equal(stall.waitingFor, 'the next batch of documents from stdin');
+    assert.match(
+      String(stall.message),
+      /^no progress for \d+ s: waiting for the next batch of documents from stdin/,
+    );
+  });
+
   it('refuses a heartbeat interval that is not a positive number, naming the flag', async () => {
     const result = await runCli([
       'sync',
