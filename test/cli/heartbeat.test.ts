@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Heartbeat, type HeartbeatClock, type Pulse } from '../../src/cli/heartbeat.js';
 import { createLogger } from '../../src/log.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
 import { page, product } from '../chaos/support/hostile-server.js';
 import {
   assertExit,
@@ -14,6 +15,7 @@ import {
   runCli,
   startCli,
   tempDir,
+  testSandbox,
   waitForStderr,
   writeConfig,
 } from './helpers.js';
@@ -310,6 +312,61 @@ describe('sync: heartbeat lines and a stalled warning through the CLI', () => {
     ]);
     assertExit(result, 2);
     assert.match(result.stderr, /--heartbeat-seconds must be a number of seconds above 0 \(got 0\)/);
+  });
+
+  after(() => assertNoSecretsOrEscapes());
+});
+
+describe('schedule: heartbeat lines at the interval the config sets', () => {
+  let sandbox: Sandbox;
+  let dir: string;
+  let cleanup: () => Promise<void>;
+
+  before(async () => {
+    // One product a page and 250 ms a request: a run lasts a few seconds, several heartbeats at 0.5 s.
+    sandbox = await testSandbox({ scale: 10, pageSize: 1, latencyMs: 250 });
+    ({ dir, cleanup } = await tempDir());
+  });
+
+  after(async () => {
+    killChildren();
+    await sandbox?.close();
+    await cleanup?.();
+  });
+
+  it('logs stream.heartbeat for the running store, with its run id', async () => {
+    const config = await writeConfig(dir, {
+      warehouse: path.join(dir, 'scheduled.duckdb'),
+      heartbeatSeconds: 0.5,
+      stores: [{ name: 'shop', baseUrl: sandbox.baseUrl }],
+    });
+    const run = startCli(
+      [
+        'schedule',
+        '--cron',
+        '* * * * * *',
+        '--config',
+        config,
+        '--streams',
+        'products',
+        '--log-format',
+        'json',
+      ],
+      { timeoutMs: 120_000 },
+    );
+    await waitForStderr(run, /"event":"stream\.heartbeat"[^\n]*"pages":[1-9]/, 90_000);
+    run.child.kill('SIGTERM');
+    const result = await run.done;
+    assertExit(result, 0);
+    const events = jsonLines(result.stderr);
+    const beats = events.filter((e) => e.event === 'stream.heartbeat');
+    const runs = new Set(events.filter((e) => e.event === 'schedule.run').map((e) => e.runId));
+    assert.ok(beats.length >= 2, `heartbeats every 0.5 s:\n${result.stderr}`);
+    for (const beat of beats) {
+      assert.equal(beat.store, 'shop');
+      assert.equal(beat.stream, 'products');
+      assert.ok(runs.has(beat.runId), `the heartbeat's run ${String(beat.runId)} is one the schedule ran`);
+    }
   });
 
   after(() => assertNoSecretsOrEscapes());
