@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import { createReadStream, createWriteStream, existsSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -132,7 +132,9 @@ async function documents(count: number, log: (line: string) => void) {
   await mkdir(one);
   const file = path.join(one, 'orders.ndjson');
   const out = createWriteStream(file);
-  for (const part of paths) await pipeline(createReadStream(part), out, { end: false });
+  for (const part of paths)
+    for await (const chunk of createReadStream(part, { highWaterMark: 1 << 20 }))
+      if (!out.write(chunk)) await once(out, 'drain');
   await new Promise<void>((resolve, reject) =>
     out.end((error?: Error | null) => (error ? reject(error) : resolve())),
   );
