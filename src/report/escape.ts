@@ -18,11 +18,11 @@ const ESCAPES: Record<string, string> = {
   "'": '&#39;',
 };
 
-/** Thousands separated by a thin space, so columns of counts read at a glance. */
+/** Thousands separated by a narrow no-break space, so columns of counts read at a glance and never wrap. */
 export function count(value: number | null | undefined): string {
   if (value === null || value === undefined) return '';
   return Number.isInteger(value)
-    ? String(value).replace(/\B(?=(\d{3})+(?!\d))/g, '\u2009')
+    ? String(value).replace(/\B(?=(\d{3})+(?!\d))/g, '\u202f')
     : value.toFixed(1);
 }
 

@@ -30,6 +30,7 @@ table { border-collapse: collapse; margin: 6px 0 12px; font-variant-numeric: tab
 th, td { border-bottom: 1px solid var(--line); padding: 3px 10px 3px 0; text-align: left; vertical-align: top; }
 th { color: var(--muted); font-weight: 600; white-space: nowrap; }
 td[data-field="lastError"], td[data-field="error"] { max-width: 420px; overflow-wrap: anywhere; }
+td.code, td.n, td[data-field="age"], td[data-field="fresh"], td[data-field="lastRun"] { white-space: nowrap; }
 table.sortable th { cursor: pointer; } td.n, th.n { text-align: right; }
 td.code, code, pre { font-family: ui-monospace, monospace; font-size: 12.5px; }
 pre { background: var(--panel); border: 1px solid var(--line); padding: 6px 8px; white-space: pre-wrap;
@@ -159,25 +160,29 @@ function freshness(data: ReportData, now: number): string {
       '</tr>'
     );
   });
-  return table(
-    'freshness',
-    [
-      'store',
-      'stream',
-      'last success',
-      'age',
-      ['rows', 'n'],
-      'watermark',
-      'last full scan',
-      'cursor in progress',
-      ['rejections', 'n'],
-      'fresh',
-      'last run',
-      'last error',
-    ],
-    rows,
+  return scroll(
+    table(
+      'freshness',
+      [
+        'store',
+        'stream',
+        'last success',
+        'age',
+        ['rows', 'n'],
+        'watermark',
+        'last full scan',
+        'cursor in progress',
+        ['rejections', 'n'],
+        'fresh',
+        'last run',
+        'last error',
+      ],
+      rows,
+    ),
   );
 }
+
+const scroll = (html: string) => `<div class="scroll">${html}</div>`;
 
 /** As `status` words it: ok, or what the last run did to the stream (FAILED, INTERRUPTED, SKIPPED). */
 function lastRun(s: ReportStream, now: number): string {

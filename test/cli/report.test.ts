@@ -64,9 +64,9 @@ interface ShownStream {
   lastError: string;
 }
 
-/** The page's freshness table, cell by cell as shown (numbers with their thin-space grouping removed). */
+/** The page's freshness table, cell by cell as shown (numbers with their grouping spaces removed). */
 const FRESHNESS = `[...document.querySelectorAll('#freshness tbody tr')].map((tr) => {
-  const cell = (f) => tr.querySelector('[data-field="' + f + '"]').textContent.replace(/\\u2009/g, '');
+  const cell = (f) => tr.querySelector('[data-field="' + f + '"]').textContent.replace(/\\u202f/g, '');
   return { store: cell('store'), stream: cell('stream'), lastSuccessAt: cell('lastSuccessAt'), rows: cell('rows'),
     rejections: cell('rejectionsSinceLastSuccess'), fresh: cell('fresh'), lastRun: cell('lastRun'),
     lastError: cell('lastError') };
@@ -199,7 +199,7 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
   it("shows the receiver's spool as status --json does", async () => {
     const spools = await page!.evaluate<Record<string, string>[]>(
       `[...document.querySelectorAll('#spools tbody tr')].map((tr) => Object.fromEntries(
-        [...tr.querySelectorAll('[data-field]')].map((td) => [td.dataset.field, td.textContent.replace(/\\u2009/g, '')])))`,
+        [...tr.querySelectorAll('[data-field]')].map((td) => [td.dataset.field, td.textContent.replace(/\\u202f/g, '')])))`,
     );
     assert.equal(status.receivers.length, 1);
     assert.deepEqual(
@@ -226,7 +226,7 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
       `[...document.querySelectorAll('#runs tbody tr')].map((tr) => ({
         store: tr.querySelector('[data-field="store"]').textContent,
         command: tr.querySelector('[data-field="command"]').textContent,
-        requests: tr.querySelector('[data-field="requests"]').textContent.replace(/\\u2009/g, ''),
+        requests: tr.querySelector('[data-field="requests"]').textContent.replace(/\\u202f/g, ''),
         outcome: tr.querySelector('[data-field="outcome"]').textContent }))`,
     );
     assert.deepEqual(
@@ -251,7 +251,7 @@ describe('store-sync report: one HTML file, opened in chromium, agreeing with st
     );
     assert.deepEqual(bars, [3, 3, 3, 3, 3]);
     const subscriptions = await page!.evaluate<string>(
-      'document.querySelector(\'#tables tr[data-table="subscriptions"] [data-field="rows"]\').textContent.replace(/\\u2009/g, \'\')',
+      'document.querySelector(\'#tables tr[data-table="subscriptions"] [data-field="rows"]\').textContent.replace(/\\u202f/g, \'\')',
     );
     const fromStatus = status.streams.find((s) => s.store === 'shop' && s.stream === 'subscriptions')!.rows;
     assert.equal(subscriptions, String(fromStatus));
