@@ -13,10 +13,12 @@ import { type Benchmark, ratioResult, runAloneIfMain } from './lib.js';
  * a second, with the CLI paced at the same rate. The bound is the time the pacing alone needs, pages ÷ rate:
  * issue 30 asks the whole run to stay within 1.05× of it on a run of about 60 pages. Each round syncs a
  * fresh warehouse; every round's ratio is printed, and where the time went (start-up until the first
- * request, the paced requests, the tail after the last answer), read from the run's own JSON log.
+ * request, of it the time to `sync.start` once modules are loaded and the warehouse is open, the paced
+ * requests, the tail after the last answer), read from the run's own JSON log.
  */
+/** The platform's published limit and the config's default: 60 pages then take 15 s, start-up a few %. */
 const RATE = 4;
-/** The sandbox's seed-7 small store at 25 items a page is 62 list pages over the five streams. */
+/** The sandbox's seed-7 small store at 20 items a page is 64 list pages over the five streams. */
 const PAGE_SIZE = 20;
 const LATENCY_MS = 50;
 const TARGET = 1.05;
@@ -29,10 +31,14 @@ interface Round {
   tooMany: number;
   /** From the spawn to the first request's start. */
   startup: number;
+  /** Of that, from the spawn to the run's start (`sync.start`: modules loaded, warehouse open, run recorded). */
+  toRun: number;
   /** From the first request's start to the last answer's end. */
   requests: number;
   /** From the last answer to the process's exit. */
   tail: number;
+  /** When each 429 was sent, in s from the first request (none when the pacing held). */
+  refusedAt: number[];
 }
 
 async function syncOnce(baseUrl: string, dir: string): Promise<{ wall: number; log: string }> {
@@ -70,20 +76,27 @@ async function syncOnce(baseUrl: string, dir: string): Promise<{ wall: number; l
 }
 
 /** Start-up, request span and tail of one run, from its JSON log (http.request is logged at each answer). */
-function phases(log: string, wall: number): Pick<Round, 'startup' | 'requests' | 'tail'> {
+function phases(
+  log: string,
+  wall: number,
+): Pick<Round, 'startup' | 'toRun' | 'requests' | 'tail' | 'refusedAt'> {
   const [first, ...lines] = log.split('\n');
   const spawned = Number(first);
-  const answers = lines
+  const events = lines
     .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as { event: string; time: string; ms?: number })
+    .map((line) => JSON.parse(line) as { event: string; time: string; ms?: number; status?: number });
+  const runStart = Date.parse(events.find((e) => e.event === 'sync.start')?.time ?? '');
+  const answers = events
     .filter((e) => e.event === 'http.request')
-    .map((e) => ({ end: Date.parse(e.time), start: Date.parse(e.time) - (e.ms ?? 0) }));
+    .map((e) => ({ end: Date.parse(e.time), start: Date.parse(e.time) - (e.ms ?? 0), status: e.status }));
   const firstStart = Math.min(...answers.map((a) => a.start));
   const lastEnd = Math.max(...answers.map((a) => a.end));
   return {
     startup: (firstStart - spawned) / 1000,
+    toRun: (runStart - spawned) / 1000,
     requests: (lastEnd - firstStart) / 1000,
     tail: wall - (lastEnd - spawned) / 1000,
+    refusedAt: answers.filter((a) => a.status === 429).map((a) => (a.start - firstStart) / 1000),
   };
 }
 
@@ -129,7 +142,7 @@ const bench: Benchmark = async ({ quick, log }) => {
         done.push(entry);
         const bound = entry.pages / RATE;
         log(
-          `  round ${round}: ${entry.pages} pages, wall ${entry.wall.toFixed(2)} s, bound ${bound.toFixed(2)} s, ratio ${(entry.wall / bound).toFixed(3)} (start-up ${entry.startup.toFixed(2)} s, requests ${entry.requests.toFixed(2)} s, tail ${entry.tail.toFixed(2)} s), 429s ${entry.tooMany}`,
+          `  round ${round}: ${entry.pages} pages, wall ${entry.wall.toFixed(2)} s, bound ${bound.toFixed(2)} s, ratio ${(entry.wall / bound).toFixed(3)} (start-up ${entry.startup.toFixed(2)} s, of which ${entry.toRun.toFixed(2)} s to sync.start, requests ${entry.requests.toFixed(2)} s, tail ${entry.tail.toFixed(2)} s), 429s ${entry.tooMany}${entry.refusedAt.length ? ` (sent at ${entry.refusedAt.map((t) => `${t.toFixed(2)} s`).join(', ')})` : ''}`,
         );
       } finally {
         await rm(dir, { recursive: true, force: true });
