@@ -13,7 +13,7 @@ import {
   type StreamDefinition,
   type StreamProgress,
 } from '../src/extract/index.js';
-import { openWarehouse, type Warehouse } from '../src/load/index.js';
+import { openWarehouse, PageGroups, type Warehouse } from '../src/load/index.js';
 import { logNewFields, type NewFields } from '../src/load/schema-changes.js';
 import { newFieldsOfRun } from '../src/load/status.js';
 import type { Logger } from '../src/log.js';
@@ -129,6 +129,13 @@ const emptyResult = (stream: string, status: StreamResult['status'], message?: s
 
 const BUILT_IN: readonly StreamDefinition[] = Object.values(STREAMS);
 
+/**
+ * Pages of one stream read ahead of their commit, at most (see RunStreamArgs.commitsInFlight): enough for
+ * the warehouse to commit several pages per transaction when the API is faster, few enough that the pages
+ * waiting stay a small part of the memory budget.
+ */
+export const COMMITS_IN_FLIGHT = 16;
+
 /** A stream's options for `store`: its config's, or the stream's defaults when the config cannot name it. */
 function streamOptions(store: StoreConfig, stream: StreamDefinition): StreamOptions {
   return store.streams[stream.name as StreamName] ?? defaultStreamOptions(stream);
@@ -203,6 +210,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
   });
   const results: StreamResult[] = [];
   let runError: StoreSyncError | null = null;
+  let groups: PageGroups | null = null;
   try {
     logger.info('sync.start', { mode: job.mode, streams: names.join(','), ...(job.window ?? {}) });
     // No request is spent on checking access first: a stream learns a missing scope (a 403) or a wrong base
@@ -222,8 +230,12 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
     const contracts = new Map(
       selected.map((stream) => [stream.name, streamOptions(job.store, stream).schemaContract]),
     );
+    // Pages are committed in groups when the API is faster than the warehouse (src/load/page-groups.ts);
+    // each stream reads on while up to COMMITS_IN_FLIGHT of its pages wait for their group.
+    groups = new PageGroups(warehouse);
+    const pageGroups = groups;
     const commit = async (page: PageCommit) => {
-      const result = await warehouse.commitPage({
+      const result = await pageGroups.commit({
         ...page,
         contract: contracts.get(page.stream) ?? 'evolve',
       });
@@ -262,6 +274,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
                     job.watch!({ store: job.store.name, runId }, () => stored(peek())),
                 }
               : {}),
+            commitsInFlight: COMMITS_IN_FLIGHT,
             onProgress: (extracted) => {
               const progress = stored(extracted);
               latest.set(stream.name, progress);
@@ -331,6 +344,9 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
   } catch (error) {
     runError = asStoreSyncError(error);
   } finally {
+    // A run that ended on a warehouse error may leave other streams' pages waiting: they are committed or
+    // failed before the run is recorded, and none is taken after.
+    await groups?.close();
     await client.close();
   }
   // An interrupt that came before the streams began (while the run was starting) is still an interrupt: the

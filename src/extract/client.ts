@@ -65,12 +65,15 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 /** Of an error response only this much is read: its excerpt is all that is kept. */
 const ERROR_BODY_BYTES = 64 * 1024;
 
+/** Requests in flight at once when the options say nothing (the sync's, which bench/extract-unlimited.ts matches). */
+export const DEFAULT_MAX_IN_FLIGHT = 8;
+
 export interface ClientOptions {
   baseUrl: string;
   token: string;
   /** Requests per second for the whole store; default 4, the platform's published limit; 0 disables pacing. */
   rateLimit?: number;
-  /** Requests in flight at once (connections in the pool). */
+  /** Requests in flight at once (connections in the pool); default DEFAULT_MAX_IN_FLIGHT. */
   maxInFlight?: number;
   retry?: Partial<RetryPolicy>;
   timeouts?: Partial<Timeouts>;
@@ -158,7 +161,7 @@ export class ApiClient {
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.apiVersionHeader = (options.apiVersionHeader ?? API_VERSION_HEADER).toLowerCase();
-    const connections = options.maxInFlight ?? 8;
+    const connections = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     this.#inFlight = pLimit(connections);
     this.#logger = options.logger ?? silentLogger;
     this.#pool = new Pool(this.baseUrl.origin, {

@@ -31,6 +31,7 @@ export {
   ApiClient,
   type ClientOptions,
   type ClientStats,
+  DEFAULT_MAX_IN_FLIGHT,
   DEFAULT_TIMEOUTS,
   type Timeouts,
 } from './client.js';

@@ -58,6 +58,14 @@ export interface RunStreamArgs {
   /** The run's clock reading: plans windows up to this day and dates the pass. */
   now: Date;
   commit: (page: PageCommit) => Promise<void>;
+  /**
+   * Pages of the stream handed to `commit` whose commit has not finished yet, at most (1 by default: each
+   * page waits for the commit of the one before). More lets the chains read on while the warehouse commits,
+   * and lets it commit several pages in one transaction; only for a `commit` that applies pages in the order
+   * it is called and, once one fails, applies none called after it (a cursor must never be saved ahead of
+   * the rows before it), as pipelines/sync.ts's page groups do.
+   */
+  commitsInFlight?: number;
   logger?: Logger;
   onProgress?: (progress: StreamProgress) => void;
   /**
@@ -185,9 +193,16 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       state: structuredClone(state),
     });
   const inTurn = serial();
+  // Commits handed over and not yet finished, oldest first (see RunStreamArgs.commitsInFlight), and the first
+  // of them that failed: no page is handed over after it.
+  const depth = Math.max(1, Math.floor(args.commitsInFlight ?? 1));
+  const unfinished: Promise<void>[] = [];
+  let commitFailure: { error: unknown } | null = null;
+  const settleCommits = () => Promise.allSettled(unfinished);
 
   const commitPage = (page: ExtractedPage, sliceId?: string) =>
     inTurn(async () => {
+      if (commitFailure) throw commitFailure.error;
       if (sliceId !== undefined) {
         // Never saved (nor its page committed): a cursor this long is refused by the chain before it gets here,
         // this is the guard for any other reader.
@@ -199,17 +214,43 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       page.applyState?.(state);
       stream.afterPage?.(page.records, state, ctx);
       if (pass.pages !== undefined) pass.pages++;
-      committing = true;
-      try {
-        await send({ records: page.records, rejections: page.rejections });
-      } finally {
-        committing = false;
-      }
-      counts.pages++;
-      counts.records += page.records.length;
-      counts.rejections += page.rejections.length;
-      report();
+      // `send` copies the state as it is now: each page is committed with the state that follows it.
+      const committed = send({ records: page.records, rejections: page.rejections }).then(
+        () => {
+          counts.pages++;
+          counts.records += page.records.length;
+          counts.rejections += page.rejections.length;
+          report();
+        },
+        (error: unknown) => {
+          commitFailure ??= { error };
+          throw error;
+        },
+      );
+      const entry = committed.finally(() => {
+        unfinished.splice(unfinished.indexOf(entry), 1);
+      });
+      entry.catch(() => {});
+      unfinished.push(entry);
+      // The chain reads on while fewer than `depth` commits are unfinished; it waits for the oldest otherwise.
+      if (unfinished.length >= depth) await waitForCommit(unfinished[0]!);
     });
+  /** Waits for a commit, the heartbeat saying so meanwhile. */
+  const waitForCommit = async (commit: Promise<unknown>) => {
+    committing = true;
+    try {
+      await commit;
+    } finally {
+      committing = false;
+    }
+  };
+  /** Waits for every commit handed over; throws the first that failed. */
+  const finishCommits = async () => {
+    await inTurn(async () => {
+      await waitForCommit(settleCommits());
+      if (commitFailure) throw commitFailure.error;
+    });
+  };
   const progress = (): StreamProgress => ({
     stream: stream.name,
     ...counts,
@@ -248,10 +289,14 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
           }),
         ),
     );
+    // The pages handed over are committed (or failed) before the stream goes on or stops.
+    await settleCommits();
     // An interrupt aborts the requests in flight, which then fail as aborted: the interrupt is the story.
     if (args.signal?.aborted) throw args.signal.reason;
     if (failure !== null) throw failure;
+    await finishCommits();
     if (stream.finish) for await (const page of stream.finish(ctx)) await commitPage(page);
+    await finishCommits();
 
     state.pass = null;
     if (mode === 'incremental') {
@@ -279,6 +324,8 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       }),
     );
   } catch (error) {
+    // What was handed over is committed or failed before the stream reports: the counts say what is stored.
+    await settleCommits();
     // The requests and retries a stream spent before it failed are reported too: a stream that failed on its
     // first page (retries exhausted) was recorded in _sync_runs with 0 requests and 0 retries.
     report();

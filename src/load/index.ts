@@ -3,7 +3,8 @@ export { BatchBuilder, type BatchCounts, type BatchMeta, type RejectionRow } fro
 export { BatchWriter } from './batch-writer.js';
 export { commentSql, createTableSql, schemaFingerprint } from './ddl.js';
 export { DOCUMENTS_STREAM } from './documents.js';
+export { PageGroups } from './page-groups.js';
 export { type QueryResult, runReadOnlyQuery } from './query.js';
 export { readStatus, type StatusRow } from './status.js';
 export { Transaction } from './transaction.js';
-export { openWarehouse, Warehouse, type WarehouseOptions } from './warehouse.js';
+export { openWarehouse, type PageCounts, Warehouse, type WarehouseOptions } from './warehouse.js';

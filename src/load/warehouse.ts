@@ -349,69 +349,120 @@ export class Warehouse {
 
   /** Rows, rejections, raw landing and the stream's state of one API page, in one transaction. */
   async commitPage(page: PageCommit): Promise<{ rows: number; rejections: number; fieldRejections: number }> {
-    const meta = { store: page.store, runId: page.runId, syncedAtMs: Date.now() };
-    const batch = this.newBatch(meta);
-    // Set when this page completes a full scan.
-    let completed: CompletedScan | null = null;
-    try {
-      for (const record of page.records) {
-        const { text, unserializable } = rawText(record);
-        if (unserializable === null)
-          loadRecord(
-            batch,
-            batch.land(page.stream, page.entity, KIND.record, null, text),
-            text,
-            record,
-            page.contract,
-          );
-        // Landed as unreadable with its reason, so a rebuild rejects it again the same way.
-        else loadDocument(batch, batch.land(page.stream, unserializable, KIND.unreadable, null, text), text);
-      }
-      for (const r of page.rejections) {
-        const payload = r.raw === undefined ? null : rawText(r.raw).text;
-        const source = r.source ?? null;
-        batch.reject({
-          stream: r.stream,
-          stage: 'extract',
-          key: r.key,
-          reason: r.reason,
-          source,
-          payload,
-          seq: null,
-          level: 'record',
-          fieldPath: r.fieldPath ?? null,
-        });
-      }
-      const scan = page.completedFullScan;
-      if (scan) {
-        const marker = JSON.stringify({
-          entity: page.entity,
-          passStartedAt: scan.passStartedAt,
-          ...(scan.createdFrom === undefined ? {} : { createdFrom: scan.createdFrom }),
-        });
-        batch.land(page.stream, page.entity, KIND.fullScan, null, marker);
-        completed = {
-          store: page.store,
-          stream: page.stream,
-          entity: page.entity,
-          passStartedAt: scan.passStartedAt,
-          createdFrom: scan.createdFrom,
-          completedAtMs: meta.syncedAtMs,
-        };
-        batch.after.push(entityFullScanSql(completed));
-      }
-      batch.after.unshift(
-        writeStateSql(page.store, page.stream, page.state, page.runId, meta.syncedAtMs, {
-          success: !page.completedBackfill,
-        }),
+    const [result] = await this.commitPages([page]);
+    return result!;
+  }
+
+  /**
+   * Several API pages of one store's run (of any of its streams) in one transaction: each page's rows,
+   * rejections and raw landing, and the state each stream has after its last page here, commit together or
+   * not at all, so a stream's saved cursor is never ahead of its rows, nor behind them. Pages are loaded in
+   * the order given, and newest wins does not depend on how pages are grouped (merge.ts). One transaction
+   * for many pages is what lets a sync keep up with an API faster than a commit per page (docs/performance.md,
+   * "Sync as users run it"). Returns each page's counts: its rejections and field rejections (rows are
+   * counted for the whole group, on the first page).
+   */
+  async commitPages(pages: readonly PageCommit[]): Promise<PageCounts[]> {
+    if (pages.length === 0) return [];
+    const { store, runId } = pages[0]!;
+    const other = pages.find((p) => p.store !== store || p.runId !== runId);
+    if (other)
+      throw new StoreSyncError(
+        ERROR_CODES.INTERNAL,
+        `commitPages takes the pages of one store's run: store "${other.store}" run ${other.runId} came with store "${store}" run ${runId}`,
       );
+    const meta = { store, runId, syncedAtMs: Date.now() };
+    const batch = this.newBatch(meta);
+    const results: PageCounts[] = [];
+    // Set for each page that completes a full scan.
+    const completed: CompletedScan[] = [];
+    // The state statement of each stream's last page: an earlier page's state is overwritten in the same
+    // transaction anyway.
+    const lastOfStream = new Map<string, number>();
+    pages.forEach((page, i) => {
+      lastOfStream.set(page.stream, i);
+    });
+    try {
+      for (const [i, page] of pages.entries()) {
+        const before = { rejections: batch.counts.rejections, fieldRejections: batch.counts.fieldRejections };
+        const after = this.buildPage(batch, page, meta.syncedAtMs, lastOfStream.get(page.stream) === i);
+        if (after.completed) completed.push(after.completed);
+        results.push({
+          rows: 0,
+          rejections: batch.counts.rejections - before.rejections,
+          fieldRejections: batch.counts.fieldRejections - before.fieldRejections,
+        });
+      }
     } catch (error) {
       this.discard(batch);
       throw error;
     }
     const counts = await this.commit(batch);
-    if (completed) await this.warnUnkeyed(completed);
-    return { rows: counts.rows, rejections: counts.rejections, fieldRejections: counts.fieldRejections };
+    results[0]!.rows = counts.rows;
+    for (const scan of completed) await this.warnUnkeyed(scan);
+    return results;
+  }
+
+  /** One page into a group's batch (see commitPages); `saveState`: its stream's state is written after it. */
+  private buildPage(
+    batch: BatchBuilder,
+    page: PageCommit,
+    syncedAtMs: number,
+    saveState: boolean,
+  ): { completed: CompletedScan | null } {
+    for (const record of page.records) {
+      const { text, unserializable } = rawText(record);
+      if (unserializable === null)
+        loadRecord(
+          batch,
+          batch.land(page.stream, page.entity, KIND.record, null, text),
+          text,
+          record,
+          page.contract,
+        );
+      // Landed as unreadable with its reason, so a rebuild rejects it again the same way.
+      else loadDocument(batch, batch.land(page.stream, unserializable, KIND.unreadable, null, text), text);
+    }
+    for (const r of page.rejections) {
+      const payload = r.raw === undefined ? null : rawText(r.raw).text;
+      const source = r.source ?? null;
+      batch.reject({
+        stream: r.stream,
+        stage: 'extract',
+        key: r.key,
+        reason: r.reason,
+        source,
+        payload,
+        seq: null,
+        level: 'record',
+        fieldPath: r.fieldPath ?? null,
+      });
+    }
+    // The state goes first among the page's statements, as it did when a page was a transaction of its own.
+    if (saveState)
+      batch.after.push(
+        writeStateSql(page.store, page.stream, page.state, page.runId, syncedAtMs, {
+          success: !page.completedBackfill,
+        }),
+      );
+    const scan = page.completedFullScan;
+    if (!scan) return { completed: null };
+    const marker = JSON.stringify({
+      entity: page.entity,
+      passStartedAt: scan.passStartedAt,
+      ...(scan.createdFrom === undefined ? {} : { createdFrom: scan.createdFrom }),
+    });
+    batch.land(page.stream, page.entity, KIND.fullScan, null, marker);
+    const completed: CompletedScan = {
+      store: page.store,
+      stream: page.stream,
+      entity: page.entity,
+      passStartedAt: scan.passStartedAt,
+      createdFrom: scan.createdFrom,
+      completedAtMs: syncedAtMs,
+    };
+    batch.after.push(entityFullScanSql(completed));
+    return { completed };
   }
 
   /**
@@ -538,6 +589,13 @@ export class Warehouse {
         `warehouse ${this.path} was opened read-only; open it for writing to change it`,
       );
   }
+}
+
+/** What one page of commitPages counted. */
+export interface PageCounts {
+  rows: number;
+  rejections: number;
+  fieldRejections: number;
 }
 
 export function openWarehouse(file: string, options: WarehouseOptions = {}): Promise<Warehouse> {
