@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type EntityKind, emptyStreamState, type PageCommit, type StreamState } from '../../src/contracts.js';
+import { type PageCounts, PageGroups, type Warehouse } from '../../src/load/index.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { count, snapshot, tableRows, tempWarehouse } from './helpers.js';
+
+/**
+ * A sync commits its pages in groups (src/load/page-groups.ts, Warehouse.commitPages): pages of several
+ * streams in one transaction load exactly what they load one transaction each, every page keeps its own
+ * counts, each stream's saved state is its last page's, and a page that cannot be committed fails its own
+ * stream only, with no later page of that stream committed after it.
+ */
+
+type Row = Record<string, unknown>;
+
+/** A state whose slice cursor names the page: the saved state tells which page of a stream came last. */
+function stateAfter(stream: string, page: number, last: boolean): StreamState {
+  return {
+    ...emptyStreamState(),
+    pass: last
+      ? null
+      : {
+          id: `full/incremental/-/2026-01-01T00:00:00.000Z`,
+          mode: 'incremental',
+          startedAt: '2026-01-01T00:00:00.000Z',
+          slices: {
+            '-': { nextUrl: `https://shop.test/api/${stream}?cursor=${page + 1}`, done: false, params: {} },
+          },
+        },
+    extra: { page },
+  };
+}
+
+describe('page groups', () => {
+  let sandbox: Sandbox;
+  let pages: PageCommit[];
+  const one = { warehouse: null as unknown as Warehouse, cleanup: async () => {} };
+  const grouped = { warehouse: null as unknown as Warehouse, cleanup: async () => {} };
+
+  before(async () => {
+    sandbox = await startSandbox({ seed: 3, scale: 40, rateLimit: 0 });
+    const records = (resource: string) =>
+      JSON.parse(JSON.stringify(sandbox.store.snapshot(resource as never))) as Row[];
+    const subscriptions = records('subscriptions').slice(0, 40);
+    const products = records('products').slice(0, 12);
+    const locations = records('locations');
+    const split = (stream: string, entity: EntityKind, rows: Row[], size: number): PageCommit[] => {
+      const out: PageCommit[] = [];
+      for (let i = 0; i < rows.length; i += size)
+        out.push({
+          store: 'shop',
+          stream,
+          entity,
+          runId: 'run-1',
+          records: rows.slice(i, i + size),
+          rejections: [],
+          state: stateAfter(stream, out.length, i + size >= rows.length),
+        });
+      return out;
+    };
+    const subs = split('subscriptions', 'subscription', subscriptions, 10);
+    // A record met again on a later page, newer: it wins, whichever transaction holds either page.
+    const again = { ...subscriptions[3]!, status: 'canceled', date_updated: '2026-06-01T00:00:00Z' };
+    subs[2]!.records = [...subs[2]!.records, again];
+    // One record whose price the warehouse cannot store (a field rejection), and one refused at extraction.
+    subs[1]!.records = [
+      ...subs[1]!.records.slice(1),
+      { ...subs[1]!.records[0]!, total: '1.2345678901234567890' },
+    ];
+    subs[0]!.rejections = [
+      { stream: 'subscriptions', key: '999999', reason: 'id: expected an integer id', raw: { id: 'x' } },
+    ];
+    const prods = split('products', 'product', products, 5);
+    prods.at(-1)!.completedFullScan = { passStartedAt: '2026-01-01T00:00:00.000Z' };
+    const locs = split('locations', 'location', locations, 100);
+    // Interleaved as the streams of one run hand them over.
+    pages = [];
+    for (let i = 0; i < Math.max(subs.length, prods.length, locs.length); i++)
+      for (const list of [subs, prods, locs]) if (list[i]) pages.push(list[i]!);
+    Object.assign(one, await tempWarehouse());
+    Object.assign(grouped, await tempWarehouse());
+  });
+
+  after(async () => {
+    await one.cleanup();
+    await grouped.cleanup();
+    await sandbox?.close();
+  });
+
+  it('pages committed as one group load what they load one transaction each, with their own counts', async () => {
+    const alone: PageCounts[] = [];
+    for (const page of pages) alone.push(await one.warehouse.commitPage(page));
+    const groups = new PageGroups(grouped.warehouse);
+    const together = await Promise.all(pages.map((page) => groups.commit(page)));
+    await groups.close();
+
+    // Fewer transactions: a raw landing block per transaction.
+    assert.equal(await count(one.warehouse.connection, '_raw_landing'), pages.length);
+    assert.ok(
+      (await count(grouped.warehouse.connection, '_raw_landing')) < pages.length,
+      'the pages shared transactions',
+    );
+    assert.deepEqual(
+      await snapshot(grouped.warehouse.connection, ['_synced_at', '_run_id', '_deleted_at']),
+      await snapshot(one.warehouse.connection, ['_synced_at', '_run_id', '_deleted_at']),
+    );
+    const states = async (w: Warehouse) =>
+      (await w.listStates()).map((s) => [s.stream, s.state, s.lastSuccessAt !== null]);
+    assert.deepEqual(await states(grouped.warehouse), await states(one.warehouse));
+    const lastPage = (stream: string) => pages.filter((p) => p.stream === stream).length - 1;
+    assert.deepEqual(
+      (await grouped.warehouse.listStates()).map((s) => [s.stream, (s.state.extra as { page: number }).page]),
+      ['locations', 'products', 'subscriptions'].map((stream) => [stream, lastPage(stream)]),
+      "each stream's state is its last page's",
+    );
+    const rejections = (w: Warehouse) =>
+      tableRows(w.connection, '_rejected_records', { exclude: ['_synced_at', 'seq'] }).then((rows) =>
+        rows.map((r) => JSON.stringify(r)).sort(),
+      );
+    assert.deepEqual(await rejections(grouped.warehouse), await rejections(one.warehouse));
+    assert.deepEqual(
+      together.map((c) => [c.rejections, c.fieldRejections]),
+      alone.map((c) => [c.rejections, c.fieldRejections]),
+    );
+    assert.deepEqual(
+      together.map((c) => c.rejections),
+      pages.map((p) =>
+        p === pages[0] ? 1 : p.stream === 'subscriptions' && p.state.extra['page'] === 1 ? 1 : 0,
+      ),
+      'the extract rejection and the field rejection each count on their own page',
+    );
+    const canceled = await tableRows(grouped.warehouse.connection, 'subscriptions', {
+      where: `id = ${Number(pages[0]!.records[3]!['id'])}`,
+    });
+    assert.equal(canceled[0]?.['status'], 'canceled', 'the newer copy of the record won');
+  });
+
+  it('a page that cannot be committed fails its own stream, and no later page of that stream is committed', async () => {
+    const { warehouse, cleanup } = await tempWarehouse();
+    try {
+      const page = (
+        stream: string,
+        entity: EntityKind,
+        id: number,
+        n: number,
+        extra: Row = {},
+      ): PageCommit => ({
+        store: 'shop',
+        stream,
+        entity,
+        runId: 'run-2',
+        records: [{ ...(pages.find((p) => p.stream === stream)!.records[0] as Row), id, ...extra }],
+        rejections: [],
+        state: { ...stateAfter(stream, n, false), extra: { page: n } },
+      });
+      // A record that cannot be written as JSON (JSON has no BigInt; a parsed response never holds one) fails
+      // its page while the transaction is built.
+      const handed = [
+        page('products', 'product', 9001, 0),
+        page('locations', 'location', 9101, 0),
+        page('products', 'product', 9002, 1, { unsavable: 1n }),
+        page('locations', 'location', 9102, 1),
+        page('products', 'product', 9003, 2),
+      ];
+      const groups = new PageGroups(warehouse);
+      const outcomes = await Promise.allSettled(handed.map((p) => groups.commit(p)));
+      const late = await groups.commit(page('products', 'product', 9004, 3)).then(
+        () => 'committed',
+        (error: Error) => error.message,
+      );
+      await groups.close();
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected'],
+      );
+      assert.match(late, /BigInt/, 'a page handed over after its stream failed is refused with the failure');
+      const ids = async (table: string) =>
+        (await tableRows(warehouse.connection, table, { where: 'id > 9000' }))
+          .map((r) => Number(r['id']))
+          .sort();
+      assert.deepEqual(await ids('products'), [9001]);
+      assert.deepEqual(await ids('locations'), [9101, 9102]);
+      const saved = Object.fromEntries(
+        (await warehouse.listStates()).map((s) => [s.stream, (s.state.extra as { page: number }).page]),
+      );
+      assert.deepEqual(
+        saved,
+        { products: 0, locations: 1 },
+        "the failed stream's cursor stays at its last page stored",
+      );
+    } finally {
+      await cleanup();
+    }
+  });
+});
