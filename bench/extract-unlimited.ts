@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { emptyStreamState } from '../src/contracts.js';
 import { ApiClient, DEFAULT_MAX_IN_FLIGHT, STREAMS } from '../src/extract/index.js';
+import { NODE_FLAGS } from '../src/load/runtime-profile.js';
 import { defaultStreamOptions } from '../src/streams.js';
 import {
   ALL_STREAMS,
@@ -46,12 +47,15 @@ interface ProcessRun {
   stderr: string;
 }
 
-/** Runs `node args…` to its end with the usage probe loaded; a non-zero exit is an error. */
+/**
+ * Runs `node args…` to its end with the usage probe loaded, and with the Node flags of bin/store-sync.js's
+ * `#!` line (NODE_FLAGS), which a `node bin/store-sync.js` would not read; a non-zero exit is an error.
+ */
 async function measure(args: string[], dir: string, env: Record<string, string> = {}): Promise<ProcessRun> {
   const usageFile = path.join(dir, 'usage.json');
   await rm(usageFile, { force: true });
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', USAGE_PROBE, ...args], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', USAGE_PROBE, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env, BENCH_USAGE_FILE: usageFile },
   });
