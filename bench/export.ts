@@ -5,8 +5,12 @@ import { DOCUMENTS, prepare, step } from './warehouse-lib.js';
 /**
  * `store-sync export` (every table, orders and children partitioned by month, atomic swap) of the
  * warehouse bench/ingest.ts built, against DuckDB's plain COPY of the largest table alone. No target: the
- * ratio shows what the whole export costs next to the cheapest possible single copy.
+ * ratio shows what the whole export costs next to the cheapest possible single copy. Then the export's
+ * peak RSS (its whole process, VmHWM) against the command's memory budget.
  */
+
+/** The memory an export may hold, its whole process (issue 32; runtime-profile.ts, EXPORT_MEMORY_LIMIT). */
+const MEMORY_BUDGET_MB = 512;
 const bench: Benchmark = async ({ quick, log }) => {
   const p = await prepare(quick ? DOCUMENTS.quick : DOCUMENTS.full, log);
   log('  exporting …');
@@ -33,6 +37,18 @@ const bench: Benchmark = async ({ quick, log }) => {
         Number.POSITIVE_INFINITY,
       ),
     },
+    ratioResult(
+      {
+        name: 'export-memory',
+        figure: `export peak RSS (MB) / the ${MEMORY_BUDGET_MB} MB budget`,
+        measured: exported.peakRssMb,
+        bound: MEMORY_BUDGET_MB,
+        target: '≤ 1.0',
+        extra: { seconds: Number(measured.toFixed(1)), documents: p.documents },
+      },
+      'max',
+      1,
+    ),
   ];
 };
 

@@ -17,8 +17,12 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import type { Warehouse } from '../src/load/index.js';
 import { lockHolder } from '../src/load/open.js';
-import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
-import { ident, type TableDef, tableDefinitions } from '../src/model/index.js';
+import {
+  EXPORT_MEMORY_LIMIT,
+  EXPORT_ROW_GROUP_BYTES,
+  RUNTIME_PROFILES,
+} from '../src/load/runtime-profile.js';
+import { ident, literal, type TableDef, tableDefinitions } from '../src/model/index.js';
 
 /**
  * `store-sync export`: every table to Parquet under `<dir>/<table>/` with DuckDB's COPY. Orders and the
@@ -455,6 +459,35 @@ export async function exportParquet(
   }
 }
 
+/**
+ * Runs `fn` with DuckDB's memory limited to EXPORT_MEMORY_LIMIT and insertion order not preserved (see
+ * runtime-profile.ts), then sets both back as they were (a writer goes on loading after a sync's export).
+ */
+async function withExportSettings<T>(warehouse: Warehouse, fn: () => Promise<T>): Promise<T> {
+  const reader = await warehouse.connection.runAndReadAll(
+    "SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')",
+  );
+  const [memory, order] = reader.getRows()[0]!;
+  await warehouse.connection.run(
+    `SET memory_limit = ${literal(EXPORT_MEMORY_LIMIT)}; SET preserve_insertion_order = false`,
+  );
+  const restore = () =>
+    warehouse.connection.run(
+      `SET memory_limit = ${literal(String(memory))}; SET preserve_insertion_order = ${order === true ? 'true' : 'false'}`,
+    );
+  let result: T;
+  try {
+    result = await fn();
+  } catch (error) {
+    // A failed COPY's error is the one that explains; a restore refused after it (an aborted transaction
+    // refuses even SET) is let go.
+    await restore().catch(() => undefined);
+    throw error;
+  }
+  await restore();
+  return result;
+}
+
 async function exportTables(
   warehouse: Warehouse,
   absolute: string,
@@ -483,18 +516,22 @@ async function exportTables(
     const partitioned = isPartitioned(def);
     await mkdir(target);
     const destination = partitioned ? target : path.join(target, 'data.parquet');
-    const options = partitioned ? { partitionBy: ['month'], filenamePattern: `${files}-{i}` } : {};
-    // A writer's memory limit is sized for loading, not for a COPY with a Parquet row group in progress per
-    // month (RUNTIME_PROFILES.bulkCopy; a reader has DuckDB's default already).
-    const rows = await warehouse.withProfile(RUNTIME_PROFILES.bulkCopy, warehouse.logger, async () => {
-      const copied = await warehouse.copyToParquet(selectSql(def), destination, options);
-      // A partitioned COPY of no rows writes no file, and `read_parquet('<table>/**/*.parquet')` then fails
-      // with "No files found": an empty table gets one empty file, with the month as a column, so readers
-      // see the table's columns and no rows, as with every other empty table.
-      if (partitioned && copied === 0)
-        await warehouse.copyToParquet(`${selectSql(def)} LIMIT 0`, path.join(target, `${files}-0.parquet`));
-      return copied;
-    });
+    const options = partitioned
+      ? { partitionBy: ['month'], filenamePattern: `${files}-{i}`, rowGroupBytes: EXPORT_ROW_GROUP_BYTES }
+      : {};
+    // A writer's memory limit is sized for loading (RUNTIME_PROFILES.bulkCopy gives DuckDB's default, as a
+    // reader has), and the export's own settings bound what the COPY holds (exportSettings).
+    const rows = await warehouse.withProfile(RUNTIME_PROFILES.bulkCopy, warehouse.logger, () =>
+      withExportSettings(warehouse, async () => {
+        const copied = await warehouse.copyToParquet(selectSql(def), destination, options);
+        // A partitioned COPY of no rows writes no file, and `read_parquet('<table>/**/*.parquet')` then fails
+        // with "No files found": an empty table gets one empty file, with the month as a column, so readers
+        // see the table's columns and no rows, as with every other empty table.
+        if (partitioned && copied === 0)
+          await warehouse.copyToParquet(`${selectSql(def)} LIMIT 0`, path.join(target, `${files}-0.parquet`));
+        return copied;
+      }),
+    );
     tables.push({
       table: def.name,
       rows,

@@ -64,6 +64,19 @@ export const WRITER_CHECKPOINT_THRESHOLD = '64MB';
  */
 export const STREAMING_INGEST_MEMORY_LIMIT = '160MB';
 
+/**
+ * DuckDB's memory while export writes Parquet (pipelines/export.ts), from a reader or a writer. A partitioned
+ * COPY keeps a Parquet row group in progress for every month at once; with DuckDB's default memory (80 % of
+ * the machine's) a 1M-document warehouse's export held 2 GB. Under this limit, with the row groups of a
+ * partitioned COPY capped at EXPORT_ROW_GROUP_BYTES and insertion order not preserved (each COPY's rows
+ * need no order: readers of the files sort what they need), it stays within the command's budget
+ * (docs/performance.md, "Export memory").
+ */
+export const EXPORT_MEMORY_LIMIT = '256MB';
+
+/** A partitioned COPY's row group size in bytes (COPY's ROW_GROUP_SIZE_BYTES), see EXPORT_MEMORY_LIMIT. */
+export const EXPORT_ROW_GROUP_BYTES = '4MB';
+
 /** What a profile changes once worker threads read or replay beside DuckDB (`WarehouseRuntime.useWorkers`). */
 export interface WithWorkers {
   /**

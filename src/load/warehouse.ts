@@ -541,12 +541,17 @@ export class Warehouse {
   async copyToParquet(
     select: string,
     destination: string,
-    { partitionBy, filenamePattern }: { partitionBy?: string[]; filenamePattern?: string } = {},
+    {
+      partitionBy,
+      filenamePattern,
+      rowGroupBytes,
+    }: { partitionBy?: string[]; filenamePattern?: string; rowGroupBytes?: string } = {},
   ): Promise<number> {
     const options = [
       'FORMAT parquet',
       ...(partitionBy ? [`PARTITION_BY (${partitionBy.map(ident).join(', ')})`] : []),
       ...(filenamePattern ? [`FILENAME_PATTERN ${literal(filenamePattern)}`] : []),
+      ...(rowGroupBytes ? [`ROW_GROUP_SIZE_BYTES ${literal(rowGroupBytes)}`] : []),
     ];
     const copied = await this.exclusive(() =>
       this.connection.run(`COPY (${select}) TO ${literal(destination)} (${options.join(', ')})`),
