@@ -1,3 +1,5 @@
+import { redact } from '../log.js';
+
 /**
  * Rendering results for stdout: aligned tables on a terminal, CSV and JSON for scripts.
  * Values arrive as JS values from DuckDB (bigint, Date, decimals as strings); they print losslessly.
@@ -87,4 +89,67 @@ export function renderRows(
   if (format === 'json')
     return renderJson(names, rows, new Set(columns.filter((c) => c.type === 'JSON').map((c) => c.name)));
   return renderTable(names, rows);
+}
+
+/** One row of a run's summary: what became of one part of the run (a stream of a sync, a file of an ingest). */
+export interface SummaryRow {
+  store: string;
+  part: string;
+  status: string;
+  /** One number for each of the summary's count columns, in order. */
+  counts: readonly number[];
+  note: string;
+}
+
+/** How a store's run ended, told under the table: its outcome and figures, or the error that ended it. */
+export type StoreLine = {
+  store: string;
+  /** Field paths no column maps that the run saw first, per table. */
+  newFields?: readonly { table: string; fields: string[] }[];
+} & (
+  | {
+      /** `succeeded`, `completed_with_rejections`, `partial`, `interrupted` … (printed with spaces). */
+      outcome: string;
+      seconds: number;
+      /** Figures after the time: `12 requests`, `3 files` … */
+      details: readonly string[];
+      /** What the run is known by, in brackets at the end: `run <id>`, `spool <dir>`. */
+      ref: string;
+    }
+  | { error: string }
+);
+
+/**
+ * What a command that runs into the warehouse prints when it ends (sync, backfill, ingest, a drain): one table of
+ * the run's parts, `store stream|file status <counts> note`, then one line per store with how its run ended and
+ * the fields no column maps that it saw first. One renderer, so that every run reads alike.
+ */
+export interface RunSummary {
+  /** What a row is: `stream` or `file`. */
+  part: string;
+  /** The count columns between status and note. */
+  counts: readonly string[];
+  rows: readonly SummaryRow[];
+  stores: readonly StoreLine[];
+}
+
+/** `describeNewFields` is schema-changes.ts's `newFieldsText`, which the caller has loaded with the pipelines. */
+export function renderRunSummary(
+  summary: RunSummary,
+  describeNewFields: (entry: { table: string; fields: string[] }) => string,
+): string {
+  const columns = ['store', summary.part, 'status', ...summary.counts, 'note'];
+  const rows = summary.rows.map((r) => [r.store, r.part, r.status, ...r.counts, r.note]);
+  const lines = [renderTable(columns, rows)];
+  for (const s of summary.stores) {
+    lines.push(
+      'error' in s
+        ? `${s.store}: failed: ${s.error}`
+        : `${s.store}: ${s.outcome.replace(/_/g, ' ')} in ${s.seconds.toFixed(1)} s, ${s.details.join(', ')} (${s.ref})`,
+    );
+    // Kept in the rows' `_extra`, listed in `_schema_changes`.
+    for (const entry of s.newFields ?? []) lines.push(`${s.store}: ${describeNewFields(entry)}`);
+  }
+  // Messages come from errors that may quote a server's reply; masking again costs nothing.
+  return redact(`${lines.join('\n')}\n`);
 }

@@ -41,7 +41,19 @@ describe('cli: the fast path can be turned off', () => {
   async function ingest(name: string, args: string[], env: Record<string, string> = {}) {
     const file = path.join(dir, `${name}.duckdb`);
     const result = await runCli(
-      ['ingest', inputs, '--warehouse', file, '--workers', '1', '--verbose', '--log-format', 'json', ...args],
+      [
+        'ingest',
+        '--json',
+        inputs,
+        '--warehouse',
+        file,
+        '--workers',
+        '1',
+        '--verbose',
+        '--log-format',
+        'json',
+        ...args,
+      ],
       { env, withToken: false },
     );
     assertExit(result, 0);

@@ -225,13 +225,13 @@ export function scratchWarehouses(): {
   };
 }
 
-/** `store-sync ingest <inputs> --warehouse <warehouse> <extra>`: the process and the JSON summary it printed. */
+/** `store-sync ingest --json <inputs> --warehouse <warehouse> <extra>`: the process and the JSON summary it printed. */
 export async function ingestWithSummary<Summary>(
   inputs: string[],
   warehouse: string,
   extra: string[] = [],
 ): Promise<{ result: CliResult; summary: Summary }> {
-  const result = await runCli(['ingest', ...inputs, '--warehouse', warehouse, ...extra]);
+  const result = await runCli(['ingest', '--json', ...inputs, '--warehouse', warehouse, ...extra]);
   return { result, summary: JSON.parse(result.stdout) as Summary };
 }
 

@@ -34,7 +34,7 @@ describe('store-sync ingest: children without their own id', () => {
   let warehouse: string;
   const read = <T = Record<string, unknown>>(sql: string) => readWarehouse<T>(warehouse, sql);
   const ingest = async (files: string[], code = 0) => {
-    const result = await runCli(['ingest', ...files, '--warehouse', warehouse]);
+    const result = await runCli(['ingest', '--json', ...files, '--warehouse', warehouse]);
     assertExit(result, code);
     return JSON.parse(result.stdout) as IngestJson;
   };

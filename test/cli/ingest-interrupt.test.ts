@@ -57,7 +57,7 @@ describe('store-sync ingest, interrupted', () => {
 
   it('SIGINT commits what was read and exits 1; the same command resumes to the tables of an unbroken run', async () => {
     const warehouse = path.join(dir, 'stopped.duckdb');
-    const args = ['ingest', inbox, '--warehouse', warehouse];
+    const args = ['ingest', '--json', inbox, '--warehouse', warehouse];
     const ingest = startCli([...args, '--verbose']);
     // The first batch has been accepted: it is written, and the stop commits it.
     await waitForStderr(ingest, /^DEBUG ingest_batch batch=0 documents=5000$/m);
@@ -116,7 +116,7 @@ describe('store-sync ingest, interrupted', () => {
       await writeFile(path.join(growing, `capture-${f}.ndjson`), `${lines.join('\n')}\n`);
     }
     const warehouse = path.join(dir, 'growing.duckdb');
-    const args = ['ingest', growing, '--warehouse', warehouse];
+    const args = ['ingest', '--json', growing, '--warehouse', warehouse];
     const ingest = startCli([...args, '--verbose']);
     await waitForStderr(ingest, /^DEBUG ingest_batch batch=0 documents=5000$/m);
     ingest.child.kill('SIGTERM');
@@ -154,7 +154,7 @@ describe('store-sync ingest, interrupted', () => {
     const capture = summary.files[inside]!.path;
     const [, ...others] = (await readFile(capture, 'utf8')).split('\n');
     await writeFile(capture, [JSON.stringify(orderDoc(next++)), ...others].join('\n'));
-    const again = await runCli(['ingest', growing, '--warehouse', stoppedCopy]);
+    const again = await runCli(['ingest', '--json', growing, '--warehouse', stoppedCopy]);
     assertExit(again, 0);
     const whole = JSON.parse(again.stdout) as IngestJson;
     assert.equal(whole.files[inside]!.status, 'loaded');
@@ -165,7 +165,7 @@ describe('store-sync ingest, interrupted', () => {
     const warehouse = path.join(dir, 'stdin.duckdb');
     const documents = Array.from({ length: 6000 }, (_, i) => JSON.stringify(orderDoc(i + 1))).join('\n');
     // The producer has written 6,000 documents and neither writes more nor closes the pipe.
-    const ingest = startCli(['ingest', '-', '--warehouse', warehouse, '--verbose'], {
+    const ingest = startCli(['ingest', '--json', '-', '--warehouse', warehouse, '--verbose'], {
       input: `${documents}\n`,
       holdStdin: true,
       timeoutMs: 60_000,
@@ -196,7 +196,7 @@ describe('store-sync ingest, interrupted', () => {
 
   it('a signal that comes once every batch is written stops nothing: the ingest completes, says so, and exits 0', async () => {
     const warehouse = path.join(dir, 'committing.duckdb');
-    const ingest = startCli(['ingest', inbox, '--warehouse', warehouse, '--verbose']);
+    const ingest = startCli(['ingest', '--json', inbox, '--warehouse', warehouse, '--verbose']);
     await waitForStderr(ingest, /^DEBUG ingest_committing /m);
     ingest.child.kill('SIGTERM');
     const done = await ingest.done;

@@ -65,7 +65,7 @@ describe('store-sync ingest from pipes', () => {
 
   it('reads a process substitution <(cat file) whole', async () => {
     const warehouse = path.join(dir, 'substitution.duckdb');
-    const script = `exec "${process.execPath}" "${BIN}" ingest <(cat "${orders}") --warehouse "${warehouse}"`;
+    const script = `exec "${process.execPath}" "${BIN}" ingest --json <(cat "${orders}") --warehouse "${warehouse}"`;
     const child = spawn('bash', ['-c', script], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME },
@@ -104,7 +104,7 @@ describe('store-sync ingest from pipes', () => {
     const fifo = path.join(dir, 'orders.fifo');
     execFileSync('mkfifo', [fifo]);
     for (const round of [1, 2]) {
-      const run = startCli(['ingest', fifo, '--warehouse', warehouse]);
+      const run = startCli(['ingest', '--json', fifo, '--warehouse', warehouse]);
       // Opening the pipe for writing waits for the command to open it for reading.
       const writer = createWriteStream(fifo);
       const written = finished(writer).catch((error: Error) => error);
@@ -135,7 +135,9 @@ describe('store-sync ingest from pipes', () => {
     const warehouse = path.join(dir, 'waiting.duckdb');
     const fifo = path.join(dir, 'nobody.fifo');
     execFileSync('mkfifo', [fifo]);
-    const run = startCli(['ingest', fifo, '--warehouse', warehouse, '--verbose'], { timeoutMs: 30_000 });
+    const run = startCli(['ingest', '--json', fifo, '--warehouse', warehouse, '--verbose'], {
+      timeoutMs: 30_000,
+    });
     await waitForStderr(run, /ingest_planned/);
     // Then it opens the pipe, and waits there.
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -152,7 +154,15 @@ describe('store-sync ingest from pipes', () => {
     const file = path.join(dir, 'mixed.ndjson');
     const big = JSON.stringify({ ...orderDoc(2), note: 'n'.repeat(5000) });
     await writeFile(file, `${JSON.stringify(orderDoc(1))}\n${big}\n${JSON.stringify(orderDoc(3))}\n`);
-    const result = await runCli(['ingest', file, '--warehouse', warehouse, '--max-document-bytes', '4096']);
+    const result = await runCli([
+      'ingest',
+      '--json',
+      file,
+      '--warehouse',
+      warehouse,
+      '--max-document-bytes',
+      '4096',
+    ]);
     assertExit(result, 3);
     assert.equal(await loaded(warehouse), 2);
     const [rejected] = await readWarehouse<{ reason: string }>(

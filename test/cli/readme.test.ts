@@ -107,7 +107,10 @@ describe('the README, followed from a fresh folder', () => {
     );
     const ingest = await runCli(['ingest', 'captured/'], { cwd: dir, env });
     assertExit(ingest, 0);
-    assert.equal((JSON.parse(ingest.stdout) as { documents: number }).documents, 1);
+    // The same kind of summary as the sync's: a row per file, a line for the run.
+    assert.match(ingest.stdout, /^store\s+file\s+status\s+documents\s+rejections\s+note$/m);
+    assert.match(ingest.stdout, /^main\s+\S*captured\/order\.json\s+loaded\s+1\s+0$/m);
+    assert.match(ingest.stdout, /^main: succeeded in [\d.]+ s, 1 file, 1 document, \d+ rows \(run \S+\)$/m);
 
     const query = await runCli(['query', 'SELECT status, count(*) FROM subscriptions GROUP BY ALL'], {
       cwd: dir,

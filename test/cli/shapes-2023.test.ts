@@ -49,7 +49,7 @@ describe('store-sync ingest: a 2023-02-10 cart', () => {
   const warehouses = { cart2024: '', cart2023: '', enveloped2023: '' };
 
   const ingest = async (file: string, warehouse: string) => {
-    const result = await runCli(['ingest', file, '--warehouse', warehouse]);
+    const result = await runCli(['ingest', '--json', file, '--warehouse', warehouse]);
     assertExit(result, 0);
     const summary = JSON.parse(result.stdout) as { documents: number; rejections: number };
     assert.deepEqual([summary.documents, summary.rejections], [1, 0], path.basename(file));
@@ -202,7 +202,7 @@ describe('store-sync ingest: a 2023-02-10 product webhook', () => {
       }),
     );
     const warehouse = path.join(dir, `${fixture}.duckdb`);
-    const result = await runCli(['ingest', file, '--warehouse', warehouse]);
+    const result = await runCli(['ingest', '--json', file, '--warehouse', warehouse]);
     assertExit(result, 0);
     const summary = JSON.parse(result.stdout) as { documents: number; rejections: number };
     assert.deepEqual([summary.documents, summary.rejections], [1, 0], fixture);

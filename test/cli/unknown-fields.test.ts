@@ -57,7 +57,7 @@ const parse = (text: string | null) => (text === null ? null : JSON.parse(text))
  * job of store `default`.
  */
 async function ingest<Summary>(dir: string, file: string, warehouse: string, extra: string[] = []) {
-  const result = await runCli(['ingest', file, '--warehouse', warehouse, ...extra], { cwd: dir });
+  const result = await runCli(['ingest', '--json', file, '--warehouse', warehouse, ...extra], { cwd: dir });
   return { result, summary: JSON.parse(result.stdout) as Summary };
 }
 
@@ -202,7 +202,7 @@ describe('store-sync ingest and sync: fields the model does not map are kept and
       path.join(spool, 'events-20260101T000001000Z-1-a2.ndjson'),
       `${JSON.stringify(second)}\n`,
     );
-    const result = await runCli(['ingest', '--spool', spool, '--warehouse', spoolWarehouse], {
+    const result = await runCli(['ingest', '--json', '--spool', spool, '--warehouse', spoolWarehouse], {
       cwd: spoolRoot,
     });
     assertExit(result, 0);

@@ -88,7 +88,7 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     await mkdir(inbox);
     for (const name of ['order-2023.json', 'order-2024.json', 'others.ndjson'])
       await copyFile(path.join(FIXTURES, name), path.join(inbox, name));
-    const first = await runCli(['ingest', inbox, ...job()]);
+    const first = await runCli(['ingest', '--json', inbox, ...job()]);
     assertExit(first, 0);
     const loaded = JSON.parse(first.stdout) as IngestJson;
     assert.equal(loaded.files.length, 3);
@@ -97,7 +97,7 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     const orders = await read('SELECT number, api_version FROM orders ORDER BY api_version');
     assert.equal(orders.length, 2);
 
-    const second = await runCli(['ingest', inbox, ...job()]);
+    const second = await runCli(['ingest', '--json', inbox, ...job()]);
     assertExit(second, 0);
     const again = JSON.parse(second.stdout) as IngestJson;
     assert.equal(again.documents, 0);
@@ -112,7 +112,7 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     const empty = path.join(dir, 'empty-inbox');
     await mkdir(empty);
     await writeFile(path.join(empty, 'notes.txt'), 'not a document');
-    const result = await runCli(['ingest', empty, ...job()]);
+    const result = await runCli(['ingest', '--json', empty, ...job()]);
     assertExit(result, 0);
     assert.equal((JSON.parse(result.stdout) as IngestJson).files.length, 0);
     assert.match(
@@ -127,7 +127,7 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     await mkdir(folder);
     await copyFile(path.join(FIXTURES, 'order-2023.json'), path.join(folder, 'order.json'));
     const document = await readFile(path.join(FIXTURES, 'order-2024.json'));
-    const result = await runCli(['ingest', '--store', 'shop', '-', 'shop', '-', ...job()], {
+    const result = await runCli(['ingest', '--json', '--store', 'shop', '-', 'shop', '-', ...job()], {
       input: document,
       cwd: dir,
     });
@@ -145,7 +145,7 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
 
   it('ingests stdin (-)', async () => {
     const document = await readFile(path.join(FIXTURES, 'order-2024.json'));
-    const result = await runCli(['ingest', '-', ...job()], { input: document });
+    const result = await runCli(['ingest', '--json', '-', ...job()], { input: document });
     assertExit(result, 0);
     const summary = JSON.parse(result.stdout) as IngestJson;
     assert.equal(summary.documents, 1);
@@ -421,7 +421,7 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
       string,
       unknown
     >;
-    const result = await runCli(['ingest', '-', ...job()], {
+    const result = await runCli(['ingest', '--json', '-', ...job()], {
       input: JSON.stringify({ ...order, number: 'BAD-1', total_incl_tax: '12.34567' }),
     });
     assertExit(result, 3);

@@ -150,7 +150,7 @@ describe('store-sync receive and ingest --spool, as commands', () => {
       assertExit(await run.done, 0);
     };
     const drain = async () => {
-      const drained = await runCli(['ingest', '--spool'], { cwd: dir, env });
+      const drained = await runCli(['ingest', '--json', '--spool'], { cwd: dir, env });
       assertExit(drained, 0);
       return JSON.parse(drained.stdout) as { spools: { documents: number; files: { then: string }[] }[] };
     };
@@ -202,7 +202,7 @@ describe('store-sync receive and ingest --spool, as commands', () => {
     run.child.kill('SIGTERM');
     assertExit(await run.done, 0);
     assert.ok((await spooled(path.join(dir, 'spool', 'main'))).every((e) => !('api_version' in e)));
-    const drained = await runCli(['ingest', '--spool'], { cwd: dir, env });
+    const drained = await runCli(['ingest', '--json', '--spool'], { cwd: dir, env });
     assertExit(drained, 0);
     const spool = (
       JSON.parse(drained.stdout) as {
@@ -250,7 +250,7 @@ describe('store-sync receive and ingest --spool, as commands', () => {
     // As if the drain had been killed after its commit, before the file went: the same file is back.
     await copyFile(kept, path.join(spoolDir, file!));
     await utimes(path.join(spoolDir, file!), info.atime, info.mtime);
-    const again = await runCli(['ingest', '--spool'], { cwd: dir, env });
+    const again = await runCli(['ingest', '--json', '--spool'], { cwd: dir, env });
     assertExit(again, 0);
     const summary = JSON.parse(again.stdout) as {
       spools: { files: { status: string }[]; documents: number }[];

@@ -13,7 +13,9 @@ import {
   workersFrom,
 } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
+import { renderRunSummary } from '../output.js';
 import { StopOnSignal } from '../stop.js';
+import { drainSummary } from './ingest-summary.js';
 import { type SchemaContractArgs, withSchemaContract } from './schema-contract.js';
 
 /**
@@ -31,6 +33,7 @@ export const SPOOL_OPTION = {
 export interface IngestSpoolArgs extends JobArgs, WorkersArgs, SchemaContractArgs {
   spool: string;
   inputs?: string[];
+  json?: boolean;
 }
 
 interface Spool {
@@ -72,6 +75,7 @@ export async function ingestSpool(args: IngestSpoolArgs): Promise<void> {
     throw usage(
       '--spool drains the receiver spool and reads no other input: ingest the files in another run.',
     );
+  const started = Date.now();
   const workers = workersFrom(args);
   const logger = cliLogger(args);
   const config = withSchemaContract(await resolveJob(args, { needsApi: false }), args);
@@ -113,7 +117,13 @@ export async function ingestSpool(args: IngestSpoolArgs): Promise<void> {
     }
   }
   const report = spools.map((s) => drains.get(s)!);
-  process.stdout.write(`${JSON.stringify({ spools: report })}\n`);
+  if (args.json) process.stdout.write(`${JSON.stringify({ spools: report })}\n`);
+  else {
+    const { newFieldsText } = await import('../../load/schema-changes.js');
+    process.stdout.write(
+      renderRunSummary(drainSummary(report, (Date.now() - started) / 1000), newFieldsText),
+    );
+  }
   if (stopped)
     throw new StoreSyncError(
       ERROR_CODES.INTERNAL,

@@ -23,14 +23,17 @@ import {
   ingestPulse,
   withHeartbeatOptions,
 } from '../heartbeat.js';
+import { renderRunSummary } from '../output.js';
 import { runOutcome, StopOnSignal } from '../stop.js';
 import { ingestSpool, SPOOL_OPTION } from './ingest-spool.js';
+import { ingestSummary } from './ingest-summary.js';
 import { type SchemaContractArgs, withSchemaContract, withSchemaContractOption } from './schema-contract.js';
 
 interface IngestArgs extends JobArgs, WorkersArgs, FastPathArgs, SchemaContractArgs, HeartbeatArgs {
   inputs: string[];
   'max-document-bytes'?: number;
   spool?: string;
+  json?: boolean;
 }
 
 export const ingestCommand: CommandModule<object, IngestArgs> = {
@@ -57,6 +60,11 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         'Ingest every document under captured/ (again: only new files)',
       )
       .option('spool', SPOOL_OPTION)
+      .option('json', {
+        type: 'boolean',
+        description:
+          'Print the summary as one JSON object (files, documents, rows, rejections, newFields …) instead of a table',
+      })
       .example('zcat orders.ndjson.gz | $0 ingest - --warehouse w.duckdb', 'Ingest from stdin')
       .example('$0 ingest --spool', "Drain the webhook receivers' spools (docs/receiver.md)") as never,
   handler: async (args) => {
@@ -148,7 +156,16 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
           ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
         });
         if (failure) throw failure;
-        process.stdout.write(`${JSON.stringify(summary)}\n`);
+        if (args.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+        else {
+          const { newFieldsText } = await import('../../load/schema-changes.js');
+          const run = {
+            outcome: runOutcome(null, stopped, rejections),
+            seconds: (Date.now() - started) / 1000,
+            runId,
+          };
+          process.stdout.write(renderRunSummary(ingestSummary(store!.name, summary!, run), newFieldsText));
+        }
         if (stopped) {
           // stdin and pipes are read in one pass: nothing of them is remembered to resume by.
           const streams = files.filter((f) => f.path === '-' || f.stream);

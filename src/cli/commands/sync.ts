@@ -3,7 +3,6 @@ import type { StoreFailure, StoreOutcome } from '../../../pipelines/stores.js';
 import type { SyncMode } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { DateWindow } from '../../extract/index.js';
-import { redact } from '../../log.js';
 import { STREAM_NAMES } from '../../streams.js';
 import {
   applyRateLimit,
@@ -27,7 +26,7 @@ import {
   streamPulse,
   withHeartbeatOptions,
 } from '../heartbeat.js';
-import { renderTable } from '../output.js';
+import { type RunSummary, renderRunSummary } from '../output.js';
 import { StopOnSignal } from '../stop.js';
 import { type SchemaContractArgs, withSchemaContract, withSchemaContractOption } from './schema-contract.js';
 
@@ -42,22 +41,46 @@ interface BackfillArgs extends JobArgs, RateLimitArgs, SchemaContractArgs, Heart
   to?: string;
 }
 
-const SUMMARY_COLUMNS = ['store', 'stream', 'status', 'pages', 'records', 'rejections', 'requests', 'note'];
-
-function summaryRows(outcomes: StoreOutcome[]): unknown[][] {
-  return outcomes.flatMap((o) => [
-    ...(o.result?.streams ?? []).map((s) => [
-      o.store,
-      s.stream,
-      s.status,
-      s.pages,
-      s.records,
-      s.rejections,
-      s.requests,
-      s.message ?? (s.resumed ? 'resumed' : ''),
+/** The sync's summary: a row per stream, a line per store (src/cli/output.ts renderRunSummary). */
+function syncSummary(outcomes: StoreOutcome[]): RunSummary {
+  return {
+    part: 'stream',
+    counts: ['pages', 'records', 'rejections', 'requests'],
+    rows: outcomes.flatMap((o) => [
+      ...(o.result?.streams ?? []).map((s) => ({
+        store: o.store,
+        part: s.stream,
+        status: s.status,
+        counts: [s.pages, s.records, s.rejections, s.requests],
+        note: s.message ?? (s.resumed ? 'resumed' : ''),
+      })),
+      ...(o.error
+        ? [
+            {
+              store: o.store,
+              part: o.result ? 'export' : '-',
+              status: 'failed',
+              counts: [0, 0, 0, 0],
+              note: o.error.message,
+            },
+          ]
+        : []),
     ]),
-    ...(o.error ? [[o.store, o.result ? 'export' : '-', 'failed', 0, 0, 0, 0, o.error.message]] : []),
-  ]);
+    stores: outcomes.map((o) => {
+      const run = o.result;
+      const newFields = run?.newFields ?? [];
+      return o.error || !run
+        ? { store: o.store, error: o.error!.message, newFields }
+        : {
+            store: o.store,
+            outcome: run.outcome,
+            seconds: run.seconds,
+            details: [`${run.requests} requests`, `${run.retries} retries`],
+            ref: `run ${run.runId}`,
+            newFields,
+          };
+    }),
+  };
 }
 
 /** `describeNewFields` is schema-changes.ts's `newFieldsText`, loaded with the pipelines (see main.ts). */
@@ -65,18 +88,7 @@ function printSummary(
   outcomes: StoreOutcome[],
   describeNewFields: (entry: { table: string; fields: string[] }) => string,
 ): void {
-  // Messages come from errors that may quote a server's reply; masking again costs nothing.
-  process.stdout.write(redact(`${renderTable(SUMMARY_COLUMNS, summaryRows(outcomes))}\n`));
-  for (const o of outcomes) {
-    const run = o.result!;
-    const line = o.error
-      ? `${o.store}: failed: ${o.error.message}`
-      : `${o.store}: ${run.outcome.replace(/_/g, ' ')} in ${run.seconds.toFixed(1)} s, ${run.requests} requests, ${run.retries} retries (run ${run.runId})`;
-    process.stdout.write(redact(`${line}\n`));
-    // Field paths no column maps, first seen by this run: kept in `_extra`, listed in `_schema_changes`.
-    for (const entry of run?.newFields ?? [])
-      process.stdout.write(`${o.store}: ${describeNewFields(entry)}\n`);
-  }
+  process.stdout.write(renderRunSummary(syncSummary(outcomes), describeNewFields));
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
