@@ -210,6 +210,34 @@ describe('status after failed and interrupted runs', () => {
     assert.ok(resumed.streams[0]!.lastSuccessAt);
   });
 
+  it('a stream skipped for a missing scope shows as skipped, with the scope, and exits 3', async () => {
+    const limited = await testSandbox({ scale: 5, tokens: [TOKEN, 'limited-9Qz1:locations:read'] });
+    try {
+      const warehouse = path.join(dir, 'scoped.duckdb');
+      const flags = ['--base-url', limited.baseUrl, '--token-env', TOKEN_ENV, '--warehouse', warehouse];
+      const sync = await runCli(['sync', ...flags, '--streams', 'locations,subscriptions'], {
+        env: { [TOKEN_ENV]: 'limited-9Qz1' },
+      });
+      assertExit(sync, 3);
+      const { code, text, streams } = await status(['--warehouse', warehouse], dir);
+      assert.equal(code, 3);
+      const [locations, subscriptions] = streams;
+      assert.deepEqual(
+        [locations!.stream, locations!.lastRun!.outcome, locations!.failing],
+        ['locations', 'ok', false],
+      );
+      assert.deepEqual(
+        [subscriptions!.stream, subscriptions!.lastRun!.outcome, subscriptions!.failing],
+        ['subscriptions', 'skipped', true],
+      );
+      assert.match(subscriptions!.lastRun!.error!, /subscriptions:read/);
+      assert.match(text, /^default\s+subscriptions\s.*\sSKIPPED, \d+ min ago$/m);
+      assert.match(text, /^ {2}default subscriptions: skipped at \S+ .*subscriptions:read/m);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('an error quoting the token is stored and shown masked', async () => {
     // A server that answers every request with a 500 whose body repeats the Authorization header.
     const hostile: Server = createServer((request, response) => {
