@@ -134,7 +134,7 @@ const BUILT_IN: readonly StreamDefinition[] = Object.values(STREAMS);
  * the warehouse to commit several pages per transaction when the API is faster, few enough that the pages
  * waiting stay a small part of the memory budget.
  */
-export const COMMITS_IN_FLIGHT = 16;
+export const COMMITS_IN_FLIGHT = 6;
 
 /** A stream's options for `store`: its config's, or the stream's defaults when the config cannot name it. */
 function streamOptions(store: StoreConfig, stream: StreamDefinition): StreamOptions {

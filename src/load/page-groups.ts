@@ -22,8 +22,11 @@ interface Waiting {
   reject: (error: unknown) => void;
 }
 
-/** Records in one group, at most: bounds the memory a group's batch takes (about 20 pages of 100). */
-export const GROUP_RECORDS = 2_000;
+/**
+ * Records in one group, at most: bounds the memory a group's batch takes (6 pages of 100). On the large store
+ * 600 peaked 50 MB lower than 2,000 for the same CPU (docs/performance.md, "Issue 32 point 1").
+ */
+export const GROUP_RECORDS = 600;
 
 export class PageGroups {
   private queue: Waiting[] = [];
