@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,11 +26,31 @@ const BIN = fromRepo('bin/store-sync.js');
 const TARGET = 1.3;
 const run = promisify(execFile);
 
-/** Wall time of one whole process, in seconds; it must succeed. */
-async function timed(args: string[]): Promise<number> {
+/**
+ * GNU time, when the machine has it, for the CPU time (user + system) of each process: on a loaded machine
+ * it scatters far less than the wall time, so it is printed beside it.
+ */
+const GNU_TIME = '/usr/bin/time';
+
+interface Timing {
+  wall: number;
+  /** Null without GNU time. */
+  cpu: number | null;
+}
+
+/** Wall time and CPU time of one whole process, in seconds; it must succeed. */
+async function timed(args: string[], dir: string): Promise<Timing> {
+  const cpuFile = path.join(dir, 'cpu.txt');
+  const gnu = existsSync(GNU_TIME);
+  const [file, argv] = gnu
+    ? [GNU_TIME, ['-f', '%U %S', '-o', cpuFile, process.execPath, ...args]]
+    : [process.execPath, args];
   const started = performance.now();
-  await run(process.execPath, args, { cwd: REPO, maxBuffer: 1 << 20, env: process.env });
-  return (performance.now() - started) / 1000;
+  await run(file, argv, { cwd: REPO, maxBuffer: 1 << 20, env: process.env });
+  const wall = (performance.now() - started) / 1000;
+  if (!gnu) return { wall, cpu: null };
+  const [user, system] = (await readFile(cpuFile, 'utf8')).trim().split('\n').at(-1)!.split(' ').map(Number);
+  return { wall, cpu: user! + system! };
 }
 
 const median = (values: number[]): number => {
@@ -57,26 +78,32 @@ const bench: Benchmark = async ({ quick, log }) => {
        await connection.run('SELECT 1');`,
     ];
     // One of each first, unmeasured: the files they read are then in the page cache for both.
-    await timed(command);
-    await timed(bare);
+    await timed(command, dir);
+    await timed(bare, dir);
     const ratios: number[] = [];
+    const cpuRatios: number[] = [];
     const commandTimes: number[] = [];
     const bareTimes: number[] = [];
     for (let round = 0; round < rounds; round++) {
-      let c: number;
-      let b: number;
+      let c: Timing;
+      let b: Timing;
       if (round % 2 === 0) {
-        c = await timed(command);
-        b = await timed(bare);
+        c = await timed(command, dir);
+        b = await timed(bare, dir);
       } else {
-        b = await timed(bare);
-        c = await timed(command);
+        b = await timed(bare, dir);
+        c = await timed(command, dir);
       }
-      commandTimes.push(c);
-      bareTimes.push(b);
-      ratios.push(c / b);
+      commandTimes.push(c.wall);
+      bareTimes.push(b.wall);
+      ratios.push(c.wall / b.wall);
+      const cpu = c.cpu !== null && b.cpu ? c.cpu / b.cpu : null;
+      if (cpu !== null) cpuRatios.push(cpu);
       log(
-        `  round ${round + 1}: query ${c.toFixed(3)} s, node -e ${b.toFixed(3)} s, ratio ${(c / b).toFixed(2)}`,
+        `  round ${round + 1}: query ${c.wall.toFixed(3)} s, node -e ${b.wall.toFixed(3)} s, ratio ${(c.wall / b.wall).toFixed(2)}` +
+          (cpu === null
+            ? ''
+            : `; CPU ${c.cpu!.toFixed(2)} s against ${b.cpu!.toFixed(2)} s, ratio ${cpu.toFixed(2)}`),
       );
     }
     const ratio = median(ratios);
@@ -94,6 +121,7 @@ const bench: Benchmark = async ({ quick, log }) => {
           ratioMin: Number(Math.min(...ratios).toFixed(2)),
           ratioMedian: Number(ratio.toFixed(2)),
           ratioMax: Number(Math.max(...ratios).toFixed(2)),
+          ...(cpuRatios.length ? { cpuRatioMedian: Number(median(cpuRatios).toFixed(2)) } : {}),
           load: os.loadavg()[0]!.toFixed(2),
         },
       },
