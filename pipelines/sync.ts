@@ -184,7 +184,14 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
   // had committed its data, with the exit code that says nothing changed.
   const exportDir = job.config.exportAfterSync ? job.config.parquetDir : undefined;
   if (exportDir) await prepareExportFolder(exportDir);
-  const warehouse = job.warehouse ?? (await openWarehouse(job.config.warehouse, { logger: job.logger }));
+  const warehouse =
+    job.warehouse ??
+    (await openWarehouse(job.config.warehouse, {
+      logger: job.logger,
+      // Closing it after the run publishes the read copy (src/load/read-copy.ts).
+      readCopy: job.config.readCopy,
+      waitForLockSeconds: job.config.waitForLockSeconds,
+    }));
   const runId = await warehouse.startRun({
     store: job.store.name,
     command: 'sync',

@@ -7,6 +7,7 @@ import { ERROR_CODES, StoreSyncError } from './errors.js';
 import { isCalendarDay } from './extract/dates.js';
 import { parseBaseUrl } from './extract/url-safety.js';
 import { findJsonSyntaxError } from './json-syntax.js';
+import type { ReadCopySettings } from './load/read-copy.js';
 import { registerSecret } from './log.js';
 import { DEFAULT_STREAM_OPTIONS, defaultStreamOptions, STREAM_NAMES, type StreamName } from './streams.js';
 
@@ -302,6 +303,42 @@ export const SyncConfigInput = z.strictObject({
     .positive()
     .default(36)
     .describe('status flags a stream whose last success is older than this.'),
+  readCopy: z
+    .strictObject({
+      enabled: z
+        .boolean()
+        .default(true)
+        .describe(
+          'Publish a read copy after every run that records itself (sync, backfill, ingest, rebuild, drain).',
+        ),
+      path: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'Path of the read copy (default: beside the warehouse, warehouse.duckdb → warehouse.read.duckdb).',
+        ),
+      storageCompatibility: z
+        .string()
+        .regex(/^v1\.\d+\.\d+$/, {
+          message: 'expected a DuckDB storage version from v1.0.0 on, e.g. "v1.0.0"',
+        })
+        .optional()
+        .describe(
+          'Write the read copy in the storage format of this DuckDB version (e.g. "v1.0.0"), for clients older than the warehouse needs; default: the warehouse\'s own format, copied as a file.',
+        ),
+    })
+    .default({ enabled: true })
+    .describe(
+      'The read copy readers open while a run writes the warehouse (docs/operations.md, "Readers and the nightly sync").',
+    ),
+  waitForLockSeconds: z
+    .number()
+    .min(0)
+    .default(0)
+    .describe(
+      'A writer that finds the warehouse locked by another process waits up to this many seconds for it (--wait-for-lock); 0 fails at once.',
+    ),
   streams: StreamsInput.optional(),
   receiver: ReceiverSettingsInput.optional().describe(
     "Settings of store-sync receive (each store's endpoint is its own receiver block).",
@@ -356,6 +393,8 @@ export interface SyncConfig {
   maxDocumentBytes: number;
   maxRunMinutes: number | null;
   freshnessHours: number;
+  readCopy: ReadCopySettings;
+  waitForLockSeconds: number;
   /** Settings of store-sync receive (defaults when the config has none). */
   receiver?: ReceiverSettings;
   stores: StoreConfig[];
@@ -450,6 +489,12 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
     maxDocumentBytes: input.maxDocumentBytes,
     maxRunMinutes: input.maxRunMinutes,
     freshnessHours: input.freshnessHours,
+    readCopy: {
+      enabled: input.readCopy.enabled,
+      path: input.readCopy.path ? path.resolve(baseDir, input.readCopy.path) : null,
+      storageCompatibility: input.readCopy.storageCompatibility ?? null,
+    },
+    waitForLockSeconds: input.waitForLockSeconds,
     receiver: ReceiverSettingsInput.parse(input.receiver ?? {}),
     stores: input.stores.map((store, index) => ({
       name: store.name,

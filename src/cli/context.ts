@@ -169,6 +169,87 @@ export function readerBlocked(error: unknown): unknown {
     : error;
 }
 
+export interface ReadCopyArgs {
+  'read-copy'?: boolean;
+}
+
+/** `--read-copy` of query, status and export. */
+export function withReadCopyOption<T>(yargs: Argv<T>): Argv<T & ReadCopyArgs> {
+  return yargs.option('read-copy', {
+    type: 'boolean',
+    description:
+      'Read the published read copy (readCopy in the config; default warehouse.read.duckdb beside the warehouse) even when no run is writing the warehouse. Without it the read copy is read only while a run holds the warehouse',
+  }) as Argv<T & ReadCopyArgs>;
+}
+
+/**
+ * Runs `read` on the warehouse, or on its published read copy (src/load/read-copy.ts): with --read-copy, or
+ * when a writer holds the warehouse (DuckDB admits no reader then) and a copy exists. Which file was read,
+ * and how old a copy is, goes to stderr, so stdout stays the result. Without a copy a locked warehouse is
+ * the reader's failure, exit 1 (readerBlocked).
+ */
+export async function readWarehouseOrCopy<T>(
+  config: SyncConfig,
+  args: ReadCopyArgs,
+  read: (file: string) => Promise<T>,
+): Promise<T> {
+  const { ageText, readCopyPath, readCopyPublishedAt } = await import('../load/read-copy.js');
+  const copy = readCopyPath(config.warehouse, config.readCopy);
+  const publishedAt = readCopyPublishedAt(copy);
+  if (args['read-copy']) {
+    if (publishedAt === null)
+      throw new StoreSyncError(
+        ERROR_CODES.WAREHOUSE_PATH,
+        `--read-copy: there is no read copy at ${copy} yet: a writer publishes it after each run (sync, ingest, rebuild) when readCopy.enabled is true`,
+        { details: { field: 'readCopy.path' } },
+      );
+    process.stderr.write(`reading the read copy ${copy}, published ${ageText(publishedAt)}\n`);
+    return read(copy);
+  }
+  try {
+    return await read(config.warehouse);
+  } catch (error) {
+    if (!isStoreSyncError(error, ERROR_CODES.WAREHOUSE_LOCKED)) throw error;
+    if (publishedAt === null)
+      throw readerBlocked(
+        new StoreSyncError(
+          ERROR_CODES.WAREHOUSE_LOCKED,
+          `${error.message}; no read copy to read instead (${copy} does not exist yet: one is published after each run unless readCopy.enabled is false)`,
+          { cause: error },
+        ),
+      );
+    const pid = /\(pid (\d+)/.exec(error.message)?.[1];
+    process.stderr.write(
+      `reading the read copy ${copy}, published ${ageText(publishedAt)} (the warehouse is being written${pid ? ` by pid ${pid}` : ''})\n`,
+    );
+    return read(copy).catch((failure: unknown) => {
+      throw readerBlocked(failure);
+    });
+  }
+}
+
+export interface WaitForLockArgs {
+  'wait-for-lock'?: number;
+}
+
+/** `--wait-for-lock` of the commands that write the warehouse. */
+export function withWaitForLockOption<T>(yargs: Argv<T>): Argv<T & WaitForLockArgs> {
+  return yargs.option('wait-for-lock', {
+    type: 'number',
+    description:
+      "Seconds to wait for another process that holds the warehouse to let go, instead of the config's waitForLockSeconds (default 0: fail at once, naming its pid). Says every 30 s that it waits",
+  }) as Argv<T & WaitForLockArgs>;
+}
+
+/** Applies `--wait-for-lock` to the job: seconds, 0 or more. */
+export function applyWaitForLock(config: SyncConfig, args: WaitForLockArgs): void {
+  const value = args['wait-for-lock'];
+  if (value === undefined) return;
+  if (!Number.isFinite(value) || value < 0)
+    throw badNumber('wait-for-lock', 'a number of seconds, 0 or more', value);
+  config.waitForLockSeconds = value;
+}
+
 /** A usage error for numeric option `--name`: what it must be, and what it got (yargs gives NaN for text). */
 function badNumber(name: string, expected: string, value: number): StoreSyncError {
   const got = Number.isNaN(value) ? 'something that is not a number' : String(value);

@@ -11,7 +11,8 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { ERROR_CODES, StoreSyncError } from '../errors.js';
+import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
+import type { Logger } from '../log.js';
 // The SQL quoting alone: the table model behind model/index.js is not needed to open a warehouse (query).
 import { literal } from '../model/sql.js';
 import { WRITER_CHECKPOINT_THRESHOLD, writerMemoryLimit } from './runtime-profile.js';
@@ -33,7 +34,21 @@ export interface OpenOptions {
    */
   memoryLimit?: string;
   threads?: number;
+  /**
+   * A writer that finds the file locked by another process tries again until this many seconds have passed
+   * (`--wait-for-lock`); 0 or none: it fails at once, naming the holder.
+   */
+  waitForLockSeconds?: number;
+  /** How often a waiting writer says it still waits (default LOCK_WAIT_LOG_MS); tests shorten it. */
+  lockWaitLogMs?: number;
+  /** Where a waiting writer says so. */
+  logger?: Logger;
 }
+
+/** A waiting writer logs that it still waits this often. */
+export const LOCK_WAIT_LOG_MS = 30_000;
+/** A waiting writer tries the lock again this often: a run that finishes is followed within a second. */
+const LOCK_RETRY_MS = 1_000;
 
 /**
  * Rows per row group in the tables a writer appends to (DuckDB's default is 122,880). DuckDB writes a
@@ -66,7 +81,7 @@ export const NEW_WAREHOUSE_STORAGE_VERSION = 'v1.5.0';
 export const NEW_WAREHOUSE_BLOCK_BYTES = 128 * 1024;
 
 /** The writer's name for the warehouse it attaches (its queries use the default database, this one). */
-const WAREHOUSE_ALIAS = 'warehouse';
+export const WAREHOUSE_ALIAS = 'warehouse';
 
 const writersInProcess = new Set<string>();
 
@@ -254,7 +269,45 @@ export async function reattachWarehouse(connection: DuckDBConnection, absolute: 
   await connection.run(`USE ${WAREHOUSE_ALIAS}`);
 }
 
+/**
+ * Opens the warehouse (see openOnce); a writer given `waitForLockSeconds` and meeting another process's lock
+ * tries again every second until the holder lets go or the time is up, saying every `lockWaitLogMs` that it
+ * waits. The last refusal is the error, with how long it waited.
+ */
 export async function openInstance(
+  file: string,
+  options: OpenOptions,
+): Promise<{ instance: DuckDBInstance; release: () => void }> {
+  const waitMs = options.readOnly ? 0 : (options.waitForLockSeconds ?? 0) * 1000;
+  const logEvery = options.lockWaitLogMs ?? LOCK_WAIT_LOG_MS;
+  const started = Date.now();
+  let nextLog = started;
+  for (;;) {
+    try {
+      return await openOnce(file, options);
+    } catch (error) {
+      const waited = Date.now() - started;
+      if (!isStoreSyncError(error, ERROR_CODES.WAREHOUSE_LOCKED) || waitMs <= 0) throw error;
+      if (waited >= waitMs)
+        throw new StoreSyncError(
+          ERROR_CODES.WAREHOUSE_LOCKED,
+          `${error.message} (waited ${Math.round(waited / 1000)} s of --wait-for-lock ${options.waitForLockSeconds})`,
+          { cause: error },
+        );
+      if (Date.now() >= nextLog) {
+        options.logger?.info('warehouse.waiting_for_lock', {
+          waitedSeconds: Math.round(waited / 1000),
+          waitsUpTo: options.waitForLockSeconds,
+          message: error.message,
+        });
+        nextLog += logEvery;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(LOCK_RETRY_MS, waitMs - waited)));
+    }
+  }
+}
+
+async function openOnce(
   file: string,
   options: OpenOptions,
 ): Promise<{ instance: DuckDBInstance; release: () => void }> {

@@ -28,7 +28,14 @@ import { KeyRanges } from './key-ranges.js';
 import { DELETE_ORPHAN_LANDING_PARTS_SQL } from './landing.js';
 import { Layouts } from './layouts.js';
 import { CREATE_KEY_TABLES_SQL } from './merge.js';
-import { connectWarehouse, type OpenOptions, openInstance, reattachWarehouse } from './open.js';
+import {
+  connectWarehouse,
+  type OpenOptions,
+  openInstance,
+  reattachWarehouse,
+  WAREHOUSE_ALIAS,
+} from './open.js';
+import { logPublish, publishReadCopy, type ReadCopySettings } from './read-copy.js';
 import {
   type RuntimeProfile,
   STREAMING_INGEST_MEMORY_LIMIT,
@@ -49,6 +56,12 @@ import { Transaction } from './transaction.js';
 
 export interface WarehouseOptions extends OpenOptions {
   logger?: Logger;
+  /**
+   * The read copy a writer publishes as it closes, once a run was recorded on it (read-copy.ts): every
+   * command that records a run (sync, backfill, ingest, rebuild, a drain) publishes one, after its last
+   * commit and while it still holds the lock. Without it (tests, bench) nothing is published.
+   */
+  readCopy?: ReadCopySettings;
 }
 
 /** The part of a runtime profile that waits for the work to know its worker threads (see withProfile). */
@@ -72,6 +85,8 @@ export class Warehouse {
   readonly appenders: AppenderPool;
   /** Ranges of stored unit keys, so most batches are known not to collide without a query. */
   readonly keyRanges = new KeyRanges();
+  /** Runs recorded as finished by this writer: close publishes the read copy when there is one. */
+  private runsFinished = 0;
 
   private constructor(
     readonly path: string,
@@ -84,8 +99,8 @@ export class Warehouse {
     private committedSeq: number,
     /** Physical column order of the tables (writers only). */
     private currentLayouts: Layouts,
-    /** As opened: a writer's memory limit is restored from them (withProfile). */
-    private readonly options: OpenOptions,
+    /** As opened: a writer's memory limit is restored from them (withProfile), its read copy settings. */
+    private readonly options: WarehouseOptions,
   ) {
     this.appenders = new AppenderPool(connection);
   }
@@ -505,6 +520,7 @@ export class Warehouse {
       error: finish.error == null ? null : redact(finish.error),
     };
     await this.exclusive(() => this.connection.run(finishRunSql(runId, masked)));
+    this.runsFinished += 1;
   }
 
   /** Rows in a table (every one, deleted ones included): reading them all verifies each block's checksum. */
@@ -573,6 +589,16 @@ export class Warehouse {
     try {
       await this.closeTableHandles();
       if (!this.readOnly) await this.connection.run('CHECKPOINT').catch(() => undefined);
+      // Published before the instance closes, so the warehouse's lock is still held: no other writer
+      // commits between the last commit of this run and its snapshot.
+      const readCopy = this.options.readCopy;
+      if (!this.readOnly && readCopy?.enabled && this.runsFinished > 0)
+        logPublish(
+          this.logger,
+          await publishReadCopy(this.connection, this.path, WAREHOUSE_ALIAS, readCopy).catch((error) =>
+            asStoreSyncError(error, ERROR_CODES.WAREHOUSE),
+          ),
+        );
       this.connection.closeSync();
       this.instance.closeSync();
     } finally {

@@ -4,11 +4,13 @@ import type { SpoolDrain } from '../../../pipelines/drain.js';
 import type { SyncConfig } from '../../config.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import {
+  applyWaitForLock,
   cliLogger,
   type JobArgs,
   jobFromFlags,
   resolveJob,
   selectStores,
+  type WaitForLockArgs,
   type WorkersArgs,
   workersFrom,
 } from '../context.js';
@@ -30,7 +32,7 @@ export const SPOOL_OPTION = {
     "Drain the closed files of the receivers' spools (each store with a receiver block, or --store), or of the spool folder given, instead of reading inputs",
 } as const;
 
-export interface IngestSpoolArgs extends JobArgs, WorkersArgs, SchemaContractArgs {
+export interface IngestSpoolArgs extends JobArgs, WorkersArgs, SchemaContractArgs, WaitForLockArgs {
   spool: string;
   inputs?: string[];
   json?: boolean;
@@ -79,6 +81,7 @@ export async function ingestSpool(args: IngestSpoolArgs): Promise<void> {
   const workers = workersFrom(args);
   const logger = cliLogger(args);
   const config = withSchemaContract(await resolveJob(args, { needsApi: false }), args);
+  applyWaitForLock(config, args);
   const spools = await spoolsOf(config, args);
   const { drainStoreRun, emptyDrain, hasWaitingFiles } = await import('../../../pipelines/drain.js');
   const drains = new Map<Spool, SpoolDrain>();
@@ -91,7 +94,11 @@ export async function ingestSpool(args: IngestSpoolArgs): Promise<void> {
   // Nothing to drain (a drain every minute, say): the warehouse is not even opened.
   if (waiting.length > 0) {
     const { openWarehouse } = await import('../../load/index.js');
-    const warehouse = await openWarehouse(config.warehouse, { logger });
+    const warehouse = await openWarehouse(config.warehouse, {
+      logger,
+      readCopy: config.readCopy,
+      waitForLockSeconds: config.waitForLockSeconds,
+    });
     // Ctrl-C or SIGTERM stops after the file being loaded, which commits and is removed.
     const stop = new StopOnSignal(logger, 'ingest.stopping', 'stopping after the spool file being loaded');
     try {

@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import type { IngestProgress } from '../../../pipelines/ingest.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import {
+  applyWaitForLock,
   cliLogger,
   type FastPathArgs,
   integerOption,
@@ -9,9 +10,11 @@ import {
   resolveJob,
   selectStores,
   useFastPathSwitch,
+  type WaitForLockArgs,
   type WorkersArgs,
   withFastPathOption,
   withJobOptions,
+  withWaitForLockOption,
   withWorkersOption,
   workersFrom,
 } from '../context.js';
@@ -29,7 +32,13 @@ import { ingestSpool, SPOOL_OPTION } from './ingest-spool.js';
 import { ingestSummary } from './ingest-summary.js';
 import { type SchemaContractArgs, withSchemaContract, withSchemaContractOption } from './schema-contract.js';
 
-interface IngestArgs extends JobArgs, WorkersArgs, FastPathArgs, SchemaContractArgs, HeartbeatArgs {
+interface IngestArgs
+  extends JobArgs,
+    WorkersArgs,
+    FastPathArgs,
+    SchemaContractArgs,
+    HeartbeatArgs,
+    WaitForLockArgs {
   inputs: string[];
   'max-document-bytes'?: number;
   spool?: string;
@@ -41,8 +50,10 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
   describe:
     'Load captured API documents (orders, fulfillments, carts, tickets …) from files, folders or - for stdin',
   builder: (yargs) =>
-    withHeartbeatOptions(
-      withSchemaContractOption(withFastPathOption(withWorkersOption(withJobOptions(yargs)))),
+    withWaitForLockOption(
+      withHeartbeatOptions(
+        withSchemaContractOption(withFastPathOption(withWorkersOption(withJobOptions(yargs)))),
+      ),
     )
       .positional('inputs', {
         type: 'string',
@@ -73,6 +84,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
     if (!args.inputs?.length)
       throw new StoreSyncError(ERROR_CODES.USAGE, 'ingest needs a file, folder or - (stdin), or --spool');
     const config = withSchemaContract(await resolveJob(args, { needsApi: false }), args);
+    applyWaitForLock(config, args);
     const workers = workersFrom(args);
     const limit = args['max-document-bytes'];
     const maxDocumentBytes =
@@ -106,7 +118,12 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         expected: 'files named *.json, *.ndjson, *.jsonl or their .gz forms',
       });
     }
-    const warehouse = await openWarehouse(config.warehouse, { logger });
+    // Closing it after the run publishes the read copy (src/load/read-copy.ts).
+    const warehouse = await openWarehouse(config.warehouse, {
+      logger,
+      readCopy: config.readCopy,
+      waitForLockSeconds: config.waitForLockSeconds,
+    });
     try {
       const runId = await warehouse.startRun({
         store: store!.name,

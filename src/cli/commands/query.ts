@@ -1,10 +1,18 @@
 import type { CommandModule } from 'yargs';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
-import { integerOption, type JobArgs, readerBlocked, resolveJob, withJobOptions } from '../context.js';
+import {
+  integerOption,
+  type JobArgs,
+  type ReadCopyArgs,
+  readWarehouseOrCopy,
+  resolveJob,
+  withJobOptions,
+  withReadCopyOption,
+} from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { type OutputFormat, renderRows } from '../output.js';
 
-interface QueryArgs extends JobArgs {
+interface QueryArgs extends JobArgs, ReadCopyArgs {
   sql: string;
   format: OutputFormat;
   limit?: number;
@@ -30,9 +38,9 @@ function rowLimit(args: QueryArgs): number | undefined {
 export const queryCommand: CommandModule<object, QueryArgs> = {
   command: 'query <sql>',
   describe:
-    'Run one read-only SQL statement against the warehouse and your own files (refused, exit 1, while another process is writing to it)',
+    'Run one read-only SQL statement against the warehouse and your own files (while a run writes the warehouse: against its published read copy, saying how old it is)',
   builder: (yargs) =>
-    withJobOptions(yargs)
+    withReadCopyOption(withJobOptions(yargs))
       .positional('sql', { type: 'string', demandOption: true, description: 'The SQL to run, in quotes' })
       .option('format', {
         choices: ['table', 'csv', 'json'] as const,
@@ -59,13 +67,9 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
     const config = await resolveJob(args, { needsApi: false });
     const { runReadOnlyQuery } = await import('../../load/query.js');
     const limit = rowLimit(args);
-    const result = await runReadOnlyQuery(
-      config.warehouse,
-      args.sql,
-      limit === undefined ? {} : { maxRows: limit },
-    ).catch((error: unknown) => {
-      throw readerBlocked(error);
-    });
+    const result = await readWarehouseOrCopy(config, args, (file) =>
+      runReadOnlyQuery(file, args.sql, limit === undefined ? {} : { maxRows: limit }),
+    );
     const text = renderRows(args.format, result.columns, result.rows);
     process.stdout.write(`${text}\n`);
     if (result.totalRows > result.rows.length) {

@@ -6,6 +6,7 @@ import type { DateWindow } from '../../extract/index.js';
 import { STREAM_NAMES } from '../../streams.js';
 import {
   applyRateLimit,
+  applyWaitForLock,
   cliLogger,
   type FastPathArgs,
   type JobArgs,
@@ -14,9 +15,11 @@ import {
   resolveJob,
   selectStores,
   useFastPathSwitch,
+  type WaitForLockArgs,
   withFastPathOption,
   withJobOptions,
   withRateLimitOption,
+  withWaitForLockOption,
 } from '../context.js';
 import { EXIT, exitCodeForError, exitCodeForRuns } from '../exit-codes.js';
 import {
@@ -30,12 +33,18 @@ import { type RunSummary, renderRunSummary } from '../output.js';
 import { StopOnSignal } from '../stop.js';
 import { type SchemaContractArgs, withSchemaContract, withSchemaContractOption } from './schema-contract.js';
 
-interface SyncArgs extends JobArgs, FastPathArgs, RateLimitArgs, SchemaContractArgs, HeartbeatArgs {
+interface SyncArgs
+  extends JobArgs,
+    FastPathArgs,
+    RateLimitArgs,
+    SchemaContractArgs,
+    HeartbeatArgs,
+    WaitForLockArgs {
   streams?: string;
   'full-refresh'?: boolean;
 }
 
-interface BackfillArgs extends JobArgs, RateLimitArgs, SchemaContractArgs, HeartbeatArgs {
+interface BackfillArgs extends JobArgs, RateLimitArgs, SchemaContractArgs, HeartbeatArgs, WaitForLockArgs {
   streams?: string;
   from: string;
   to?: string;
@@ -112,7 +121,7 @@ export function backfillWindow(from: string, to: string | undefined, today: Date
 }
 
 async function runSyncCommand(
-  args: JobArgs & RateLimitArgs & SchemaContractArgs & HeartbeatArgs & { streams?: string },
+  args: JobArgs & RateLimitArgs & SchemaContractArgs & HeartbeatArgs & WaitForLockArgs & { streams?: string },
   mode: SyncMode,
   window?: DateWindow,
 ): Promise<void> {
@@ -122,6 +131,7 @@ async function runSyncCommand(
   const { newFieldsText } = await import('../../load/schema-changes.js');
   const config = withSchemaContract(await resolveJob(args, { needsApi: true }), args);
   applyRateLimit(config, args);
+  applyWaitForLock(config, args);
   const stores = selectStores(config, args.store);
   checkStores(stores, streams);
   // Bars only on a terminal, and never with JSON logs: a log shipper wants lines, not redraws.
@@ -216,12 +226,14 @@ async function runSyncCommand(
 }
 
 const withStreams = <T>(yargs: Argv<T>) =>
-  withHeartbeatOptions(
-    withRateLimitOption(
-      withSchemaContractOption(withJobOptions(yargs)).option('streams', {
-        type: 'string',
-        description: `Comma-separated streams: ${STREAM_NAMES.join(', ')}`,
-      }),
+  withWaitForLockOption(
+    withHeartbeatOptions(
+      withRateLimitOption(
+        withSchemaContractOption(withJobOptions(yargs)).option('streams', {
+          type: 'string',
+          description: `Comma-separated streams: ${STREAM_NAMES.join(', ')}`,
+        }),
+      ),
     ),
   );
 

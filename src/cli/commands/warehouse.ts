@@ -5,18 +5,23 @@ import type { SchemaContract } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import { STREAM_NAMES } from '../../streams.js';
 import {
+  applyWaitForLock,
   cliLogger,
   type FastPathArgs,
   type JobArgs,
   jobFromFlags,
   positiveNumberOption,
-  readerBlocked,
+  type ReadCopyArgs,
+  readWarehouseOrCopy,
   resolveJob,
   selectStores,
   useFastPathSwitch,
+  type WaitForLockArgs,
   type WorkersArgs,
   withFastPathOption,
   withJobOptions,
+  withReadCopyOption,
+  withWaitForLockOption,
   withWorkersOption,
   workersFrom,
 } from '../context.js';
@@ -33,7 +38,7 @@ import { runOutcome, StopOnSignal } from '../stop.js';
 
 /** Commands that work on the warehouse alone, with no API: status, export, rebuild. */
 
-interface StatusArgs extends JobArgs {
+interface StatusArgs extends JobArgs, ReadCopyArgs {
   json?: boolean;
   'freshness-hours'?: number;
 }
@@ -51,7 +56,7 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
   describe:
     'Per store and stream: last success and its age, rows, watermark, cursor in progress, rejections, the last run (ok, failed, interrupted, skipped) and the last error; then the fields no column maps first seen in the last 7 days. Exit 3 when a stream is stale or its last run did not complete it',
   builder: (yargs) =>
-    withJobOptions(yargs)
+    withReadCopyOption(withJobOptions(yargs))
       .option('json', { type: 'boolean', description: 'JSON instead of a table' })
       .option('freshness-hours', {
         type: 'number',
@@ -80,9 +85,10 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
     const { NEW_FIELDS_DAYS, RECENT_ERROR_DAYS, judgeStatus, recentNewFields } = await import(
       '../../load/status.js'
     );
-    const warehouse = await openWarehouse(config.warehouse, { readOnly: true }).catch((error: unknown) => {
-      throw readerBlocked(error);
-    });
+    // While a run writes the warehouse, its read copy (the state after the last run) is what can be read.
+    const warehouse = await readWarehouseOrCopy(config, args, (file) =>
+      openWarehouse(file, { readOnly: true }),
+    );
     const now = Date.now();
     let rows: Awaited<ReturnType<typeof readStatus>>;
     let recent: Awaited<ReturnType<typeof recentNewFields>>;
@@ -180,7 +186,7 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
   },
 };
 
-interface ExportArgs extends JobArgs {
+interface ExportArgs extends JobArgs, ReadCopyArgs {
   out?: string;
   tables?: string;
 }
@@ -190,7 +196,7 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
   describe:
     'Write every table to Parquet under <dir>/<table>/ (orders and children by month); replaces atomically',
   builder: (yargs) =>
-    withJobOptions(yargs)
+    withReadCopyOption(withJobOptions(yargs))
       .option('out', {
         type: 'string',
         description: 'Folder (default: parquetDir from the config or --parquet-dir)',
@@ -210,12 +216,9 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
     // A running writer blocks readers: exit 1 as for query and status, not a configuration error.
     // Bars only on a terminal, and never with JSON logs (as for sync).
     const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
-    const warehouse = await openWarehouse(config.warehouse, {
-      readOnly: true,
-      logger: cliLogger(args, progress.log),
-    }).catch((error: unknown) => {
-      throw readerBlocked(error);
-    });
+    const warehouse = await readWarehouseOrCopy(config, args, (file) =>
+      openWarehouse(file, { readOnly: true, logger: cliLogger(args, progress.log) }),
+    );
     try {
       const tables = args.tables
         ?.split(',')
@@ -264,14 +267,20 @@ async function replayContracts(config: SyncConfig): Promise<Map<string, Map<stri
   );
 }
 
-export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs & FastPathArgs & HeartbeatArgs> = {
+export const rebuildCommand: CommandModule<
+  object,
+  JobArgs & WorkersArgs & FastPathArgs & HeartbeatArgs & WaitForLockArgs
+> = {
   command: 'rebuild',
   describe:
     'Re-derive every table from the raw landing, with no API calls (after an upgrade or a fix), in one transaction: Ctrl-C rolls it back',
   builder: (yargs) =>
-    withHeartbeatOptions(withFastPathOption(withWorkersOption(withJobOptions(yargs)))) as never,
+    withWaitForLockOption(
+      withHeartbeatOptions(withFastPathOption(withWorkersOption(withJobOptions(yargs)))),
+    ) as never,
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false });
+    applyWaitForLock(config, args);
     const contracts = await replayContracts(config);
     const workers = workersFrom(args);
     useFastPathSwitch(args);
@@ -282,7 +291,12 @@ export const rebuildCommand: CommandModule<object, JobArgs & WorkersArgs & FastP
     const { openWarehouse } = await import('../../load/index.js');
     const { rebuildWarehouse } = await import('../../../pipelines/rebuild.js');
     // A mistyped path must not become a new, empty warehouse "rebuilt" from nothing.
-    const warehouse = await openWarehouse(config.warehouse, { logger, existing: true });
+    const warehouse = await openWarehouse(config.warehouse, {
+      logger,
+      existing: true,
+      readCopy: config.readCopy,
+      waitForLockSeconds: config.waitForLockSeconds,
+    });
     try {
       // Recorded before the rebuild's transaction begins and finished after it ends, so the row is neither
       // rolled back with a failed or stopped rebuild nor touched by it. The rebuild covers every store.
