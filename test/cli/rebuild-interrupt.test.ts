@@ -43,6 +43,8 @@ describe('store-sync rebuild, recorded and interrupted', () => {
   let cleanup: () => Promise<void>;
   /** The warehouse as it was before any rebuild; each test starts from a copy of it. */
   let original: string;
+  /** What the ingest that made the original warehouse reported storing. */
+  let ingestedRows: number;
 
   before(async () => {
     ({ dir, cleanup } = await tempDir());
@@ -57,7 +59,9 @@ describe('store-sync rebuild, recorded and interrupted', () => {
       files.push(file);
     }
     original = path.join(dir, 'original.duckdb');
-    assertExit(await runCli(['ingest', ...files, '--warehouse', original]), 0);
+    const ingest = await runCli(['ingest', ...files, '--warehouse', original, '--json']);
+    assertExit(ingest, 0);
+    ingestedRows = (JSON.parse(ingest.stdout) as { rows: number }).rows;
     // Lines lost from the tables (the raw landing still has them): a rebuild that completed would restore
     // them, so a warehouse that still lacks them was not rebuilt.
     const warehouse = await openWarehouse(original);
@@ -175,9 +179,12 @@ describe('store-sync rebuild, recorded and interrupted', () => {
       "SELECT counts::VARCHAR AS counts FROM _sync_runs WHERE command = 'rebuild' AND outcome = 'succeeded'",
     )) as [{ counts: string }];
     const { blocks, records, rows, rejections } = JSON.parse(counts) as Record<string, unknown>;
+    // Rows are counted as each batch stores them (a customer seen in two blocks is stored twice): the
+    // rebuild replays the landing in the ingest's blocks, so it stores what the ingest stored.
+    assert.ok(ingestedRows > 40000, `the records made rows in several tables (${ingestedRows})`);
     assert.deepEqual(
       { blocks, records, rows, rejections },
-      { blocks: 8, records: 40000, rows: 240000, rejections: 0 },
+      { blocks: 8, records: 40000, rows: ingestedRows, rejections: 0 },
     );
   });
 
