@@ -19,6 +19,7 @@ const BENCHMARKS = [
   'export',
   'receive',
   'query-startup',
+  'read-copy',
 ] as const;
 
 async function duckdbVersion(): Promise<string> {

@@ -35,7 +35,7 @@ import {
   reattachWarehouse,
   WAREHOUSE_ALIAS,
 } from './open.js';
-import { logPublish, publishReadCopy, type ReadCopySettings } from './read-copy.js';
+import { logPublish, type PublishedCopy, publishReadCopy, type ReadCopySettings } from './read-copy.js';
 import {
   type RuntimeProfile,
   STREAMING_INGEST_MEMORY_LIMIT,
@@ -590,12 +590,13 @@ export class Warehouse {
       await this.closeTableHandles();
       if (!this.readOnly) await this.connection.run('CHECKPOINT').catch(() => undefined);
       // Published before the instance closes, so the warehouse's lock is still held: no other writer
-      // commits between the last commit of this run and its snapshot.
+      // commits between the last commit of this run and its snapshot. A failed publish leaves the run's
+      // outcome as it was (its data is committed) and is logged; readers are told the copy's age.
       const readCopy = this.options.readCopy;
       if (!this.readOnly && readCopy?.enabled && this.runsFinished > 0)
         logPublish(
           this.logger,
-          await publishReadCopy(this.connection, this.path, WAREHOUSE_ALIAS, readCopy).catch((error) =>
+          await this.publishReadCopy(readCopy).catch((error) =>
             asStoreSyncError(error, ERROR_CODES.WAREHOUSE),
           ),
         );
@@ -604,6 +605,19 @@ export class Warehouse {
     } finally {
       this.release();
     }
+  }
+
+  /**
+   * Publishes the read copy of what is committed (read-copy.ts), alone on the connection. `close` does it
+   * after a run; bench/read-copy.ts times it.
+   */
+  async publishReadCopy(settings: ReadCopySettings): Promise<PublishedCopy> {
+    this.assertWritable();
+    return this.exclusive(async () => {
+      // A checkpoint needs no appender or second connection holding the tables.
+      await this.closeTableHandles();
+      return publishReadCopy(this.connection, this.path, WAREHOUSE_ALIAS, settings);
+    });
   }
 
   /** Closes what holds the warehouse's tables besides the main connection: the side connection, the appenders. */
