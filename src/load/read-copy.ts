@@ -125,6 +125,9 @@ export async function publishReadCopy(
     throw failed(method === 'file-copy' ? `copying ${warehouse}` : 'copying the database', cause);
   }
   try {
+    // A write-ahead log beside the copy is what a client that opened the copy for writing and crashed left:
+    // DuckDB would replay it onto the new copy. The copy is for reading; what was written to it goes.
+    await removeIfPresent(`${copy}.wal`);
     await fs.rename(temporary, copy);
   } catch (cause) {
     await removeIfPresent(temporary);

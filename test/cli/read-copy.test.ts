@@ -254,6 +254,41 @@ describe('store-sync: the published read copy (issue 28)', () => {
     }
   });
 
+  it('a write-ahead log a crashed client left beside the copy is not replayed onto the next copy', async () => {
+    const { warehouse, copy, config } = await job();
+    assertExit(await runCli(['sync', '--config', config]), 0);
+    // A client opened the copy for writing, changed it, and was killed before its checkpoint: its WAL stays.
+    const crashed = await new Promise<NodeJS.Signals | null>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `import { DuckDBInstance } from '@duckdb/node-api';
+           const instance = await DuckDBInstance.create(${JSON.stringify(copy)}, { checkpoint_threshold: '1GB' });
+           const connection = await instance.connect();
+           await connection.run('CREATE TABLE scribbles AS SELECT 1 AS x');
+           await connection.run('DELETE FROM subscriptions');
+           process.kill(process.pid, 'SIGKILL');`,
+        ],
+        { cwd: REPO_ROOT, stdio: 'inherit' },
+      );
+      child.on('close', (_code, signal) => resolve(signal));
+    });
+    assert.equal(crashed, 'SIGKILL');
+    assert.ok(existsSync(`${copy}.wal`), 'the killed client left its write-ahead log');
+    assertExit(await runCli(['sync', '--config', config]), 0);
+    assert.equal(existsSync(`${copy}.wal`), false);
+    assert.equal(
+      await scalar(copy, 'SELECT count(*) FROM subscriptions'),
+      await scalar(warehouse, 'SELECT count(*) FROM subscriptions'),
+    );
+    assert.equal(
+      await scalar(copy, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'scribbles'"),
+      '0',
+    );
+  });
+
   it('readCopy.storageCompatibility writes the copy in DuckDB 1.0 storage, which opens', async () => {
     const { copy, config } = await job({ readCopy: { storageCompatibility: 'v1.0.0' } });
     const sync = await runCli(['sync', '--config', config, '--log-format', 'json']);
