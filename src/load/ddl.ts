@@ -4,6 +4,7 @@ import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { ident, literal, type TableDef, tableDef, tableDefinitions } from '../model/index.js';
 import { commitThroughCheckpoint } from './checkpoint.js';
 import { landingParts } from './landing.js';
+import { modelsSql } from './models.js';
 import type { OpenOptions } from './open.js';
 import { RUNTIME_PROFILES, withProfileMemory } from './runtime-profile.js';
 
@@ -47,6 +48,8 @@ function migrationSql(): string[] {
     }
     statements.push(...commentSql(def));
   }
+  // The analyst views read the tables above, so they come after them.
+  statements.push(...modelsSql());
   return statements;
 }
 
