@@ -22,3 +22,41 @@ export function modelViewSql(model: AnalyticsModel): string[] {
 export function modelsSql(): string[] {
   return analyticsModels.flatMap(modelViewSql);
 }
+
+/** Per store: order documents held in `orders`, and order numbers the store references that it does not hold. */
+export interface OrderCoverage {
+  store: string;
+  captured: number;
+  referencedNotCaptured: number;
+}
+
+/**
+ * The counts behind `order_coverage`, per store; none when the warehouse predates the view (a reader does not
+ * migrate). `selectJson` is the warehouse's own read, so a writer and a read-only open both work.
+ */
+export async function readOrderCoverage(warehouse: {
+  selectJson: (sql: string) => Promise<{ rows: unknown[][] }>;
+}): Promise<OrderCoverage[]> {
+  const present = await warehouse.selectJson(
+    "SELECT 1 FROM duckdb_views() WHERE view_name = 'order_coverage' AND schema_name = 'main'",
+  );
+  if (present.rows.length === 0) return [];
+  const { rows } = await warehouse.selectJson(`
+    WITH captured AS (SELECT _store, count(*) AS n FROM orders GROUP BY _store),
+         missing AS (SELECT _store, count(*) AS n FROM order_coverage GROUP BY _store)
+    SELECT coalesce(c._store, m._store) AS store, coalesce(c.n, 0) AS captured, coalesce(m.n, 0) AS missing
+    FROM captured c FULL JOIN missing m ON m._store = c._store
+    ORDER BY store`);
+  return rows.map(([store, captured, missing]) => ({
+    store: String(store),
+    captured: Number(captured),
+    referencedNotCaptured: Number(missing),
+  }));
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** `orders: 281 captured, 58,148 referenced but not captured → see order_coverage` */
+export function orderCoverageLine(coverage: OrderCoverage): string {
+  return `orders: ${count(coverage.captured)} captured, ${count(coverage.referencedNotCaptured)} referenced but not captured → see order_coverage`;
+}

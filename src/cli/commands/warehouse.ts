@@ -54,7 +54,7 @@ function age(from: string | null, now: number): string {
 export const statusCommand: CommandModule<object, StatusArgs> = {
   command: 'status',
   describe:
-    'Per store and stream: last success and its age, rows, watermark, cursor in progress, rejections, the last run (ok, failed, interrupted, skipped) and the last error; then the fields no column maps first seen in the last 7 days. Exit 3 when a stream is stale or its last run did not complete it',
+    'Per store and stream: last success and its age, rows, watermark, cursor in progress, rejections, the last run (ok, failed, interrupted, skipped) and the last error; then how many orders the store references that `orders` does not hold (order_coverage), and the fields no column maps first seen in the last 7 days. Exit 3 when a stream is stale or its last run did not complete it',
   builder: (yargs) =>
     withReadCopyOption(withJobOptions(yargs))
       .option('json', { type: 'boolean', description: 'JSON instead of a table' })
@@ -92,9 +92,15 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
     const now = Date.now();
     let rows: Awaited<ReturnType<typeof readStatus>>;
     let recent: Awaited<ReturnType<typeof recentNewFields>>;
+    const { orderCoverageLine, readOrderCoverage } = await import('../../load/models.js');
+    let coverage: Awaited<ReturnType<typeof readOrderCoverage>>;
     try {
       rows = await readStatus(warehouse, expected);
       recent = await recentNewFields(warehouse, now);
+      // `orders` holds captured documents only: how many the store references beyond them (docs/analytics.md).
+      coverage = (await readOrderCoverage(warehouse)).filter(
+        (c) => args.store === undefined || c.store === args.store,
+      );
     } finally {
       await warehouse.close();
     }
@@ -111,7 +117,7 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
     if (args.json) {
       const receivers = spools.length ? { receivers: spools } : {};
       process.stdout.write(
-        `${JSON.stringify({ freshnessHours: hours, streams: report, ...receivers, newFields }, null, 2)}\n`,
+        `${JSON.stringify({ freshnessHours: hours, streams: report, ...receivers, newFields, orderCoverage: coverage }, null, 2)}\n`,
       );
     } else if (report.length === 0) {
       process.stdout.write('nothing synced yet: run store-sync sync (or ingest)\n');
@@ -167,6 +173,11 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
         });
         process.stdout.write(`\nlast errors:\n${lines.join('\n')}\n`);
       }
+    }
+    if (!args.json && coverage.length) {
+      const several = coverage.length > 1;
+      const lines = coverage.map((c) => `${several ? `${c.store} ` : ''}${orderCoverageLine(c)}`);
+      process.stdout.write(`\n${lines.join('\n')}\n`);
     }
     if (!args.json && newFields.length) {
       const lines: string[] = [];

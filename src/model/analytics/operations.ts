@@ -57,7 +57,13 @@ WHERE sr._deleted_at IS NULL`,
 };
 
 /** Fulfillment-order statuses after which nothing is left to ship (docs/sandbox-data.md lists the others). */
-export const FINISHED_FULFILLMENT_STATUSES = ['closed', 'cancelled', 'canceled', 'incomplete'] as const;
+export const FINISHED_FULFILLMENT_STATUSES = [
+  'closed',
+  'fulfilled',
+  'cancelled',
+  'canceled',
+  'incomplete',
+] as const;
 
 const AGE_FROM = 'coalesce(fo.created_at, o.placed_at)';
 
