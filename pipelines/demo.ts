@@ -4,6 +4,7 @@ import { parseConfig } from '../src/config.js';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import { ApiClient } from '../src/extract/index.js';
 import { openWarehouse } from '../src/load/index.js';
+import { type OrderCoverage, readOrderCoverage } from '../src/load/models.js';
 import type { Logger } from '../src/log.js';
 import { tableDefinitions } from '../src/model/index.js';
 import { deliverThroughReceiver } from '../src/receive/loopback.js';
@@ -39,9 +40,11 @@ export interface DemoQuery {
 
 export const DEMO_QUERIES: DemoQuery[] = [
   {
-    title: 'Revenue by month and currency, latest eight (orders from captured documents)',
-    sql: `SELECT strftime(date_placed, '%Y-%m') AS month, currency, count(*) AS orders, sum(total_incl_tax) AS revenue
-FROM orders GROUP BY ALL ORDER BY month DESC, currency LIMIT 8`,
+    title:
+      'Revenue by month and currency, latest eight (fct_orders: net of discounts and refunds, excluding tax; captured orders)',
+    sql: `SELECT strftime(placed_date, '%Y-%m') AS month, currency, count(*) AS orders, sum(gross) AS gross,
+  sum(refunds) AS refunds, sum(net) AS net
+FROM fct_orders WHERE NOT is_test GROUP BY ALL ORDER BY month DESC, currency LIMIT 8`,
   },
   {
     title: 'Subscriptions by status',
@@ -50,16 +53,17 @@ FROM orders GROUP BY ALL ORDER BY month DESC, currency LIMIT 8`,
 FROM subscriptions WHERE _deleted_at IS NULL GROUP BY ALL ORDER BY subscriptions DESC`,
   },
   {
-    title: 'Top products by units ordered',
+    title: 'Top products by units ordered (fct_order_lines)',
     sql: `SELECT product_id, any_value(product_title) AS product_title, sum(quantity) AS units,
-  count(DISTINCT order_number) AS orders
-FROM order_lines GROUP BY product_id ORDER BY units DESC, product_id LIMIT 5`,
+  sum(refunded_quantity) AS refunded, count(DISTINCT order_number) AS orders
+FROM fct_order_lines GROUP BY product_id ORDER BY units DESC, product_id LIMIT 5`,
   },
   {
-    title: 'Fulfillment backlog by location',
-    sql: `SELECT assigned_location_name AS location, count(*) AS open_fulfillment_orders
-FROM fulfillment_orders WHERE status NOT IN ('closed', 'incomplete', 'cancelled', 'fulfilled')
-GROUP BY ALL ORDER BY open_fulfillment_orders DESC`,
+    title:
+      'Fulfillment backlog by location (fulfillment_backlog; ages from the order placement where it was captured)',
+    sql: `SELECT location_name AS location, count(*) AS open_fulfillment_orders, sum(units_to_fulfil) AS units,
+  max(age_days) AS oldest_days, count(*) FILTER (WHERE age_days IS NULL) AS age_unknown
+FROM fulfillment_backlog GROUP BY ALL ORDER BY open_fulfillment_orders DESC, location`,
   },
 ];
 
@@ -72,6 +76,8 @@ export interface DemoResult {
   parquetDir: string;
   tables: { table: string; rows: number }[];
   answers: { title: string; columns: string[]; rows: unknown[][] }[];
+  /** Orders captured, and order numbers referenced but not captured (the order_coverage view). */
+  coverage: OrderCoverage[];
   /** The HTML report of the warehouse (what `store-sync report` writes). */
   report: string;
 }
@@ -191,6 +197,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       const answers = [];
       for (const query of DEMO_QUERIES)
         answers.push({ title: query.title, ...(await warehouse.selectJson(query.sql)) });
+      const coverage = await readOrderCoverage(warehouse);
       const store = config.stores[0]!;
       const report = await writeReport(warehouse, path.join(dir, 'report.html'), {
         warehousePath,
@@ -215,6 +222,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         parquetDir,
         tables,
         answers,
+        coverage,
         report: report.file,
       };
     } finally {

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { analyticsModels } from './analytics/index.js';
 import { WAREHOUSE_GUIDE } from './docs-guide.js';
 import { type ColumnDef, type Source, type TableDef, tableDefinitions } from './index.js';
 
@@ -167,11 +168,35 @@ function renderDiagrams(): string[] {
   return out;
 }
 
+/** The analyst views (src/model/analytics/), after the tables they read. */
+function renderModels(): string[] {
+  const out = [
+    '## Analyst models',
+    '',
+    'Views over the tables above, always current (nothing to refresh), exact, over both order shapes; what they',
+    'answer and how to query them: [analytics.md](analytics.md).',
+    '',
+  ];
+  for (const model of analyticsModels)
+    out.push(
+      `### \`${model.name}\``,
+      '',
+      model.comment,
+      '',
+      '| Column | Description |',
+      '|---|---|',
+      ...model.columns.map((c) => `| \`${c.name}\` | ${cell(c.comment)} |`),
+      '',
+    );
+  return out;
+}
+
 export function renderWarehouseDoc(): string {
   const out = [WAREHOUSE_GUIDE.trim(), '', ...renderDiagrams(), '## Tables', ''];
   // A table of an entity kind no family names (a new stream's) is still documented, under its kind, so that
   // adding a stream needs no edit here.
   for (const [family, tables] of tableFamilies()) out.push(`## ${family}`, '', ...tables.map(renderTable));
+  out.push(...renderModels());
   return `${out.join('\n').trim()}\n`;
 }
 

@@ -75,6 +75,20 @@ describe('store-sync demo', () => {
       'Fulfillment backlog by location',
     ])
       assert.match(result.stdout, new RegExp(`^${title}`, 'm'));
+    // The order book beyond the captured orders, as `status` prints it, from the order_coverage view.
+    const coverage =
+      /^orders: ([\d,]+) captured, ([\d,]+) referenced but not captured → see order_coverage$/m.exec(
+        result.stdout,
+      );
+    assert.ok(coverage, result.stdout);
+    const [counts] = await readWarehouse<{ captured: number; missing: number }>(
+      warehouse(),
+      'SELECT (SELECT count(*) FROM orders)::INTEGER AS captured, (SELECT count(*) FROM order_coverage)::INTEGER AS missing',
+    );
+    assert.deepEqual(
+      [coverage[1], coverage[2]].map((n) => Number(n!.replaceAll(',', ''))),
+      [counts!.captured, counts!.missing],
+    );
     assert.match(result.stdout, /^Query further:\n {2}npx store-sync query "/m);
     assert.match(result.stdout, /duckdb data\/demo\/warehouse\.duckdb/);
     assert.match(result.stdout, /python -c "import duckdb/);

@@ -50,6 +50,9 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
     );
     const empty = result.tables.filter((t) => t.rows === 0).map((t) => t.table);
     if (empty.length) out(`(empty: ${empty.join(', ')})`);
+    // The API lists no orders: say how much of the store's order book the captured ones are.
+    const { orderCoverageLine } = await import('../../load/models.js');
+    for (const coverage of result.coverage) out(`\n${orderCoverageLine(coverage)}`);
     for (const answer of result.answers) {
       out(`\n${answer.title}`);
       out(renderTable(answer.columns, answer.rows));
@@ -68,6 +71,9 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
     );
     out(
       `  the tables and columns are described in docs/warehouse.md and in the database: SELECT * FROM duckdb_columns() WHERE comment IS NOT NULL`,
+    );
+    out(
+      '  analyst models (fct_orders, daily_sales, inventory_levels …) and questions they answer: docs/analytics.md',
     );
     out(`\nfinished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     process.exitCode = EXIT.OK;
