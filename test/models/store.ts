@@ -41,6 +41,16 @@ export const shapeOf = (index: number) => (index % 2 === 0 ? '2023-02-10' : '202
 export async function buildModelStore(scratch: ReturnType<typeof scratchWarehouses>): Promise<ModelStore> {
   const { dir, warehouse } = await scratch.create();
   const sandbox = await testSandbox({ seed: SEED, scale: SCALE });
+  try {
+    return await fill(sandbox, dir, warehouse);
+  } catch (error) {
+    // A failed build must not leave the sandbox listening: the test process would never exit.
+    await sandbox.close();
+    throw error;
+  }
+}
+
+async function fill(sandbox: Sandbox, dir: string, warehouse: string): Promise<ModelStore> {
   const config = await writeConfig(dir, { warehouse, stores: [{ name: STORE, baseUrl: sandbox.baseUrl }] });
   assertExit(await runCli(['sync', '--config', config], { cwd: dir }), 0);
 
@@ -60,7 +70,7 @@ export async function buildModelStore(scratch: ReturnType<typeof scratchWarehous
   }
   const file = path.join(dir, 'orders.ndjson');
   await writeFile(file, `${captured.map((c) => JSON.stringify(c.doc)).join('\n')}\n`);
-  const ingest = await runCli(['ingest', file, '--config', config], { cwd: dir });
+  const ingest = await runCli(['ingest', '--json', file, '--config', config], { cwd: dir });
   assertExit(ingest, 0);
   assert.equal((JSON.parse(ingest.stdout) as { rejections: number }).rejections, 0);
   return { sandbox, warehouse, config, dir, allOrders, captured };
