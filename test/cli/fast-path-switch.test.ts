@@ -112,13 +112,13 @@ describe('cli: the fast path can be turned off', () => {
 
   it("sync --no-fast-path drains a receiver's spool without the fast path, to the same orders", async () => {
     const sandbox = await testSandbox();
-    // The same webhooks in both spools (the generator moves on with every call). A webhook that carries an
-    // event id or type is read by the object path, which keeps them in the `_event_*` columns: the fast path
-    // reads an order envelope that carries only its object and version, as these do.
+    // The same documents in both spools (the generator moves on with every call). An envelope that carries
+    // anything beside its version and data is read by the object path, which keeps it in the `_event_*` and
+    // `_envelope` columns: the fast path reads `{api_version, data}`, as these are.
     const events = `${[1, 2, 3, 4, 5]
       .map((n) => {
-        const { event_id: _id, event_type: _type, ...envelope } = orderEvent(n);
-        return JSON.stringify(envelope);
+        const { api_version, data } = orderEvent(n);
+        return JSON.stringify({ api_version, data });
       })
       .join('\n')}\n`;
     try {
@@ -170,7 +170,7 @@ describe('cli: the fast path can be turned off', () => {
       };
       const fast = await drained('sync-fast', []);
       const slow = await drained('sync-slow', ['--no-fast-path']);
-      assert.equal(fast.fastPath, 5, 'the spool drain reads webhook orders by the fast path');
+      assert.equal(fast.fastPath, 5, 'the spool drain reads order envelopes by the fast path');
       assert.equal(slow.fastPath, 0);
       assert.equal(slow.orders.length, 5);
       assert.deepEqual(slow.orders, fast.orders);
