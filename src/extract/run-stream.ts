@@ -166,6 +166,9 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
   const controller = new AbortController();
   const stopOuter = () => controller.abort(args.signal?.reason);
   args.signal?.addEventListener('abort', stopOuter, { once: true });
+  // A stop that came before the stream began (between the run's start and this stream's) fires no event:
+  // without this its first request would wait out every retry of a server that does not answer.
+  if (args.signal?.aborted) stopOuter();
   const ctx: StreamContext = {
     client: args.client,
     mode,
