@@ -10,11 +10,12 @@ import {
   statSync,
 } from 'node:fs';
 import path from 'node:path';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import type { Logger } from '../log.js';
 // The SQL quoting alone: the table model behind model/index.js is not needed to open a warehouse (query).
 import { literal } from '../model/sql.js';
+import { duckdbApi } from './duckdb-api.js';
 import { WRITER_CHECKPOINT_THRESHOLD, writerMemoryLimit } from './runtime-profile.js';
 
 /**
@@ -333,10 +334,10 @@ async function openOnce(
   if (options.threads) config.threads = String(options.threads);
   let instance: DuckDBInstance | undefined;
   try {
-    if (readOnly) instance = await DuckDBInstance.create(absolute, config);
+    if (readOnly) instance = await duckdbApi.DuckDBInstance.create(absolute, config);
     else {
       // A writer attaches the file to an in-memory instance, to set its row group size (see above).
-      instance = await DuckDBInstance.create(':memory:', config);
+      instance = await duckdbApi.DuckDBInstance.create(':memory:', config);
       const connection = await instance.connect();
       try {
         await connection.run(attachSql(absolute));

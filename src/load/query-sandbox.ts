@@ -1,5 +1,6 @@
-import { type DuckDBConnection, StatementType } from '@duckdb/node-api';
+import type { DuckDBConnection, StatementType } from '@duckdb/node-api';
 import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
+import { duckdbApi } from './duckdb-api.js';
 
 /**
  * What `store-sync query` lets a statement do: read the warehouse, and the user's own files through read_csv,
@@ -32,19 +33,22 @@ const EXTENSIONS = 'install or load DuckDB extensions';
 const SETTINGS = "change DuckDB's settings (SET, RESET, USE, PRAGMA name = value)";
 
 /** Why a statement type is refused, completing "store-sync query … cannot". */
+/** The statement types' values (the type of the same name is the package's). */
+const Statement = duckdbApi.StatementType;
+
 const REFUSED: Partial<Record<StatementType, string>> = {
-  [StatementType.COPY]: 'run COPY, which writes files (COPY … TO) or loads them into tables',
-  [StatementType.COPY_DATABASE]: 'copy a database (COPY FROM DATABASE)',
-  [StatementType.EXPORT]: 'run EXPORT DATABASE, which writes files',
+  [Statement.COPY]: 'run COPY, which writes files (COPY … TO) or loads them into tables',
+  [Statement.COPY_DATABASE]: 'copy a database (COPY FROM DATABASE)',
+  [Statement.EXPORT]: 'run EXPORT DATABASE, which writes files',
   // In a read-only DuckDB, ATTACH opens a file read-only unless told READ_WRITE, which creates the file. One
   // statement per run leaves no statement to read an attached database with, so none is attached at all.
-  [StatementType.ATTACH]: 'attach databases (ATTACH … READ_WRITE creates or changes the file it names)',
-  [StatementType.DETACH]: 'detach databases',
-  [StatementType.LOAD]: `${EXTENSIONS} (INSTALL, LOAD)`,
-  [StatementType.UPDATE_EXTENSIONS]: `${EXTENSIONS} (UPDATE EXTENSIONS)`,
-  [StatementType.EXTENSION]: EXTENSIONS,
-  [StatementType.SET]: SETTINGS,
-  [StatementType.VARIABLE_SET]: SETTINGS,
+  [Statement.ATTACH]: 'attach databases (ATTACH … READ_WRITE creates or changes the file it names)',
+  [Statement.DETACH]: 'detach databases',
+  [Statement.LOAD]: `${EXTENSIONS} (INSTALL, LOAD)`,
+  [Statement.UPDATE_EXTENSIONS]: `${EXTENSIONS} (UPDATE EXTENSIONS)`,
+  [Statement.EXTENSION]: EXTENSIONS,
+  [Statement.SET]: SETTINGS,
+  [Statement.VARIABLE_SET]: SETTINGS,
 };
 
 /**
@@ -54,22 +58,22 @@ const REFUSED: Partial<Record<StatementType, string>> = {
  * type, including one a later DuckDB adds, is refused.
  */
 const ALLOWED = new Set<StatementType>([
-  StatementType.SELECT,
-  StatementType.PRAGMA,
-  StatementType.CALL,
-  StatementType.CREATE,
-  StatementType.CREATE_FUNC,
-  StatementType.DROP,
-  StatementType.ALTER,
-  StatementType.INSERT,
-  StatementType.UPDATE,
-  StatementType.DELETE,
-  StatementType.MERGE_INTO,
-  StatementType.ANALYZE,
-  StatementType.VACUUM,
-  StatementType.TRANSACTION,
-  StatementType.PREPARE,
-  StatementType.EXECUTE,
+  Statement.SELECT,
+  Statement.PRAGMA,
+  Statement.CALL,
+  Statement.CREATE,
+  Statement.CREATE_FUNC,
+  Statement.DROP,
+  Statement.ALTER,
+  Statement.INSERT,
+  Statement.UPDATE,
+  Statement.DELETE,
+  Statement.MERGE_INTO,
+  Statement.ANALYZE,
+  Statement.VACUUM,
+  Statement.TRANSACTION,
+  Statement.PREPARE,
+  Statement.EXECUTE,
 ]);
 
 export function refusal(what: string, cause?: unknown): StoreSyncError {
@@ -82,7 +86,7 @@ export function refusal(what: string, cause?: unknown): StoreSyncError {
 
 function checkType(type: StatementType): void {
   if (ALLOWED.has(type)) return;
-  throw refusal(REFUSED[type] ?? `run ${StatementType[type] ?? `type ${type}`} statements`);
+  throw refusal(REFUSED[type] ?? `run ${Statement[type] ?? `type ${type}`} statements`);
 }
 
 /**
@@ -146,7 +150,7 @@ export function checkText(sql: string): void {
   const first = wordAt(sql, start);
   const next = skipBlanks(sql, start + first.length);
   const second = next === undefined ? '' : wordAt(sql, next).word;
-  if (first.word === 'EXPORT') throw refusal(REFUSED[StatementType.EXPORT]!);
+  if (first.word === 'EXPORT') throw refusal(REFUSED[Statement.EXPORT]!);
   if (first.word === 'IMPORT' || (first.word === 'PRAGMA' && second === 'IMPORT_DATABASE'))
     throw refusal('import databases (IMPORT DATABASE runs the statements of the folder it names)');
 }
@@ -204,7 +208,7 @@ export async function checkStatement(
   sql: string,
   type: StatementType,
 ): Promise<void> {
-  if (type !== StatementType.EXPLAIN) return checkType(type);
+  if (type !== Statement.EXPLAIN) return checkType(type);
   const cannotTell = (cause?: unknown) =>
     refusal(
       'run an EXPLAIN whose statement it cannot make out (write EXPLAIN or EXPLAIN ANALYZE, then the statement)',
@@ -224,7 +228,7 @@ export async function checkStatement(
     // The whole EXPLAIN was prepared already: what follows it failing alone means it was not made out.
     throw isStoreSyncError(error) ? error : cannotTell(error);
   }
-  if (inner === StatementType.EXPLAIN) throw cannotTell();
+  if (inner === Statement.EXPLAIN) throw cannotTell();
   checkType(inner);
 }
 

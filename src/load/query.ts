@@ -1,5 +1,5 @@
-import { DuckDBTimestampTZValue } from '@duckdb/node-api';
 import { asStoreSyncError, ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
+import { duckdbApi } from './duckdb-api.js';
 import { openInstance } from './open.js';
 import { checkStatement, checkText, isEmptySql, SANDBOX_SETTINGS, settingsRefusal } from './query-sandbox.js';
 
@@ -45,7 +45,7 @@ function exactNumber(value: unknown, type: string): unknown {
  * January as "2024-01-31 18:30:00-05", and `date_trunc('month', …)` of it as December. The warehouse's times
  * are UTC, and so is what `query` prints.
  */
-DuckDBTimestampTZValue.timezoneOffsetInMinutes = 0;
+duckdbApi.DuckDBTimestampTZValue.timezoneOffsetInMinutes = 0;
 
 export async function runReadOnlyQuery(
   path: string,
