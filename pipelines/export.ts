@@ -13,8 +13,8 @@ import {
   symlink,
 } from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
+import { duckdbApi } from '../src/load/duckdb-api.js';
 import type { Warehouse } from '../src/load/index.js';
 import { lockHolder } from '../src/load/open.js';
 import {
@@ -350,7 +350,7 @@ async function lockFolder(outDir: string): Promise<() => Promise<void>> {
   exportingHere.add(outDir);
   const file = exportLockFile(outDir);
   try {
-    const holder = await DuckDBInstance.create(file, { access_mode: 'READ_WRITE', threads: '1' });
+    const holder = await duckdbApi.DuckDBInstance.create(file, { access_mode: 'READ_WRITE', threads: '1' });
     return async () => {
       holder.closeSync();
       exportingHere.delete(outDir);
@@ -376,7 +376,7 @@ async function lockEarlierLayout(outDir: string): Promise<() => void> {
   const file = path.join(outDir, INNER_VERSIONS, LOCK_FILE);
   if (!(await stat(file).catch(() => null))) return () => {};
   try {
-    const holder = await DuckDBInstance.create(file, { access_mode: 'READ_WRITE', threads: '1' });
+    const holder = await duckdbApi.DuckDBInstance.create(file, { access_mode: 'READ_WRITE', threads: '1' });
     return () => holder.closeSync();
   } catch (cause) {
     const pid = lockHolder(cause);

@@ -1,15 +1,9 @@
-import {
-  type DuckDBAppender,
-  type DuckDBConnection,
-  DuckDBDataChunk,
-  DuckDBListType,
-  DuckDBTimestampTZValue,
-  type DuckDBType,
-  LIST,
-  VARCHAR,
-} from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection, DuckDBDataChunk, DuckDBType } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import type { EncodedText, TableRows } from '../normalize/index.js';
+import { duckdbApi } from './duckdb-api.js';
+
+const { DuckDBListType, DuckDBTimestampTZValue, LIST, VARCHAR } = duckdbApi;
 
 /**
  * Hands normalize's columnar rows to a DuckDB Appender one data chunk (≤ 2048 rows) at a time.
@@ -37,7 +31,7 @@ function pooledChunk(types: DuckDBType[]): DuckDBDataChunk {
   const key = types.map(String).join(',');
   let chunk = chunkPool.get(key);
   if (!chunk) {
-    chunk = DuckDBDataChunk.create(types);
+    chunk = duckdbApi.DuckDBDataChunk.create(types);
     chunkPool.set(key, chunk);
   }
   return chunk;
