@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { COMMANDS } from '../../src/cli/commands/index.js';
+import { openWarehouse } from '../../src/load/index.js';
+import { tableDefinitions } from '../../src/model/index.js';
 import { FIXTURES } from '../warehouse/helpers.js';
 import {
   assertExit,
@@ -86,11 +88,71 @@ describe('start-up: commands load only what they run', () => {
 
   it('query loads DuckDB and its own command module, not the others nor what they run', async () => {
     const loaded = await loadedBy(['query', 'SELECT 1', '--warehouse', warehouse], dir, 'query');
-    assert.ok(loaded.includes('@duckdb/node-api/lib/index.js'), loaded.join(', '));
+    // DuckDB's API comes through require (src/load/duckdb-api.ts): an ESM import of the CommonJS package
+    // would make Node scan every one of its files for exports first. The hook sees ESM loads only.
+    assert.ok(loaded.includes('dist/src/load/duckdb-api.js'), loaded.join(', '));
+    assert.ok(!loaded.some((module) => module.startsWith('@duckdb/')), loaded.join(', '));
     assertNone(loaded, [
       ...HEAVY_EVERYWHERE,
       /^dist\/src\/cli\/commands\/(?!query\.js|index\.js)/,
       /^dist\/src\/model\/index\.js/,
     ]);
+  });
+});
+
+describe('start-up: DuckDB is never imported as an ES module', () => {
+  it('no source outside src/load/duckdb-api.ts imports a value from @duckdb/node-api', async () => {
+    const files = (await readdir(REPO_ROOT, { recursive: true }))
+      .map(String)
+      .filter((f) => /^(src|pipelines)\/.*\.ts$/.test(f) && f !== path.join('src', 'load', 'duckdb-api.ts'));
+    assert.ok(files.length > 50, `only ${files.length} sources found`);
+    const offenders: string[] = [];
+    for (const file of files) {
+      const source = await readFile(path.join(REPO_ROOT, file), 'utf8');
+      // Every import of the package, with the braces of a multi-line one; `import type` is erased.
+      for (const [statement] of source.matchAll(/^import\s+(?!type\b)[^;]*?from '@duckdb\/node-api';/gms))
+        offenders.push(`${file}: ${statement.replace(/\s+/g, ' ')}`);
+    }
+    assert.deepEqual(offenders, []);
+  });
+});
+
+describe('start-up: creating a fresh warehouse', () => {
+  it('adds a column the registry has to an existing table that lacks it, and creates new tables whole', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const file = path.join(dir, 'w.duckdb');
+      let warehouse = await openWarehouse(file);
+      // An older warehouse: a table without one of its columns, another table missing, no fingerprint.
+      await warehouse.connection.run(
+        'ALTER TABLE orders DROP COLUMN currency; DROP TABLE order_lines; DELETE FROM _schema',
+      );
+      await warehouse.close();
+      warehouse = await openWarehouse(file);
+      try {
+        const columns = async (table: string) =>
+          (
+            await warehouse.connection.runAndReadAll(
+              `SELECT column_name FROM duckdb_columns() WHERE table_name = '${table}' AND database_name = current_database()`,
+            )
+          )
+            .getRows()
+            .map(([name]) => String(name));
+        assert.ok((await columns('orders')).includes('currency'), 'orders.currency was not added back');
+        const lines = await columns('order_lines');
+        const expected = tableDefinitions
+          .find((def) => def.name === 'order_lines')!
+          .columns.map((c) => c.name);
+        assert.deepEqual(lines, expected);
+        const comments = await warehouse.connection.runAndReadAll(
+          "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'order_lines' AND comment IS NOT NULL AND database_name = current_database()",
+        );
+        assert.equal(Number(comments.getRows()[0]![0]), expected.length);
+      } finally {
+        await warehouse.close();
+      }
+    } finally {
+      await cleanup();
+    }
   });
 });
