@@ -224,6 +224,12 @@ export const StoreInput = z.strictObject({
 export const SyncConfigInput = z.strictObject({
   $schema: z.string().optional(),
   warehouse: z.string().min(1).describe('Path of the DuckDB warehouse file.'),
+  warehouseLayout: z
+    .enum(['single', 'per-store'])
+    .default('single')
+    .describe(
+      'single: every store in the one warehouse file. per-store: each store in its own file, warehouses/<store>.duckdb beside the configured warehouse, so stores sync in parallel (sync --parallel N) without contending for one lock.',
+    ),
   parquetDir: z.string().min(1).optional().describe('Folder for Parquet exports.'),
   exportAfterSync: z
     .boolean()
@@ -379,8 +385,12 @@ export interface StoreReceiverConfig {
 
 export type ReceiverSettings = z.output<typeof ReceiverSettingsInput>;
 
+export type WarehouseLayout = 'single' | 'per-store';
+
 export interface SyncConfig {
   warehouse: string;
+  /** Where each store's data lives: the one warehouse, or `warehouses/<store>.duckdb` beside it (storeWarehouse). */
+  warehouseLayout: WarehouseLayout;
   parquetDir: string | null;
   exportAfterSync: boolean;
   maxRetries: number;
@@ -477,6 +487,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
   refuseSharedEndpoints(receivers, source);
   return {
     warehouse,
+    warehouseLayout: input.warehouseLayout,
     parquetDir: input.parquetDir ? path.resolve(baseDir, input.parquetDir) : null,
     exportAfterSync: input.exportAfterSync,
     maxRetries: input.maxRetries,
@@ -601,6 +612,16 @@ export async function loadConfig(file: string): Promise<SyncConfig> {
     );
   }
   return parseConfig(raw, file, path.dirname(path.resolve(file)));
+}
+
+/**
+ * The warehouse file that holds a store's data: the configured one, or with `warehouseLayout: "per-store"`
+ * `warehouses/<store>.duckdb` in the folder of the configured one (DuckDB admits one writer per file, so
+ * stores synced in parallel need a file each).
+ */
+export function storeWarehouse(config: Pick<SyncConfig, 'warehouse' | 'warehouseLayout'>, store: string): string {
+  if (config.warehouseLayout === 'single') return config.warehouse;
+  return path.join(path.dirname(config.warehouse), 'warehouses', `${store}.duckdb`);
 }
 
 /** Reads a store's token from its environment variable, or explains which variable to set. */

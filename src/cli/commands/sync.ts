@@ -4,11 +4,13 @@ import type { SyncMode } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { DateWindow } from '../../extract/index.js';
 import { STREAM_NAMES } from '../../streams.js';
+import type { StoreConfig, SyncConfig } from '../../config.js';
 import {
   applyRateLimit,
   applyWaitForLock,
   cliLogger,
   type FastPathArgs,
+  integerOption,
   type JobArgs,
   parseStreamList,
   type RateLimitArgs,
@@ -42,10 +44,12 @@ interface SyncArgs
     WaitForLockArgs {
   streams?: string;
   'full-refresh'?: boolean;
+  parallel?: number;
 }
 
 interface BackfillArgs extends JobArgs, RateLimitArgs, SchemaContractArgs, HeartbeatArgs, WaitForLockArgs {
   streams?: string;
+  parallel?: number;
   from: string;
   to?: string;
 }
@@ -121,7 +125,11 @@ export function backfillWindow(from: string, to: string | undefined, today: Date
 }
 
 async function runSyncCommand(
-  args: JobArgs & RateLimitArgs & SchemaContractArgs & HeartbeatArgs & WaitForLockArgs & { streams?: string },
+  args: JobArgs &
+    RateLimitArgs &
+    SchemaContractArgs &
+    HeartbeatArgs &
+    WaitForLockArgs & { streams?: string; parallel?: number },
   mode: SyncMode,
   window?: DateWindow,
 ): Promise<void> {
@@ -134,6 +142,10 @@ async function runSyncCommand(
   applyWaitForLock(config, args);
   const stores = selectStores(config, args.store);
   checkStores(stores, streams);
+  if (parallelStores(config, stores, args.parallel)) {
+    await runInChildren(args, config, stores, args.parallel ?? 1);
+    return;
+  }
   // Bars only on a terminal, and never with JSON logs: a log shipper wants lines, not redraws.
   const { createProgressDisplay } = await import('../progress.js');
   const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
@@ -225,14 +237,89 @@ async function runSyncCommand(
   process.exitCode = exitCodeForRuns(outcomes.flatMap((o) => (o.result ? [o.result] : [])));
 }
 
+/**
+ * Whether the stores run in child processes: with `--parallel N` over several stores, and always over several
+ * stores with a file each (one process then writes one file). One warehouse file admits one writer, so
+ * `--parallel` above 1 with warehouseLayout "single" is refused before anything runs.
+ */
+function parallelStores(config: SyncConfig, stores: readonly StoreConfig[], parallel: number | undefined): boolean {
+  if (parallel !== undefined) integerOption('parallel', parallel, 1, 64);
+  if (config.warehouseLayout === 'single') {
+    if ((parallel ?? 1) > 1)
+      throw new StoreSyncError(
+        ERROR_CODES.USAGE,
+        `--parallel ${parallel}: every store is in the one warehouse ${config.warehouse}, and a DuckDB file has one writer; set "warehouseLayout": "per-store" in the config (each store in warehouses/<store>.duckdb) to sync stores in parallel, or leave --parallel out.`,
+      );
+    return false;
+  }
+  return stores.length > 1;
+}
+
+/** Runs each store in a child process (pipelines/parallel.ts), prints a table of the stores, exits the worst code. */
+async function runInChildren(
+  args: JobArgs & { parallel?: number },
+  config: SyncConfig,
+  stores: readonly StoreConfig[],
+  parallel: number,
+): Promise<void> {
+  const { syncInParallel, worstExitCode } = await import('../../../pipelines/parallel.js');
+  const { storeWarehouse } = await import('../../config.js');
+  const logger = cliLogger(args);
+  const controller = new AbortController();
+  const stop = (signal: NodeJS.Signals) => {
+    logger.warn('sync.stopping', { signal, message: 'stopping every store at its next page boundary' });
+    controller.abort();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  let outcomes: Awaited<ReturnType<typeof syncInParallel>>;
+  try {
+    outcomes = await syncInParallel({
+      stores,
+      parallel,
+      argv: process.argv.slice(2),
+      logger,
+      signal: controller.signal,
+    });
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+  const { renderTable } = await import('../output.js');
+  process.stdout.write(
+    `${renderTable(
+      ['store', 'exit', 'result', 'seconds', 'warehouse', 'note'],
+      outcomes.map((o) => [
+        o.store,
+        o.exitCode,
+        o.exitCode === null
+          ? o.signal
+            ? `killed by ${o.signal}`
+            : 'not started'
+          : ['succeeded', 'failed', 'usage error', 'partial'][o.exitCode] ?? 'failed',
+        Number(o.seconds.toFixed(1)),
+        storeWarehouse(config, o.store),
+        o.exitCode === 0 ? '' : (o.lastError ?? ''),
+      ]),
+    )}\n${outcomes.length} stores, up to ${parallel} at once; ${outcomes.filter((o) => o.exitCode === 0).length} succeeded\n`,
+  );
+  process.exitCode = worstExitCode(outcomes);
+}
+
 const withStreams = <T>(yargs: Argv<T>) =>
   withWaitForLockOption(
     withHeartbeatOptions(
       withRateLimitOption(
-        withSchemaContractOption(withJobOptions(yargs)).option('streams', {
-          type: 'string',
-          description: `Comma-separated streams: ${STREAM_NAMES.join(', ')}`,
-        }),
+        withSchemaContractOption(withJobOptions(yargs))
+          .option('streams', {
+            type: 'string',
+            description: `Comma-separated streams: ${STREAM_NAMES.join(', ')}`,
+          })
+          .option('parallel', {
+            type: 'number',
+            description:
+              'Sync up to N stores at once, each in a child process with its own warehouse file (needs "warehouseLayout": "per-store"); one store\'s failure never stops the others, the exit code is the worst store\'s',
+          }),
       ),
     ),
   );
@@ -249,6 +336,7 @@ export const syncCommand: CommandModule<object, SyncArgs> = {
       })
       .example('$0 sync', 'Nightly run from ./sync.config.json')
       .example('$0 sync --store eu --streams subscriptions', 'One store, one stream')
+      .example('$0 sync --parallel 4', 'Four stores at a time, each into warehouses/<store>.duckdb')
       .example('$0 sync --rate-limit 1', 'One request per second this time, whatever the config says')
       .example(
         '$0 sync --base-url https://shop.example.com/api/ --token-env SHOP_TOKEN --warehouse shop.duckdb',

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import {
+  assertCleanError,
+  assertExit,
+  killChildren,
+  readWarehouse,
+  runCli,
+  tempDir,
+  testSandbox,
+  writeConfig,
+} from './helpers.js';
+
+/**
+ * `sync --parallel N`: three stores of the sandbox (different seeds, so different data), each synced by a
+ * child process into its own warehouse file (warehouseLayout "per-store"); a store whose server is gone fails
+ * alone, and the command's exit code is the worst store's.
+ */
+
+/** A loopback port nothing listens on: one a server had, closed again. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The rows of the per-store table `sync --parallel` prints: store → exit code and result. */
+function storeRows(stdout: string): Map<string, { exit: string; result: string }> {
+  const rows = new Map<string, { exit: string; result: string }>();
+  for (const line of stdout.split('\n').slice(2)) {
+    const match = /^\s*(\S+)\s+(\d+|null)\s+(succeeded|failed|partial|usage error|not started)\s/.exec(line);
+    if (match) rows.set(match[1]!, { exit: match[2]!, result: match[3]! });
+  }
+  return rows;
+}
+
+describe('store-sync sync --parallel: one child process and one warehouse file per store', () => {
+  const sandboxes: Sandbox[] = [];
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  const names = ['north', 'south', 'west'];
+  const storeFile = (name: string) => path.join(dir, 'data', 'warehouses', `${name}.duckdb`);
+
+  before(async () => {
+    // Different seeds and sizes: each store's counts are its own, so a file holding another store's data shows.
+    for (const [i, seed] of [11, 22, 33].entries())
+      sandboxes.push(await testSandbox({ seed, scale: 30 + 10 * i, pageSize: 25 }));
+    ({ dir, cleanup } = await tempDir());
+  });
+
+  after(async () => {
+    killChildren();
+    for (const sandbox of sandboxes) await sandbox.close();
+    await cleanup?.();
+  });
+
+  it('syncs three stores at once, each into warehouses/<store>.duckdb with its own data', async () => {
+    const config = await writeConfig(dir, {
+      warehouse: 'data/warehouse.duckdb',
+      warehouseLayout: 'per-store',
+      maxRetries: 0,
+      stores: names.map((name, i) => ({ name, baseUrl: sandboxes[i]!.baseUrl })),
+    });
+    const result = await runCli(['sync', '--parallel', '3', '--config', config], { timeoutMs: 240_000 });
+    assertExit(result, 0);
+    const rows = storeRows(result.stdout);
+    assert.deepEqual(
+      names.map((n) => [n, rows.get(n)]),
+      names.map((n) => [n, { exit: '0', result: 'succeeded' }]),
+    );
+    // Every child's log lines reach the parent's stderr under its store's name.
+    for (const name of names) assert.match(result.stderr, new RegExp(`^${name} \\| sync\\.start `, 'm'));
+    for (const [i, name] of names.entries()) {
+      const counts = await readWarehouse<{ _store: string; n: bigint | number }>(
+        storeFile(name),
+        'SELECT _store, count(*) AS n FROM subscriptions GROUP BY ALL',
+      );
+      assert.deepEqual(
+        counts.map((c) => [c._store, Number(c.n)]),
+        [[name, sandboxes[i]!.store.counts.subscriptions]],
+      );
+    }
+    assert.equal(new Set(sandboxes.map((s) => s.store.counts.subscriptions)).size, 3);
+  });
+
+  it("one store's closed port fails that store alone; the others sync and the exit code is the worst", async () => {
+    const port = await closedPort();
+    const config = await writeConfig(
+      dir,
+      {
+        warehouse: 'data/warehouse.duckdb',
+        warehouseLayout: 'per-store',
+        maxRetries: 0,
+        stores: [
+          { name: names[0]!, baseUrl: sandboxes[0]!.baseUrl },
+          { name: 'gone', baseUrl: `http://127.0.0.1:${port}/api/` },
+          { name: names[2]!, baseUrl: sandboxes[2]!.baseUrl },
+        ],
+      },
+      'with-gone.json',
+    );
+    const result = await runCli(['sync', '--parallel', '3', '--config', config], { timeoutMs: 240_000 });
+    assertExit(result, 1);
+    const rows = storeRows(result.stdout);
+    assert.deepEqual(rows.get(names[0]!), { exit: '0', result: 'succeeded' });
+    assert.deepEqual(rows.get(names[2]!), { exit: '0', result: 'succeeded' });
+    assert.deepEqual(rows.get('gone'), { exit: '1', result: 'failed' });
+    assert.match(result.stderr, /^gone \| .*(ECONNREFUSED|connect|refused)/im);
+    const runs = await readWarehouse<{ outcome: string }>(
+      storeFile('gone'),
+      'SELECT outcome FROM _sync_runs ORDER BY started_at DESC LIMIT 1',
+    );
+    assert.deepEqual(runs, [{ outcome: 'failed' }]);
+  });
+
+  it('refuses --parallel 2 when every store is in one warehouse file (one file, one writer)', async () => {
+    const config = await writeConfig(
+      dir,
+      {
+        warehouse: 'single/warehouse.duckdb',
+        stores: names.map((name, i) => ({ name, baseUrl: sandboxes[i]!.baseUrl })),
+      },
+      'single.json',
+    );
+    const result = await runCli(['sync', '--parallel', '2', '--config', config]);
+    assertCleanError(result, 2, /--parallel 2: every store is in the one warehouse .*"warehouseLayout": "per-store"/);
+  });
+});
