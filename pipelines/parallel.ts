@@ -39,7 +39,8 @@ export interface ParallelOptions {
 /** The bin script: this file is pipelines/parallel.ts (tsx) or dist/pipelines/parallel.js (built). */
 function binScript(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const root = path.basename(path.dirname(here)) === 'dist' ? path.resolve(here, '../..') : path.resolve(here, '..');
+  const root =
+    path.basename(path.dirname(here)) === 'dist' ? path.resolve(here, '../..') : path.resolve(here, '..');
   return path.join(root, 'bin', 'store-sync.js');
 }
 

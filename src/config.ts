@@ -391,6 +391,8 @@ export interface SyncConfig {
   warehouse: string;
   /** Where each store's data lives: the one warehouse, or `warehouses/<store>.duckdb` beside it (storeWarehouse). */
   warehouseLayout: WarehouseLayout;
+  /** The configured warehouse, once `warehouse` was narrowed to one store's file (per-store, one store). */
+  layoutWarehouse?: string;
   parquetDir: string | null;
   exportAfterSync: boolean;
   maxRetries: number;
@@ -619,9 +621,12 @@ export async function loadConfig(file: string): Promise<SyncConfig> {
  * `warehouses/<store>.duckdb` in the folder of the configured one (DuckDB admits one writer per file, so
  * stores synced in parallel need a file each).
  */
-export function storeWarehouse(config: Pick<SyncConfig, 'warehouse' | 'warehouseLayout'>, store: string): string {
+export function storeWarehouse(
+  config: Pick<SyncConfig, 'warehouse' | 'warehouseLayout' | 'layoutWarehouse'>,
+  store: string,
+): string {
   if (config.warehouseLayout === 'single') return config.warehouse;
-  return path.join(path.dirname(config.warehouse), 'warehouses', `${store}.duckdb`);
+  return path.join(path.dirname(config.layoutWarehouse ?? config.warehouse), 'warehouses', `${store}.duckdb`);
 }
 
 /** Reads a store's token from its environment variable, or explains which variable to set. */

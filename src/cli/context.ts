@@ -75,7 +75,9 @@ export function jobFromFlags(args: JobArgs): boolean {
 export async function resolveJob(args: JobArgs, options: { needsApi: boolean }): Promise<SyncConfig> {
   // Imported here, not above: every command module imports this file for its options, and the config's
   // zod schemas are not needed to print --help (docs/performance.md, "Start-up").
-  const { apiVersionHeaderProblem, checkBaseUrl, loadConfig, parseConfig, storeWarehouse } = await import('../config.js');
+  const { apiVersionHeaderProblem, checkBaseUrl, loadConfig, parseConfig, storeWarehouse } = await import(
+    '../config.js'
+  );
   if (jobFromFlags(args)) {
     if (!args.warehouse) {
       throw usage(
@@ -121,6 +123,7 @@ export async function resolveJob(args: JobArgs, options: { needsApi: boolean }):
   // over several, config.warehouse stays the layout's base (sync --parallel and export --lake resolve each).
   const only = args.store ?? (config.stores.length === 1 ? config.stores[0]!.name : undefined);
   if (config.warehouseLayout === 'per-store' && only !== undefined) {
+    config.layoutWarehouse = config.warehouse;
     config.warehouse = storeWarehouse(config, only);
   }
   if (args['parquet-dir']) config.parquetDir = path.resolve(args['parquet-dir']);

@@ -128,6 +128,10 @@ describe('store-sync sync --parallel: one child process and one warehouse file p
       'single.json',
     );
     const result = await runCli(['sync', '--parallel', '2', '--config', config]);
-    assertCleanError(result, 2, /--parallel 2: every store is in the one warehouse .*"warehouseLayout": "per-store"/);
+    assertCleanError(
+      result,
+      2,
+      /--parallel 2: every store is in the one warehouse .*"warehouseLayout": "per-store"/,
+    );
   });
 });

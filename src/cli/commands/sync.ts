@@ -1,10 +1,10 @@
 import type { Argv, CommandModule } from 'yargs';
 import type { StoreFailure, StoreOutcome } from '../../../pipelines/stores.js';
+import type { StoreConfig, SyncConfig } from '../../config.js';
 import type { SyncMode } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { DateWindow } from '../../extract/index.js';
 import { STREAM_NAMES } from '../../streams.js';
-import type { StoreConfig, SyncConfig } from '../../config.js';
 import {
   applyRateLimit,
   applyWaitForLock,
@@ -242,7 +242,11 @@ async function runSyncCommand(
  * stores with a file each (one process then writes one file). One warehouse file admits one writer, so
  * `--parallel` above 1 with warehouseLayout "single" is refused before anything runs.
  */
-function parallelStores(config: SyncConfig, stores: readonly StoreConfig[], parallel: number | undefined): boolean {
+function parallelStores(
+  config: SyncConfig,
+  stores: readonly StoreConfig[],
+  parallel: number | undefined,
+): boolean {
   if (parallel !== undefined) integerOption('parallel', parallel, 1, 64);
   if (config.warehouseLayout === 'single') {
     if ((parallel ?? 1) > 1)
@@ -296,7 +300,7 @@ async function runInChildren(
           ? o.signal
             ? `killed by ${o.signal}`
             : 'not started'
-          : ['succeeded', 'failed', 'usage error', 'partial'][o.exitCode] ?? 'failed',
+          : (['succeeded', 'failed', 'usage error', 'partial'][o.exitCode] ?? 'failed'),
         Number(o.seconds.toFixed(1)),
         storeWarehouse(config, o.store),
         o.exitCode === 0 ? '' : (o.lastError ?? ''),

@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { exportableTables } from '../../pipelines/export.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import {
+  assertExit,
+  killChildren,
+  readWarehouse,
+  runCli,
+  startCli,
+  tempDir,
+  testSandbox,
+  writeConfig,
+} from './helpers.js';
+
+/**
+ * `export --lake DIR`: three sandbox stores (different seeds), synced with `--parallel 3` into a file each,
+ * exported into one Hive-partitioned lake with a catalog of views; the catalog's per-store counts equal each
+ * store's own warehouse, and a reader of the catalog during a re-export sees every store old or new, never
+ * half replaced.
+ */
+
+/** Opens a DuckDB file read-only in this process, runs `sql`, closes it: rows as plain objects. */
+async function readFile(file: string, sql: string): Promise<Record<string, unknown>[]> {
+  const instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', threads: '1' });
+  try {
+    const connection = await instance.connect();
+    const reader = await connection.runAndReadAll(sql);
+    const rows = reader.getRowObjectsJS() as Record<string, unknown>[];
+    connection.closeSync();
+    return rows;
+  } finally {
+    instance.closeSync();
+  }
+}
+
+/** Three tables' per-store counts in one statement: a reader sees them all from one export or from the next. */
+const COUNTS_SQL =
+  "SELECT 'products' AS t, _store, count(*)::INTEGER AS n FROM products GROUP BY ALL " +
+  "UNION ALL SELECT 'fulfillment_orders', _store, count(*)::INTEGER FROM fulfillment_orders GROUP BY ALL " +
+  "UNION ALL SELECT 'subscriptions', _store, count(*)::INTEGER FROM subscriptions GROUP BY ALL ORDER BY 1, 2";
+
+describe('store-sync export --lake: one lake of many stores, with a catalog', () => {
+  const sandboxes: Sandbox[] = [];
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let config: string;
+  let lake: string;
+  const names = ['north', 'south', 'west'];
+  const storeFile = (name: string) => path.join(dir, 'data', 'warehouses', `${name}.duckdb`);
+
+  before(async () => {
+    for (const [i, seed] of [5, 6, 7].entries())
+      sandboxes.push(await testSandbox({ seed, scale: 30 + 10 * i, pageSize: 25 }));
+    ({ dir, cleanup } = await tempDir());
+    lake = path.join(dir, 'lake');
+    config = await writeConfig(dir, {
+      warehouse: 'data/warehouse.duckdb',
+      warehouseLayout: 'per-store',
+      stores: names.map((name, i) => ({ name, baseUrl: sandboxes[i]!.baseUrl })),
+    });
+    assertExit(await runCli(['sync', '--parallel', '3', '--config', config], { timeoutMs: 240_000 }), 0);
+  });
+
+  after(async () => {
+    killChildren();
+    for (const sandbox of sandboxes) await sandbox.close();
+    await cleanup?.();
+  });
+
+  it("writes every store's tables into DIR/<table>/_store=<name>/…, and a catalog whose counts equal each store's warehouse", async () => {
+    const result = await runCli(['export', '--lake', lake, '--config', config], { timeoutMs: 180_000 });
+    assertExit(result, 0);
+    for (const name of names) assert.match(result.stdout, new RegExp(`^${name}\\s+\\d+\\s+\\d+\\s`, 'm'));
+    // The layout readers rely on: order-dated tables by month under the store, the others a file per store.
+    // (The API's streams bring no orders, which come from ingested documents: their month is unknown here.)
+    assert.deepEqual(await readdir(path.join(lake, 'orders', '_store=north')), [
+      'month=__HIVE_DEFAULT_PARTITION__',
+    ]);
+    assert.deepEqual(await readdir(path.join(lake, 'subscriptions', '_store=south')), ['data.parquet']);
+    const catalog = path.join(lake, 'catalog.duckdb');
+    for (const def of exportableTables()) {
+      const inLake = await readFile(
+        catalog,
+        `SELECT _store, count(*)::INTEGER AS n FROM ${def.name} GROUP BY ALL ORDER BY 1`,
+      );
+      const own: Record<string, unknown>[] = [];
+      for (const name of names) {
+        own.push(
+          ...(await readWarehouse(
+            storeFile(name),
+            `SELECT _store, count(*)::INTEGER AS n FROM ${def.name} GROUP BY ALL`,
+          )),
+        );
+      }
+      assert.deepEqual(inLake, own, `per-store counts of ${def.name}`);
+    }
+    // A store's rows differ by seed, so a catalog naming one store's files twice would not pass the above.
+    const subscriptions = await readFile(
+      catalog,
+      'SELECT _store, count(*)::INTEGER AS n FROM subscriptions GROUP BY ALL',
+    );
+    assert.equal(new Set(subscriptions.map((r) => r.n)).size, 3);
+    // COMMENTs are the warehouse's.
+    const [ownComment] = await readWarehouse<{ comment: string }>(
+      storeFile('north'),
+      "SELECT comment FROM duckdb_tables() WHERE table_name = 'orders'",
+    );
+    const [viewComment] = await readFile(
+      catalog,
+      "SELECT comment FROM duckdb_views() WHERE view_name = 'orders'",
+    );
+    assert.ok(ownComment?.comment);
+    assert.equal(viewComment?.comment, ownComment!.comment);
+    const [column] = await readFile(
+      catalog,
+      "SELECT comment FROM duckdb_columns() WHERE table_name = 'orders' AND column_name = '_store'",
+    );
+    assert.ok(typeof column?.comment === 'string' && column.comment.length > 0);
+  });
+
+  it('a reader of the catalog during a re-export sees each store old or new, never half replaced', async () => {
+    const catalog = path.join(lake, 'catalog.duckdb');
+    const before = JSON.stringify(await readFile(catalog, COUNTS_SQL));
+    // North loses half its products and subscriptions in its own warehouse: the re-export changes its counts.
+    const instance = await DuckDBInstance.create(storeFile('north'));
+    const connection = await instance.connect();
+    await connection.run(
+      'DELETE FROM products WHERE rowid % 2 = 0; DELETE FROM subscriptions WHERE rowid % 2 = 0',
+    );
+    connection.closeSync();
+    instance.closeSync();
+    const exporting = startCli(['export', '--lake', lake, '--config', config], { timeoutMs: 180_000 });
+    let finished = false;
+    const done = exporting.done.then((r) => {
+      finished = true;
+      return r;
+    });
+    const seen: string[] = [];
+    while (!finished) seen.push(JSON.stringify(await readFile(catalog, COUNTS_SQL)));
+    assertExit(await done, 0);
+    const afterwards = JSON.stringify(await readFile(catalog, COUNTS_SQL));
+    assert.notEqual(afterwards, before);
+    assert.ok(seen.length > 0);
+    const other = seen.filter((s) => s !== before && s !== afterwards);
+    assert.deepEqual(other, [], `of ${seen.length} reads, these were neither the old nor the new counts`);
+    // The store's own warehouse now says what the lake says.
+    const north = await readWarehouse(storeFile('north'), 'SELECT count(*)::INTEGER AS n FROM subscriptions');
+    const lakeNorth = await readFile(
+      catalog,
+      "SELECT count(*)::INTEGER AS n FROM subscriptions WHERE _store = 'north'",
+    );
+    assert.deepEqual(lakeNorth, north);
+    // A reader of the layout itself (a fixed-depth glob through the store links) reads the new export too.
+    const [globbed] = await readFile(
+      catalog,
+      `SELECT count(*)::INTEGER AS n FROM read_parquet('${path.join(lake, 'subscriptions', '*', '*.parquet')}', hive_partitioning = true) WHERE _store = 'north'`,
+    );
+    assert.deepEqual(globbed, north[0]);
+  });
+});
