@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { analyticsModels } from '../../src/model/analytics/index.js';
 import {
   assertExit,
@@ -603,6 +604,41 @@ describe('analyst models over a synced store with captured orders of both shapes
     }
     // Every day with sales is a day of the calendar.
     assert.deepEqual(await q('SELECT day FROM daily_sales WHERE day NOT IN (SELECT day FROM dim_date)'), []);
+  });
+
+  it("days are UTC days whatever the reader's TimeZone (a DuckDB CLI uses the machine's)", async () => {
+    const sql = `SELECT CAST(day AS VARCHAR) || ' ' || currency || ' ' || net AS row FROM daily_sales
+                 UNION ALL SELECT 'placed ' || number || ' ' || CAST(placed_date AS VARCHAR) FROM fct_orders
+                 UNION ALL SELECT 'first ' || CAST(min(day) AS VARCHAR) FROM dim_date ORDER BY row`;
+    const read = async (timeZone: string) => {
+      const instance = await DuckDBInstance.create(store.warehouse, { access_mode: 'READ_ONLY' });
+      const connection = await instance.connect();
+      try {
+        await connection.run(`SET TimeZone = '${timeZone}'`);
+        return (await connection.runAndReadAll(sql)).getRows().map(([row]) => String(row));
+      } finally {
+        connection.closeSync();
+        instance.closeSync();
+      }
+    };
+    const utc = await read('UTC');
+    // Kiritimati is UTC+14, Pago Pago UTC-11: between them every order of the day falls on another local day.
+    assert.deepEqual(await read('Pacific/Kiritimati'), utc);
+    assert.deepEqual(await read('Pacific/Pago_Pago'), utc);
+  });
+
+  it('a rebuild (its tables dropped and recreated) leaves the views answering the same', async () => {
+    const answers = () =>
+      q(`SELECT (SELECT count(*) FROM fct_orders)::INTEGER AS orders, (SELECT sum(net) FROM fct_orders)::VARCHAR AS net,
+                (SELECT count(*) FROM fct_order_lines)::INTEGER AS lines, (SELECT count(*) FROM order_coverage)::INTEGER AS missing,
+                (SELECT count(*) FROM duckdb_views() WHERE NOT internal AND comment IS NOT NULL)::INTEGER AS views`);
+    const before = await answers();
+    assertExit(
+      await runCli(['rebuild', '--config', store.config], { cwd: store.dir, timeoutMs: 120_000 }),
+      0,
+    );
+    assert.deepEqual(await answers(), before);
+    assert.equal((before[0] as { views: number }).views, analyticsModels.length);
   });
 
   it('leaks no secret and no escape into any output', () => {
