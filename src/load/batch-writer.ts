@@ -10,6 +10,7 @@ import {
   REJECTED_COLUMNS,
 } from './batch-builder.js';
 import type { AppenderPool, Feed, LandingValue } from './chunks.js';
+import { batchHistorySql, historyTracked } from './history.js';
 import type { KeyRanges } from './key-ranges.js';
 import { CODEC, landingParts } from './landing.js';
 import type { Layouts } from './layouts.js';
@@ -112,9 +113,12 @@ export class BatchWriter {
     keyRanges: KeyRanges,
   ): Promise<BatchCounts> {
     const tables = this.tables;
+    // Unit tables with a history that the batch loaded rows into: their versions are added at the end.
+    const versioned: string[] = [];
     for (const rows of tables.values()) {
       const def = tableDef(rows.name);
       if (rows.length === 0 || !def.unit) continue;
+      if (historyTracked(def.name)) versioned.push(def.name);
       const family = [rows, ...ownedBy(def.name).map((t) => tables.get(t.name))].filter(
         (r): r is TableRows => r !== undefined && r.length > 0,
       );
@@ -157,6 +161,10 @@ export class BatchWriter {
     if (landing) this.appendedRows += await this.writeLanding(landing, layouts, appenders);
     const statements = this.after.filter((sql) => sql.trim() !== '');
     if (statements.length) await connection.run(statements.join(';\n'));
+    // After the soft deletes among the statements above, so a record they delete and the batch brings back
+    // is seen as it stands at the commit (history.ts).
+    for (const table of versioned)
+      await connection.run(batchHistorySql(table, this.meta.store, this.meta.runId, this.meta.syncedAtMs));
     return this.counts;
   }
 

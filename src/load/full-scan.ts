@@ -1,5 +1,6 @@
 import type { EntityKind } from '../contracts.js';
 import { ident, literal, planTables, type TableDef, tableDef } from '../model/index.js';
+import { historyTracked, softDeleteHistorySql } from './history.js';
 
 /**
  * Soft deletes of a completed full scan (docs/warehouse.md, "Soft deletes"; contracts.ts `completedFullScan`).
@@ -29,6 +30,8 @@ export interface CompletedScan {
    * rejections of later passes in place while it replays an earlier marker; this bound keeps them out.
    */
   completedAtMs: number;
+  /** The run completing the scan: it observed the deletions (history.ts). */
+  runId: string;
 }
 
 /** The pass's rejections of whole records, as a condition on `_rejected_records r`. */
@@ -126,5 +129,8 @@ export function entityFullScanSql(scan: CompletedScan): string {
       );
     statements.push(ownedSql(t, unit, scan.store));
   }
+  // The deletions (and their history) once every soft delete is set: a deleted record's version is `deleted`.
+  for (const unit of units)
+    if (historyTracked(unit.name)) statements.push(softDeleteHistorySql(unit.name, scan.store, scan.runId));
   return statements.join(';\n');
 }

@@ -49,6 +49,7 @@ function replay(
         passStartedAt,
         createdFrom,
         completedAtMs: block.syncedAtMs,
+        runId: block.runId,
       }),
     );
   } else if (record.kind === KIND.record) {

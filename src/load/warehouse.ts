@@ -475,6 +475,7 @@ export class Warehouse {
       passStartedAt: scan.passStartedAt,
       createdFrom: scan.createdFrom,
       completedAtMs: syncedAtMs,
+      runId: page.runId,
     };
     batch.after.push(entityFullScanSql(completed));
     return { completed };

@@ -19,7 +19,8 @@ export const FAMILIES: [string, (t: TableDef) => boolean][] = [
   ['Metadata', (t) => t.entity === 'metadata_definition'],
   ['Carts', (t) => t.entity === 'cart'],
   ['Support', (t) => t.entity === 'ticket'],
-  ['Bookkeeping', (t) => t.entity === 'bookkeeping'],
+  ['History', (t) => t.entity === 'bookkeeping' && t.name.endsWith('_history')],
+  ['Bookkeeping', (t) => t.entity === 'bookkeeping' && !t.name.endsWith('_history')],
 ];
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');

@@ -3,6 +3,7 @@ import type { ColumnDef, TableDef } from '../types.js';
 import { bookkeepingTables } from './bookkeeping.js';
 import { catalogueTables } from './catalogue.js';
 import { fulfillmentTables } from './fulfillment.js';
+import { HISTORY_OF, historyTable } from './history.js';
 import { orderTables } from './orders.js';
 import { peopleTables } from './people.js';
 
@@ -126,13 +127,16 @@ function withPositionalIds(def: TableDef): ColumnDef[] {
   });
 }
 
+const standard: TableDef[] = [...orderTables, ...fulfillmentTables, ...catalogueTables, ...peopleTables].map(
+  withStandardColumns,
+);
+
 const registry: TableDef[] = [
-  ...orderTables,
-  ...fulfillmentTables,
-  ...catalogueTables,
-  ...peopleTables,
+  ...standard,
+  // After the data tables, from their full definitions: a history has the columns of its table's rows.
+  ...HISTORY_OF.map((name) => historyTable(standard.find((t) => t.name === name)!)),
   ...bookkeepingTables,
-].map(withStandardColumns);
+];
 
 export const tableDefinitions: readonly TableDef[] = registry;
 

@@ -1,0 +1,87 @@
+import { meta } from '../columns.js';
+import type { ColumnDef, TableDef } from '../types.js';
+
+/**
+ * Observed-version history (docs/warehouse.md, "History"; src/load/history.ts writes it): for the unit tables
+ * named here, `<table>_history` keeps every version of a record the loads observed, with when it held. The
+ * warehouse table keeps the current state only (newest wins), so what changed when is only here.
+ */
+
+/** The unit tables that keep a history. */
+export const HISTORY_OF: readonly string[] = ['subscriptions', 'fulfillment_orders', 'locations'];
+
+export const historyName = (table: string): string => `${table}_history`;
+
+export const HISTORY_CHANGES = ['created', 'changed', 'deleted', 'reappeared'] as const;
+
+/**
+ * Columns of a unit row that say how and when it was loaded rather than what the record is: a version is
+ * written only when the other columns differ from the current version's.
+ */
+export const BOOKKEEPING_COLUMNS: ReadonlySet<string> = new Set([
+  '_store',
+  '_synced_at',
+  '_run_id',
+  '_deleted_at',
+  '_event_id',
+  '_event_type',
+  '_event_at',
+  '_api_version_label',
+  '_envelope',
+  '_absent_fields',
+]);
+
+/** What `_valid_from` is for a table: the API's time where the record carries a version, else observed. */
+function validFromComment(base: TableDef): string {
+  const observed =
+    "else the envelope's `timestamp` for a row from an ingested event document (the API's time), else " +
+    '`_synced_at` of the load that observed it (observed, precision: one run: the change happened after the ' +
+    "previous observation of the record and at the latest then)";
+  const own = base.unit?.version
+    ? `\`${base.unit.version}\` of the version (the API's time), ${observed}`
+    : `The table carries no version time: ${observed.replace(/^else /, '')}`;
+  const deleted = base.fullScan
+    ? '; for a `deleted` version, `_deleted_at` (the start of the full scan that no longer returned the record: observed, precision: one full scan)'
+    : '';
+  return `When the version began. ${own[0]!.toUpperCase()}${own.slice(1)}${deleted}. Never earlier than the previous version's \`_valid_from\`, so versions do not overlap.`;
+}
+
+/** The history table of a unit table (its columns as the registry gives them, standard ones included). */
+export function historyTable(base: TableDef): TableDef {
+  if (!base.unit) throw new Error(`${base.name}: only a unit table can keep a history`);
+  const columns: ColumnDef[] = [];
+  for (const c of base.columns) {
+    if (c.name === '_run_id') continue;
+    // Bookkeeping: the loader fills every column, so none carries a source.
+    const { source: _source, derive: _derive, backfill: _backfill, ...column } = c;
+    columns.push(
+      c.name === '_synced_at'
+        ? { ...column, comment: 'When the load that observed the version wrote it.' }
+        : column,
+    );
+  }
+  columns.push(
+    meta('_valid_from', 'TIMESTAMPTZ', validFromComment(base)),
+    meta(
+      '_valid_to',
+      'TIMESTAMPTZ',
+      "When the version stopped holding: the next version's `_valid_from`; NULL for the current version.",
+    ),
+    meta('_observed_run_id', 'VARCHAR', 'Run that observed the version (see _sync_runs).'),
+    meta(
+      '_change',
+      'VARCHAR',
+      '`created` (first observation), `changed` (its columns differ from the previous version, ignoring `_synced_at`, `_run_id`, `_event_*`, `_api_version_label`, `_envelope` and `_absent_fields`), ' +
+        (base.fullScan
+          ? '`deleted` (a completed full scan no longer returned it: the version carries its last columns), `reappeared` (observed again after `deleted`).'
+          : 'or `reappeared`; this table is not fed by full scans, so no version is `deleted`.'),
+    ),
+  );
+  return {
+    name: historyName(base.name),
+    comment: `Every observed version of \`${base.name}\` rows: a version is added when a load sees the record's columns change, when a full scan no longer returns it and when it comes back; re-loading an unchanged record adds none. Re-derived by rebuild. Owned rows (lines …) are not versioned.`,
+    key: ['_store', base.unit.key, '_valid_from'],
+    entity: 'bookkeeping',
+    columns,
+  };
+}

@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import {
+  assertExit,
+  killChildren,
+  readWarehouse,
+  runCli,
+  tempDir,
+  testSandbox,
+  writeConfig,
+} from './helpers.js';
+
+/**
+ * Issue 27, "History", through the CLI against the embedded sandbox as a moving target: the store changes
+ * between syncs (a subscription created, one cancelled, one failing; a location removed, one added), and
+ * `subscriptions_history` / `locations_history` gain exactly the versions those changes make; a repeated sync
+ * adds none, and `rebuild` re-derives the same history from the raw landing.
+ */
+
+interface Version {
+  id: number;
+  change: string;
+  current: boolean;
+  status: string | null;
+  run: string;
+}
+
+describe('store-sync sync: observed-version history', () => {
+  let sandbox: Sandbox;
+  let cleanup: () => Promise<void>;
+  let warehouse: string;
+  let config: string;
+
+  const read = <T = Record<string, unknown>>(sql: string) => readWarehouse<T>(warehouse, sql);
+  // Every record re-read each time: an unchanged one must still add no version.
+  const sync = async () => assertExit(await runCli(['sync', '--full-refresh', '--config', config]), 0);
+  const versions = (table: 'subscriptions' | 'locations') =>
+    read<Version>(
+      `SELECT id::DOUBLE AS id, _change AS change, _valid_to IS NULL AS current, ` +
+        `${table === 'subscriptions' ? 'status' : 'NULL::VARCHAR'} AS status, _observed_run_id AS run ` +
+        `FROM ${table}_history ORDER BY id, _valid_from, _change`,
+    );
+  const everything = (table: string) =>
+    read(`SELECT * EXCLUDE (_envelope, _extra) FROM ${table}_history ORDER BY id, _valid_from`);
+  const lastRun = async () =>
+    (
+      await read<{ run: string }>(
+        "SELECT _run_id AS run FROM _sync_runs WHERE command = 'sync' ORDER BY started_at DESC LIMIT 1",
+      )
+    )[0]!.run;
+
+  before(async () => {
+    sandbox = await testSandbox({ scale: 40, pageSize: 20 });
+    const temp = await tempDir();
+    cleanup = temp.cleanup;
+    warehouse = path.join(temp.dir, 'w.duckdb');
+    config = await writeConfig(temp.dir, {
+      warehouse: 'w.duckdb',
+      stores: [{ name: 'shop', baseUrl: sandbox.baseUrl }],
+    });
+  });
+
+  after(async () => {
+    killChildren();
+    await sandbox?.close();
+    await cleanup?.();
+  });
+
+  it('a first sync opens one `created` version per record; a repeated sync adds none', async () => {
+    await sync();
+    for (const table of ['subscriptions', 'locations'] as const) {
+      const stored = await read<{ id: number }>(`SELECT id::DOUBLE AS id FROM ${table} ORDER BY id`);
+      assert.ok(stored.length > 0, `${table}: the sandbox has records`);
+      const history = await versions(table);
+      assert.deepEqual(
+        history.map((v) => [v.id, v.change, v.current]),
+        stored.map((r) => [r.id, 'created', true]),
+        table,
+      );
+    }
+    const before = await everything('subscriptions');
+    await sync();
+    assert.deepEqual(await everything('subscriptions'), before);
+    assert.equal((await versions('locations')).length, (await read('SELECT id FROM locations')).length);
+  });
+
+  it('changes between syncs add exactly their versions, and closing the previous one; again, none', async () => {
+    const before = {
+      subscriptions: await versions('subscriptions'),
+      locations: await versions('locations'),
+    };
+    const summary = sandbox.store.mutate({
+      createSubscriptions: 1,
+      cancelSubscriptions: 1,
+      failSubscriptions: 1,
+      createLocations: 1,
+      removeLocations: 1,
+      seed: 3,
+    });
+    const created = summary.created['subscriptions']!;
+    const changed = summary.changed['subscriptions']!.filter((id) => !created.includes(id));
+    assert.equal(created.length, 1);
+    assert.equal(changed.length, 2, JSON.stringify(summary));
+    await sync();
+    const run = await lastRun();
+    const truth = new Map(
+      (sandbox.store.snapshot('subscriptions') as { id: number; status: string }[]).map((s) => [s.id, s]),
+    );
+
+    const after = await versions('subscriptions');
+    const added = after.filter((v) => v.run === run);
+    assert.deepEqual(
+      added.map((v) => [v.id, v.change, v.current, v.status]).sort(),
+      [
+        [created[0]!, 'created', true, truth.get(created[0]!)!.status],
+        ...changed.map((id) => [id, 'changed', true, truth.get(id)!.status]),
+      ].sort(),
+    );
+    assert.ok(added.some((v) => v.status === 'canceled'));
+    // The versions before are all still there; those of the changed records are now closed.
+    const kept = after.filter((v) => v.run !== run);
+    assert.deepEqual(
+      kept.map((v) => [v.id, v.change, v.current]),
+      before.subscriptions.map((v) => [v.id, v.change, !changed.includes(v.id)]),
+    );
+    // A closed version ends where the next begins.
+    const gaps = await read<{ n: number }>(
+      'SELECT count(*)::INTEGER AS n FROM subscriptions_history h JOIN subscriptions_history n ' +
+        'ON n.id = h.id AND n._valid_from = h._valid_to WHERE h._valid_to IS NOT NULL',
+    );
+    assert.equal(gaps[0]!.n, changed.length);
+
+    const locations = await versions('locations');
+    const removed = summary.removed['locations']!;
+    const newLocation = summary.created['locations']!;
+    assert.deepEqual(
+      locations
+        .filter((v) => v.run === run)
+        .map((v) => [v.id, v.change])
+        .sort(),
+      [
+        [removed[0]!, 'deleted'],
+        [newLocation[0]!, 'created'],
+      ].sort(),
+    );
+    const [deleted] = await read<{ from_ms: number; deleted_ms: number }>(
+      `SELECT epoch_ms(h._valid_from)::DOUBLE AS from_ms, epoch_ms(l._deleted_at)::DOUBLE AS deleted_ms ` +
+        `FROM locations_history h JOIN locations l USING (_store, id) WHERE h.id = ${removed[0]} AND h._change = 'deleted'`,
+    );
+    assert.equal(deleted!.from_ms, deleted!.deleted_ms, 'a deleted version begins at the soft delete');
+    assert.equal(locations.length, before.locations.length + 2);
+
+    const settled = await everything('subscriptions');
+    const settledLocations = await everything('locations');
+    await sync();
+    assert.deepEqual(await everything('subscriptions'), settled);
+    assert.deepEqual(await everything('locations'), settledLocations);
+  });
+
+  it('rebuild re-derives the same history from the raw landing', async () => {
+    const before = { s: await everything('subscriptions'), l: await everything('locations') };
+    assertExit(await runCli(['rebuild', '--warehouse', warehouse]), 0);
+    assert.deepEqual(await everything('subscriptions'), before.s);
+    assert.deepEqual(await everything('locations'), before.l);
+  });
+});
