@@ -2,8 +2,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import { ReplayWorkers, workersFor } from '../src/ingest/parallel.js';
 import type { PreparedBatch } from '../src/load/batch-builder.js';
-import type { BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { historyTables } from '../src/load/history.js';
+import type { BatchCounts, Transaction, Warehouse } from '../src/load/index.js';
 import { storedBlocks } from '../src/load/landing.js';
 import type { ReplayContracts, StoredBlock } from '../src/load/replay.js';
 import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
@@ -144,7 +144,11 @@ export async function rebuildWarehouse(
       // Re-derived block by block, with each block's own time and run, as the rows are.
       await tx.run('DELETE FROM _schema_changes');
       // History is re-derived as the blocks are replayed, in landing order (src/load/history.ts).
-      await tx.run(historyTables().map((t) => `DELETE FROM ${ident(t)}`).join(';\n'));
+      await tx.run(
+        historyTables()
+          .map((t) => `DELETE FROM ${ident(t)}`)
+          .join(';\n'),
+      );
       let pending: Promise<BatchCounts> | null = null;
       const settle = async () => {
         if (!pending) return;

@@ -49,10 +49,17 @@ export function historySql(table: string, store: string, runId: string, rows: st
   const observedAt = `coalesce(${version}_event_at, _synced_at)`;
   const columns = tableDef(historyName(table))
     .columns.map((c) => c.name)
-    .filter((c) => !['_valid_from', '_valid_to', '_observed_run_id', '_change'].includes(c));
+    .filter((c) => !['_version', '_valid_from', '_valid_to', '_observed_run_id', '_change'].includes(c));
   return [
+    // Only the current versions of the rows' records are read (and hashed): the semi join bounds them.
     `CREATE OR REPLACE TEMP TABLE history_changes AS ` +
-      `SELECT * FROM (SELECT cur.*, ` +
+      `WITH cur AS (SELECT t.*, ${contentHash(def, 't')} AS _content_hash FROM ${ident(table)} t ` +
+      `WHERE t._store = ${literal(store)} AND (${rows})), ` +
+      `o AS (SELECT h.${key} AS _open_key, ${contentHash(def, 'h')} AS _open_hash, ` +
+      `h._change AS _open_change, h._valid_from AS _open_from, h._version AS _open_version FROM ${history} h ` +
+      `SEMI JOIN cur ON h.${key} = cur.${key} ` +
+      `WHERE h._store = ${literal(store)} AND h._valid_to IS NULL) ` +
+      `SELECT * FROM (SELECT cur.*, coalesce(o._open_version, 0) + 1 AS _version, ` +
       `CASE WHEN ${deleted} THEN (CASE WHEN o._open_change IS DISTINCT FROM 'deleted' THEN 'deleted' END) ` +
       `WHEN o._open_key IS NULL THEN 'created' ` +
       `WHEN o._open_change = 'deleted' THEN 'reappeared' ` +
@@ -60,16 +67,12 @@ export function historySql(table: string, store: string, runId: string, rows: st
       // greatest() skips NULL: a first version starts at its own time.
       `greatest(${def.fullScan ? `CASE WHEN ${deleted} THEN cur._deleted_at END, ` : ''}` +
       `${def.fullScan ? `CASE WHEN NOT (${deleted}) THEN ${observedAt} END` : observedAt}, o._open_from) AS _valid_from ` +
-      `FROM (SELECT t.*, ${contentHash(def, 't')} AS _content_hash FROM ${ident(table)} t ` +
-      `WHERE t._store = ${literal(store)} AND (${rows})) cur ` +
-      `LEFT JOIN (SELECT h.${key} AS _open_key, ${contentHash(def, 'h')} AS _open_hash, ` +
-      `h._change AS _open_change, h._valid_from AS _open_from FROM ${history} h ` +
-      `WHERE h._store = ${literal(store)} AND h._valid_to IS NULL) o ON o._open_key = cur.${key}) ` +
+      `FROM cur LEFT JOIN o ON o._open_key = cur.${key}) ` +
       `WHERE _change IS NOT NULL`,
     `UPDATE ${history} SET _valid_to = c._valid_from FROM ${CHANGES} c ` +
       `WHERE ${history}._store = ${literal(store)} AND ${history}.${key} = c.${key} AND ${history}._valid_to IS NULL`,
     `INSERT INTO ${history} BY NAME SELECT ${columns.map(ident).join(', ')}, ` +
-      `_valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, _change FROM ${CHANGES}`,
+      `_version, _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, _change FROM ${CHANGES}`,
     `DROP TABLE ${CHANGES}`,
   ].join(';\n');
 }

@@ -126,6 +126,30 @@ have (\`"x"\` for a numeric id), could be any record, so a scan that has one del
 by a sync. A subscriptions scan bounded by the stream's \`startDate\` reads only subscriptions created from that day
 (UTC), so only those (and their lines and orders) can get \`_deleted_at\`; older rows keep theirs as it was.
 
+## Observed versions
+
+The tables keep the current state. For subscriptions, fulfillment orders and locations, \`<table>_history\` also
+keeps every version of a record the loads observed: the row's columns, \`_version\` (1, 2, … per record),
+\`_valid_from\`, \`_valid_to\` (NULL for the current version), \`_observed_run_id\` and \`_change\`: \`created\`,
+\`changed\`, \`deleted\` (a completed full scan no longer returned it; the version keeps its last columns and
+begins at \`_deleted_at\`) or \`reappeared\`. A version is written only when the record's columns differ from its
+current version's, compared by an md5 of them in SQL that leaves out \`_synced_at\`, \`_run_id\`, \`_event_*\`,
+\`_api_version_label\`, \`_envelope\` and \`_absent_fields\`: re-syncing an unchanged store writes nothing. The
+versions are written in the transaction that merges the rows (and with a full scan's soft deletes), so a batch
+that loses to a newer stored row writes none. \`_valid_from\` is the API's time where the table has a version
+(\`updated_at\` of a fulfillment order), else an ingested event's \`timestamp\`, else when the load observed it
+(precision: one run); each column's comment says which. Rebuild re-derives the history from the raw landing, in
+landing order. Only the record's own row is versioned: its lines and other owned rows are not (yet).
+
+Subscriptions as they stood at a moment:
+
+\`\`\`sql
+SELECT id, status, total FROM subscriptions_history
+WHERE _valid_from <= TIMESTAMPTZ '2026-03-01 00:00:00+00'
+  AND (_valid_to IS NULL OR _valid_to > TIMESTAMPTZ '2026-03-01 00:00:00+00')
+  AND _change <> 'deleted'
+\`\`\`
+
 ## Rejections, raw landing and rebuild
 
 \`_rejected_records\` keeps every record that failed, with \`stage\` (\`extract\`: the API response failed validation;

@@ -40,10 +40,9 @@ describe('store-sync sync: observed-version history', () => {
     read<Version>(
       `SELECT id::DOUBLE AS id, _change AS change, _valid_to IS NULL AS current, ` +
         `${table === 'subscriptions' ? 'status' : 'NULL::VARCHAR'} AS status, _observed_run_id AS run ` +
-        `FROM ${table}_history ORDER BY id, _valid_from, _change`,
+        `FROM ${table}_history ORDER BY id, _version`,
     );
-  const everything = (table: string) =>
-    read(`SELECT * EXCLUDE (_envelope, _extra) FROM ${table}_history ORDER BY id, _valid_from`);
+  const everything = (table: string) => read(`SELECT * FROM ${table}_history ORDER BY id, _version`);
   const lastRun = async () =>
     (
       await read<{ run: string }>(

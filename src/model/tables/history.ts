@@ -36,14 +36,14 @@ function validFromComment(base: TableDef): string {
   const observed =
     "else the envelope's `timestamp` for a row from an ingested event document (the API's time), else " +
     '`_synced_at` of the load that observed it (observed, precision: one run: the change happened after the ' +
-    "previous observation of the record and at the latest then)";
+    'previous observation of the record and at the latest then)';
   const own = base.unit?.version
     ? `\`${base.unit.version}\` of the version (the API's time), ${observed}`
     : `The table carries no version time: ${observed.replace(/^else /, '')}`;
   const deleted = base.fullScan
     ? '; for a `deleted` version, `_deleted_at` (the start of the full scan that no longer returned the record: observed, precision: one full scan)'
     : '';
-  return `When the version began. ${own[0]!.toUpperCase()}${own.slice(1)}${deleted}. Never earlier than the previous version's \`_valid_from\`, so versions do not overlap.`;
+  return `When the version began. ${own[0]!.toUpperCase()}${own.slice(1)}${deleted}. Never earlier than the previous version's \`_valid_from\`, so versions do not overlap: a version observed with an older time than the current one (an older event ingested later) starts where the current one did, which then lasts no time.`;
 }
 
 /** The history table of a unit table (its columns as the registry gives them, standard ones included). */
@@ -61,6 +61,11 @@ export function historyTable(base: TableDef): TableDef {
     );
   }
   columns.push(
+    meta(
+      '_version',
+      'BIGINT',
+      "The version's number among the record's versions: 1 for the first observed, then one more each time. Two versions can share a `_valid_from` (see it), never a number.",
+    ),
     meta('_valid_from', 'TIMESTAMPTZ', validFromComment(base)),
     meta(
       '_valid_to',
@@ -80,7 +85,7 @@ export function historyTable(base: TableDef): TableDef {
   return {
     name: historyName(base.name),
     comment: `Every observed version of \`${base.name}\` rows: a version is added when a load sees the record's columns change, when a full scan no longer returns it and when it comes back; re-loading an unchanged record adds none. Re-derived by rebuild. Owned rows (lines …) are not versioned.`,
-    key: ['_store', base.unit.key, '_valid_from'],
+    key: ['_store', base.unit.key, '_version'],
     entity: 'bookkeeping',
     columns,
   };

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { emptyStreamState } from '../../src/contracts.js';
+import type { Warehouse } from '../../src/load/index.js';
+import { ingestDocuments, tempDir, tempWarehouse } from './helpers.js';
+
+/**
+ * `<table>_history` as loads write it (src/load/history.ts): versions from full scans of locations (created,
+ * deleted, reappeared, changed, and none for an unchanged record), and from ingested subscription event
+ * documents, dated by the event's own timestamp.
+ */
+
+const pause = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+describe('observed-version history', () => {
+  let warehouse: Warehouse;
+  let cleanup: () => Promise<void>;
+  let docs: string;
+  let removeDocs: () => Promise<void>;
+  const passes: string[] = [];
+
+  const versions = async (table: string, columns: string) => {
+    const reader = await warehouse.connection.runAndReadAll(
+      `SELECT ${columns} FROM ${table}_history ORDER BY id, _version`,
+    );
+    return reader.getRowsJS();
+  };
+
+  async function fullScan(records: Record<string, unknown>[]): Promise<string> {
+    await pause();
+    const startedAt = new Date().toISOString();
+    const runId = `pass-${passes.length + 1}`;
+    passes.push(startedAt);
+    await pause();
+    await warehouse.commitPage({
+      store: 'shop',
+      stream: 'locations',
+      entity: 'location',
+      runId,
+      records,
+      rejections: [],
+      state: { ...emptyStreamState(), lastFullScanAt: startedAt },
+      completedFullScan: { passStartedAt: startedAt },
+    });
+    return runId;
+  }
+
+  before(async () => {
+    ({ warehouse, cleanup } = await tempWarehouse());
+    ({ dir: docs, cleanup: removeDocs } = await tempDir());
+  });
+  after(async () => {
+    await cleanup();
+    await removeDocs();
+  });
+
+  it('full scans: created, deleted at the scan start, reappeared, changed, and nothing for the unchanged', async () => {
+    const leeds = { id: 1, name: 'Leeds' };
+    const berlin = { id: 2, name: 'Berlin' };
+    await fullScan([leeds, berlin]);
+    await fullScan([leeds]);
+    await fullScan([leeds, berlin]);
+    await fullScan([leeds, { ...berlin, name: 'Berlin Mitte' }]);
+    await fullScan([leeds, { ...berlin, name: 'Berlin Mitte' }]);
+    const rows = await versions(
+      'locations',
+      "id, name, _change, _observed_run_id, strftime(_valid_from, '%Y-%m-%dT%H:%M:%S.%g') AS from_ms, _valid_to IS NULL AS current",
+    );
+    const changes = rows.map(([id, name, change, run, , current]) => [id, name, change, run, current]);
+    assert.deepEqual(changes, [
+      [1n, 'Leeds', 'created', 'pass-1', true],
+      [2n, 'Berlin', 'created', 'pass-1', false],
+      [2n, 'Berlin', 'deleted', 'pass-2', false],
+      [2n, 'Berlin', 'reappeared', 'pass-3', false],
+      [2n, 'Berlin Mitte', 'changed', 'pass-4', true],
+    ]);
+    // The deletion is dated by the scan that no longer returned it: its start.
+    assert.equal(`${rows[2]![4]}Z`, passes[1]);
+    // Each closed version ends where the next begins.
+    const chain = await warehouse.connection.runAndReadAll(
+      'SELECT count(*) FROM locations_history h JOIN locations_history n ON n.id = h.id AND n._valid_from = h._valid_to',
+    );
+    assert.equal(chain.getRowsJS()[0]![0], 3n);
+  });
+
+  it('ingested event documents are dated by their timestamp; a redelivery adds nothing; versions never overlap', async () => {
+    const subscription = (status: string) => ({ id: 77, status, currency: 'EUR', total: '9.990' });
+    const event = (id: string, timestamp: string, status: string) => ({
+      event_version: 1,
+      event_id: id,
+      event_type: 'subscription.updated',
+      timestamp,
+      data: subscription(status),
+    });
+    await ingestDocuments(warehouse, docs, 'a.ndjson', [event('e1', '2026-03-01T10:00:00Z', 'active')]);
+    await ingestDocuments(warehouse, docs, 'b.ndjson', [event('e2', '2026-03-05T08:30:00Z', 'canceled')]);
+    // The same content again, by another event: only bookkeeping columns differ.
+    await ingestDocuments(warehouse, docs, 'c.ndjson', [event('e3', '2026-03-06T00:00:00Z', 'canceled')]);
+    // An older event arriving last still wins (the table has no version: the last received wins), and its
+    // version starts where the current one did rather than before it.
+    await ingestDocuments(warehouse, docs, 'd.ndjson', [event('e4', '2026-02-01T00:00:00Z', 'active')]);
+    const rows = await versions(
+      'subscriptions',
+      "id, _version, status, _change, strftime(_valid_from, '%Y-%m-%dT%H:%M:%S') AS f, strftime(_valid_to, '%Y-%m-%dT%H:%M:%S') AS t, _event_id",
+    );
+    assert.deepEqual(rows, [
+      [77n, 1n, 'active', 'created', '2026-03-01T10:00:00', '2026-03-05T08:30:00', 'e1'],
+      [77n, 2n, 'canceled', 'changed', '2026-03-05T08:30:00', '2026-03-05T08:30:00', 'e2'],
+      [77n, 3n, 'active', 'changed', '2026-03-05T08:30:00', null, 'e4'],
+    ]);
+  });
+});
