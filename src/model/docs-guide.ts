@@ -177,8 +177,10 @@ The rows of an API page, its rejections, its raw landing and the stream's saved 
 one DuckDB transaction; ingest commits thousands of documents per transaction together with the position reached in
 each file (\`_ingested_files\`). A run killed at any instant resumes from the last commit. Only one process writes a
 warehouse: a second writer stops at once with \`another store-sync process (pid N) is writing to …\`. DuckDB does not
-let other processes read a file while one writes it, so \`store-sync query\` and other readers wait for the run to
-finish (they fail at once with a message saying so). A writer limits DuckDB to 256 MB of memory, 160 MB while an
+let other processes read a file while one writes it, so every run ends by publishing a read copy of the warehouse
+beside it (\`warehouse.read.duckdb\`, renamed into place whole), which readers open instead and which \`store-sync
+query\`, \`status\` and \`export\` read while a run holds the warehouse
+([operations.md](operations.md#readers-and-the-nightly-sync)); without a copy they fail at once saying so. A writer limits DuckDB to 256 MB of memory, 160 MB while an
 ingest streams a large input through worker threads (DuckDB spills what does not fit to \`<warehouse>.tmp/\`),
 and checkpoints when its write-ahead log (\`<warehouse>.wal\`) passes 64 MB and when it closes; read-only opens
 keep DuckDB's defaults. A writer writes row groups of 16,384 rows
