@@ -83,7 +83,15 @@ export function batchHistorySql(table: string, store: string, runId: string, syn
   return historySql(table, store, runId, `t._synced_at = ${at} AND t._run_id = ${literal(runId)}`);
 }
 
-/** The `deleted` versions of a full scan's soft deletes: rows now carrying `_deleted_at`. */
+/**
+ * The versions a full scan's soft deletes make: `deleted` for rows now carrying `_deleted_at`, and
+ * `reappeared` for a deleted record whose `_deleted_at` the scan cleared without loading it again (its
+ * rejection by the scan counts as seen: full-scan.ts).
+ */
 export function softDeleteHistorySql(table: string, store: string, runId: string): string {
-  return historySql(table, store, runId, 't._deleted_at IS NOT NULL');
+  const key = ident(tableDef(table).unit!.key);
+  const deletedNow =
+    `SELECT d.${key} FROM ${ident(historyName(table))} d WHERE d._store = ${literal(store)} ` +
+    `AND d._valid_to IS NULL AND d._change = 'deleted'`;
+  return historySql(table, store, runId, `t._deleted_at IS NOT NULL OR t.${key} IN (${deletedNow})`);
 }

@@ -26,7 +26,7 @@ describe('observed-version history', () => {
     return reader.getRowsJS();
   };
 
-  async function fullScan(records: Record<string, unknown>[]): Promise<string> {
+  async function fullScan(records: Record<string, unknown>[], rejectedIds: number[] = []): Promise<string> {
     await pause();
     const startedAt = new Date().toISOString();
     const runId = `pass-${passes.length + 1}`;
@@ -38,7 +38,12 @@ describe('observed-version history', () => {
       entity: 'location',
       runId,
       records,
-      rejections: [],
+      rejections: rejectedIds.map((id) => ({
+        stream: 'locations',
+        key: String(id),
+        reason: 'refused by the test',
+        raw: { id },
+      })),
       state: { ...emptyStreamState(), lastFullScanAt: startedAt },
       completedFullScan: { passStartedAt: startedAt },
     });
@@ -81,6 +86,43 @@ describe('observed-version history', () => {
       'SELECT count(*) FROM locations_history h JOIN locations_history n ON n.id = h.id AND n._valid_from = h._valid_to',
     );
     assert.equal(chain.getRowsJS()[0]![0], 3n);
+  });
+
+  it('a deleted record the next scan rejects (so counts as seen) reappears, as its row is live again', async () => {
+    const leeds = { id: 1, name: 'Leeds' };
+    await fullScan([leeds]);
+    await fullScan([leeds], [2]);
+    const live = await warehouse.connection.runAndReadAll(
+      'SELECT _deleted_at IS NULL FROM locations WHERE id = 2',
+    );
+    assert.deepEqual(live.getRowsJS(), [[true]]);
+    const rows = await versions('locations', '_version, _change, _observed_run_id, _valid_to IS NULL');
+    assert.deepEqual(rows.slice(-2), [
+      [5n, 'deleted', 'pass-6', false],
+      [6n, 'reappeared', 'pass-7', true],
+    ]);
+  });
+
+  it('a version time the API gives: an older document that loses to the stored row adds no version', async () => {
+    const fo = (event: string, status: string, updated: string) => ({
+      event_version: 1,
+      event_id: event,
+      event_type: 'fulfillment_order.updated',
+      timestamp: '2026-04-10T00:00:00Z',
+      data: { id: 5, status, updated_at: updated },
+    });
+    await ingestDocuments(warehouse, docs, 'fo1.ndjson', [fo('f1', 'open', '2026-04-02T00:00:00Z')]);
+    await ingestDocuments(warehouse, docs, 'fo2.ndjson', [fo('f2', 'closed', '2026-04-01T00:00:00Z')]);
+    await ingestDocuments(warehouse, docs, 'fo3.ndjson', [fo('f3', 'closed', '2026-04-03T00:00:00Z')]);
+    const rows = await versions(
+      'fulfillment_orders',
+      "_version, status, _change, strftime(_valid_from, '%Y-%m-%d'), strftime(_valid_to, '%Y-%m-%d')",
+    );
+    // Dated by updated_at (the API's time), not by the envelope's timestamp.
+    assert.deepEqual(rows, [
+      [1n, 'open', 'created', '2026-04-02', '2026-04-03'],
+      [2n, 'closed', 'changed', '2026-04-03', null],
+    ]);
   });
 
   it('ingested event documents are dated by their timestamp; a redelivery adds nothing; versions never overlap', async () => {
