@@ -29,6 +29,8 @@ export interface ParallelOptions {
   parallel: number;
   /** The command's own arguments (process.argv after the script), passed on without --parallel and --store. */
   argv: readonly string[];
+  /** How the arguments become a `sync` command's, when the command is another (see childArgs). */
+  rewrite?: Parameters<typeof childArgs>[2];
   logger: Logger;
   /** Where each child's stderr line goes, prefixed with its store (default: this process's stderr). */
   writeLine?: (store: string, line: string) => void;
@@ -44,13 +46,25 @@ function binScript(): string {
   return path.join(root, 'bin', 'store-sync.js');
 }
 
-/** The arguments a child gets: the command's own, without those that choose stores or the parallelism. */
-export function childArgs(argv: readonly string[], store: string): string[] {
+/**
+ * The arguments a child gets: the command's own, without those that choose stores or the parallelism (and
+ * `drop`, flags of the parent's command that `sync` has not, each with its value), the command `sync`.
+ */
+export function childArgs(
+  argv: readonly string[],
+  store: string,
+  { drop = [], command }: { drop?: string[]; command?: { from: string; to: string } } = {},
+): string[] {
   const out: string[] = [];
+  const dropped = new Set(['--parallel', '--store', ...drop]);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const flag = arg.split('=')[0]!;
-    if (flag === '--parallel' || flag === '--store') {
+    if (command && arg === command.from) {
+      out.push(command.to);
+      continue;
+    }
+    if (dropped.has(flag)) {
       // `--parallel 3` takes the next argument; `--parallel=3` does not.
       if (!arg.includes('=')) i++;
       continue;
@@ -68,8 +82,13 @@ export async function syncInParallel(options: ParallelOptions): Promise<ChildOut
     for (const child of running) child.kill('SIGTERM');
   };
   options.signal?.addEventListener('abort', stopAll, { once: true });
+  // JSON log lines stay JSON (each names its store); text lines get the store in front.
+  const json = options.argv.some(
+    (a, i) => a === '--log-format=json' || (a === '--log-format' && options.argv[i + 1] === 'json'),
+  );
   const write =
-    options.writeLine ?? ((store: string, line: string) => process.stderr.write(`${store} | ${line}\n`));
+    options.writeLine ??
+    ((store: string, line: string) => process.stderr.write(json ? `${line}\n` : `${store} | ${line}\n`));
   try {
     return await Promise.all(
       options.stores.map((store) =>
@@ -81,7 +100,7 @@ export async function syncInParallel(options: ParallelOptions): Promise<ChildOut
                 return;
               }
               const started = performance.now();
-              const args = childArgs(options.argv, store.name);
+              const args = childArgs(options.argv, store.name, options.rewrite);
               options.logger.info('store.started', { store: store.name, pid: process.pid });
               const child = spawn(process.execPath, [...process.execArgv, script, ...args], {
                 stdio: ['ignore', 'pipe', 'pipe'],
@@ -100,8 +119,8 @@ export async function syncInParallel(options: ParallelOptions): Promise<ChildOut
                   write(store.name, line);
                 }
               });
-              // The child's own summary (one store's table) goes to the log too: the command prints one
-              // table over every store.
+              // The child's own summary (one store's table) goes to the log with text logs: the command
+              // prints one table over every store.
               child.stdout.setEncoding('utf8');
               let out = '';
               child.stdout.on('data', (chunk: string) => {
@@ -113,7 +132,8 @@ export async function syncInParallel(options: ParallelOptions): Promise<ChildOut
                   lastError = pending.trim();
                   write(store.name, pending);
                 }
-                for (const line of out.split('\n')) if (line.trim()) write(store.name, line);
+                // A log shipper reading JSON lines gets none of the child's table (the parent prints its own).
+                if (!json) for (const line of out.split('\n')) if (line.trim()) write(store.name, line);
                 if (error) lastError = `could not start: ${error.message}`;
                 resolve({
                   store: store.name,

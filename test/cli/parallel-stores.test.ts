@@ -6,11 +6,14 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 import {
   assertCleanError,
   assertExit,
+  jsonLines,
   killChildren,
   readWarehouse,
   runCli,
+  startCli,
   tempDir,
   testSandbox,
+  waitForStderr,
   writeConfig,
 } from './helpers.js';
 
@@ -116,6 +119,44 @@ describe('store-sync sync --parallel: one child process and one warehouse file p
       'SELECT outcome FROM _sync_runs ORDER BY started_at DESC LIMIT 1',
     );
     assert.deepEqual(runs, [{ outcome: 'failed' }]);
+  });
+
+  it('schedule --parallel 2 runs each store in its own child at a tick, and stops cleanly on SIGTERM', async () => {
+    const config = await writeConfig(
+      dir,
+      {
+        warehouse: 'scheduled/warehouse.duckdb',
+        warehouseLayout: 'per-store',
+        maxRetries: 0,
+        stores: names.slice(0, 2).map((name, i) => ({ name, baseUrl: sandboxes[i]!.baseUrl })),
+      },
+      'scheduled.json',
+    );
+    const run = startCli(
+      ['schedule', '--cron', '* * * * * *', '--parallel', '2', '--config', config, '--log-format', 'json'],
+      { timeoutMs: 200_000 },
+    );
+    // Both stores' runs of one tick are logged once both children have ended.
+    await waitForStderr(run, new RegExp(`"event":"schedule\\.run"[^\\n]*"store":"${names[1]}"`), 180_000);
+    run.child.kill('SIGTERM');
+    const result = await run.done;
+    assertExit(result, 0);
+    const events = jsonLines(result.stderr);
+    const runs = events.filter((e) => e.event === 'schedule.run');
+    for (const name of names.slice(0, 2))
+      assert.ok(
+        runs.some((r) => r.store === name && r.exitCode === 0 && r.outcome === 'succeeded'),
+        JSON.stringify(runs),
+      );
+    // The children's own lines are JSON too: every stderr line parses (jsonLines would have thrown).
+    assert.ok(events.some((e) => e.event === 'sync.start' && e.store === names[0]));
+    for (const [i, name] of names.slice(0, 2).entries()) {
+      const counts = await readWarehouse<{ n: number }>(
+        path.join(dir, 'scheduled', 'warehouses', `${name}.duckdb`),
+        'SELECT count(*)::INTEGER AS n FROM subscriptions',
+      );
+      assert.deepEqual(counts, [{ n: sandboxes[i]!.store.counts.subscriptions }]);
+    }
   });
 
   it('refuses --parallel 2 when every store is in one warehouse file (one file, one writer)', async () => {

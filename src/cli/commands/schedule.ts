@@ -5,6 +5,7 @@ import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import {
   cliLogger,
+  integerOption,
   type JobArgs,
   parseStreamList,
   resolveJob,
@@ -22,6 +23,7 @@ import {
 
 interface ScheduleArgs extends JobArgs, HeartbeatArgs {
   cron: string;
+  parallel?: number;
   streams?: string;
   timezone?: string;
 }
@@ -102,7 +104,13 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
         type: 'string',
         description: 'Comma-separated streams (default: every enabled stream)',
       })
-      .example('$0 schedule --cron "15 2 * * *"', 'Nightly at 02:15 UTC') as never,
+      .option('parallel', {
+        type: 'number',
+        description:
+          'Sync up to N stores at once at each tick, each in a child process with its own warehouse file (needs "warehouseLayout": "per-store"), as sync --parallel does',
+      })
+      .example('$0 schedule --cron "15 2 * * *"', 'Nightly at 02:15 UTC')
+      .example('$0 schedule --cron "15 2 * * *" --parallel 4', 'Four stores at a time, a file each') as never,
   handler: async (args) => {
     const logger = cliLogger(args);
     const streams = parseStreamList(args.streams);
@@ -111,7 +119,15 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
     // not at 02:15.
     const { runSync } = await import('../../../pipelines/sync.js');
     const { checkStores, syncStores } = await import('../../../pipelines/stores.js');
-    checkStores(selectStores(await resolveJob(args, { needsApi: true }), args.store), streams);
+    const initial = await resolveJob(args, { needsApi: true });
+    checkStores(selectStores(initial, args.store), streams);
+    const parallel = args.parallel;
+    if (parallel !== undefined) integerOption('parallel', parallel, 1, 64);
+    if (initial.warehouseLayout === 'single' && (parallel ?? 1) > 1)
+      throw new StoreSyncError(
+        ERROR_CODES.USAGE,
+        `--parallel ${parallel}: every store is in the one warehouse ${initial.warehouse}, and a DuckDB file has one writer; set "warehouseLayout": "per-store" in the config (each store in warehouses/<store>.duckdb) to sync stores in parallel, or leave --parallel out.`,
+      );
     const { Cron } = await import('croner');
     let job: Cron;
     try {
@@ -144,7 +160,48 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
         message: failure.message,
       });
     };
+    /**
+     * With a file per store, a tick runs each store as `store-sync sync --store NAME` in a child (up to
+     * --parallel at once); maxRunMinutes bounds the whole tick, and a stop reaches every child as SIGTERM.
+     */
+    const runChildren = async (config: SyncConfig, stores: StoreConfig[]) => {
+      const { syncInParallel } = await import('../../../pipelines/parallel.js');
+      const bound = runBound(stop.signal, config.maxRunMinutes, stores.map((s) => s.name).join(', '), logger);
+      try {
+        const outcomes = await syncInParallel({
+          stores,
+          parallel: parallel ?? 1,
+          argv: process.argv.slice(2),
+          rewrite: { drop: ['--cron', '--timezone'], command: { from: 'schedule', to: 'sync' } },
+          logger,
+          signal: bound.signal,
+        });
+        for (const o of outcomes) {
+          const fields = {
+            store: o.store,
+            exitCode: o.exitCode,
+            seconds: Number(o.seconds.toFixed(1)),
+            ...(bound.expired() ? { stoppedBy: 'maxRunMinutes' } : {}),
+          };
+          if (o.exitCode === 0 || o.exitCode === 3)
+            logger.info('schedule.run', { ...fields, outcome: o.exitCode === 0 ? 'succeeded' : 'partial' });
+          else
+            logger.error('schedule.run_failed', {
+              ...fields,
+              message:
+                o.exitCode === null
+                  ? o.signal
+                    ? `killed by ${o.signal}`
+                    : 'not started'
+                  : (o.lastError ?? ''),
+            });
+        }
+      } finally {
+        bound.release();
+      }
+    };
     const runStores = async (config: SyncConfig, stores: StoreConfig[]) => {
+      if (config.warehouseLayout === 'per-store' && stores.length > 1) return runChildren(config, stores);
       // Whether the last store's run was stopped by its bound (runBound).
       let expired = false;
       await syncStores(stores, {
