@@ -1,7 +1,7 @@
 import { lstat, mkdir, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
+import { duckdbApi } from '../src/load/duckdb-api.js';
 import type { Warehouse } from '../src/load/index.js';
 import { lockHolder } from '../src/load/open.js';
 import { ident, literal, type TableDef } from '../src/model/index.js';
@@ -73,7 +73,7 @@ function selectSql(def: TableDef, store: string): string {
 async function lockLake(dir: string): Promise<() => void> {
   const file = path.join(dir, VERSIONS, LOCK_FILE);
   try {
-    const holder = await DuckDBInstance.create(file, { access_mode: 'READ_WRITE', threads: '1' });
+    const holder = await duckdbApi.DuckDBInstance.create(file, { access_mode: 'READ_WRITE', threads: '1' });
     return () => holder.closeSync();
   } catch (cause) {
     const pid = lockHolder(cause);
@@ -196,7 +196,7 @@ async function writeCatalog(dir: string, all: TableDef[], warehouse: Warehouse |
   const temporary = path.join(dir, VERSIONS, `catalog-${process.pid}.duckdb`);
   await rm(temporary, { force: true });
   await rm(`${temporary}.wal`, { force: true });
-  const instance = await DuckDBInstance.create(temporary, { threads: '1' });
+  const instance = await duckdbApi.DuckDBInstance.create(temporary, { threads: '1' });
   try {
     const connection = await instance.connect();
     for (const def of all) {
