@@ -81,7 +81,7 @@ describe('store-sync under failure', () => {
       assertExit(query, 1);
       assert.match(
         query.stderr,
-        /^error: cannot read \S+busy\.duckdb while another store-sync process \(pid \d+\) is writing to it: .*retry when that run finishes$/m,
+        /^error: cannot read \S+busy\.duckdb while another store-sync process \(pid \d+\) is writing to it: .*retry when that run finishes; no read copy to read instead \(\S+busy\.read\.duckdb does not exist yet/m,
       );
       assert.doesNotMatch(query.stderr, /^\s+at /m, 'no stack trace');
     }
