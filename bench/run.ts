@@ -20,6 +20,7 @@ const BENCHMARKS = [
   'receive',
   'query-startup',
   'read-copy',
+  'parallel-stores',
 ] as const;
 
 async function duckdbVersion(): Promise<string> {
