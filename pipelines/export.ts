@@ -22,7 +22,7 @@ import {
   EXPORT_ROW_GROUP_BYTES,
   RUNTIME_PROFILES,
 } from '../src/load/runtime-profile.js';
-import { ident, literal, type TableDef, tableDefinitions } from '../src/model/index.js';
+import { ident, type TableDef, tableDefinitions } from '../src/model/index.js';
 
 /**
  * `store-sync export`: every table to Parquet under `<dir>/<table>/` with DuckDB's COPY. Orders and the
@@ -461,32 +461,10 @@ export async function exportParquet(
 
 /**
  * Runs `fn` with DuckDB's memory limited to EXPORT_MEMORY_LIMIT and insertion order not preserved (see
- * runtime-profile.ts), then sets both back as they were (a writer goes on loading after a sync's export).
+ * runtime-profile.ts), then sets both back as they were.
  */
-async function withExportSettings<T>(warehouse: Warehouse, fn: () => Promise<T>): Promise<T> {
-  const reader = await warehouse.connection.runAndReadAll(
-    "SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')",
-  );
-  const [memory, order] = reader.getRows()[0]!;
-  await warehouse.connection.run(
-    `SET memory_limit = ${literal(EXPORT_MEMORY_LIMIT)}; SET preserve_insertion_order = false`,
-  );
-  const restore = () =>
-    warehouse.connection.run(
-      `SET memory_limit = ${literal(String(memory))}; SET preserve_insertion_order = ${order === true ? 'true' : 'false'}`,
-    );
-  let result: T;
-  try {
-    result = await fn();
-  } catch (error) {
-    // A failed COPY's error is the one that explains; a restore refused after it (an aborted transaction
-    // refuses even SET) is let go.
-    await restore().catch(() => undefined);
-    throw error;
-  }
-  await restore();
-  return result;
-}
+const withExportSettings = <T>(warehouse: Warehouse, fn: () => Promise<T>): Promise<T> =>
+  warehouse.withSettings({ memory_limit: EXPORT_MEMORY_LIMIT, preserve_insertion_order: false }, fn);
 
 async function exportTables(
   warehouse: Warehouse,

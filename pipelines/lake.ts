@@ -246,13 +246,13 @@ async function writeCatalog(dir: string, all: TableDef[], warehouse: Warehouse |
 /** The warehouse's COMMENTs: `table` and `table.column` → text. */
 async function commentsOf(warehouse: Warehouse): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const tables = await warehouse.connection.runAndReadAll(
+  const tables = await warehouse.selectJson(
     "SELECT table_name, comment FROM duckdb_tables() WHERE schema_name = 'main' AND comment IS NOT NULL",
   );
-  for (const [table, comment] of tables.getRows()) out.set(String(table), String(comment));
-  const columns = await warehouse.connection.runAndReadAll(
+  for (const [table, comment] of tables.rows) out.set(String(table), String(comment));
+  const columns = await warehouse.selectJson(
     "SELECT table_name, column_name, comment FROM duckdb_columns() WHERE schema_name = 'main' AND comment IS NOT NULL",
   );
-  for (const [table, column, comment] of columns.getRows()) out.set(`${table}.${column}`, String(comment));
+  for (const [table, column, comment] of columns.rows) out.set(`${table}.${column}`, String(comment));
   return out;
 }

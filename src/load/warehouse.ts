@@ -542,6 +542,41 @@ export class Warehouse {
     return reader.getRows().map(([stream]) => String(stream));
   }
 
+  /**
+   * Runs `fn` with DuckDB settings set as given (`memory_limit`, `preserve_insertion_order` …), then sets
+   * each back as it was: a writer goes on loading after a sync's export, under its own settings.
+   */
+  async withSettings<T>(
+    settings: Readonly<Record<string, string | boolean>>,
+    fn: () => Promise<T>,
+  ): Promise<T> {
+    const names = Object.keys(settings);
+    const reader = await this.connection.runAndReadAll(
+      `SELECT ${names.map((name) => `current_setting(${literal(name)})`).join(', ')}`,
+    );
+    const before = reader.getRows()[0]!;
+    const assign = (values: readonly unknown[]) =>
+      names
+        .map((name, i) => {
+          const value = values[i];
+          return `SET ${name} = ${typeof value === 'boolean' ? String(value) : literal(String(value))}`;
+        })
+        .join('; ');
+    await this.connection.run(assign(names.map((name) => settings[name])));
+    const restore = () => this.connection.run(assign(before));
+    let result: T;
+    try {
+      result = await fn();
+    } catch (error) {
+      // A failed statement's error is the one that explains; a restore refused after it (an aborted
+      // transaction refuses even SET) is let go.
+      await restore().catch(() => undefined);
+      throw error;
+    }
+    await restore();
+    return result;
+  }
+
   /** A read-only SELECT's columns and rows, as JSON values (the demo's answers). */
   async selectJson(sql: string): Promise<{ columns: string[]; rows: unknown[][] }> {
     return this.exclusive(async () => {
