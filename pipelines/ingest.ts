@@ -21,7 +21,7 @@ import {
 } from '../src/ingest/prepare.js';
 import { addTally, type DocumentTally, type UnknownVersionCount } from '../src/load/documents.js';
 import type { BatchCounts, BatchWriter, Transaction, Warehouse } from '../src/load/index.js';
-import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
+import { INGEST_BATCH_DOCUMENTS, RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
 import { logNewFields, type NewFields } from '../src/load/schema-changes.js';
 import { newFieldsOfRun } from '../src/load/status.js';
 import type { LogFields, Logger } from '../src/log.js';
@@ -41,7 +41,7 @@ export interface IngestOptions {
   store: string;
   runId: string;
   logger: Logger;
-  /** Documents per batch (default 5000), raw characters per batch (default 32 M), documents per commit (default 200000: each commit checkpoints, so fewer, larger commits load much faster). */
+  /** Documents per batch (default INGEST_BATCH_DOCUMENTS, runtime-profile.ts), raw characters per batch (default 32 M), documents per commit (default 200000: each commit checkpoints, so fewer, larger commits load much faster). */
   batchDocuments?: number;
   batchBytes?: number;
   commitDocuments?: number;
@@ -247,7 +247,7 @@ class IngestRun {
       runId: this.options.runId,
       firstSeq: this.warehouse.nextSeq(),
       files,
-      batchDocuments: this.options.batchDocuments ?? 5000,
+      batchDocuments: this.options.batchDocuments ?? INGEST_BATCH_DOCUMENTS,
       batchBytes: this.options.batchBytes ?? 32 << 20,
       ...(this.options.maxDocumentBytes === undefined
         ? {}
