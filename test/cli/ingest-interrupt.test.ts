@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { appendFile, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { INGEST_BATCH_DOCUMENTS } from '../../src/load/runtime-profile.js';
 import { assertSameTables, compareWarehouses } from '../chaos/support/compare.js';
 import { orderDoc } from '../warehouse/helpers.js';
 import {
@@ -60,14 +61,20 @@ describe('store-sync ingest, interrupted', () => {
     const args = ['ingest', '--json', inbox, '--warehouse', warehouse];
     const ingest = startCli([...args, '--verbose']);
     // The first batch has been accepted: it is written, and the stop commits it.
-    await waitForStderr(ingest, /^DEBUG ingest_batch batch=0 documents=5000$/m);
+    await waitForStderr(
+      ingest,
+      new RegExp(`^DEBUG ingest_batch batch=0 documents=${INGEST_BATCH_DOCUMENTS}$`, 'm'),
+    );
     ingest.child.kill('SIGINT');
     const stopped = await ingest.done;
     assertExit(stopped, 1);
     assert.match(stopped.stderr, /^WARN ingest\.stopping: stopping after the batch being written/m);
     const summary = JSON.parse(stopped.stdout) as IngestJson;
     assert.equal(summary.interrupted, true);
-    assert.ok(summary.documents >= 5000 && summary.documents < FILES * PER_FILE, stopped.stdout);
+    assert.ok(
+      summary.documents >= INGEST_BATCH_DOCUMENTS && summary.documents < FILES * PER_FILE,
+      stopped.stdout,
+    );
     assert.match(
       stopped.stderr,
       new RegExp(
@@ -118,7 +125,10 @@ describe('store-sync ingest, interrupted', () => {
     const warehouse = path.join(dir, 'growing.duckdb');
     const args = ['ingest', '--json', growing, '--warehouse', warehouse];
     const ingest = startCli([...args, '--verbose']);
-    await waitForStderr(ingest, /^DEBUG ingest_batch batch=0 documents=5000$/m);
+    await waitForStderr(
+      ingest,
+      new RegExp(`^DEBUG ingest_batch batch=0 documents=${INGEST_BATCH_DOCUMENTS}$`, 'm'),
+    );
     ingest.child.kill('SIGTERM');
     const stopped = await ingest.done;
     assertExit(stopped, 1);
@@ -170,7 +180,10 @@ describe('store-sync ingest, interrupted', () => {
       holdStdin: true,
       timeoutMs: 60_000,
     });
-    await waitForStderr(ingest, /^DEBUG ingest_batch batch=0 documents=5000$/m);
+    await waitForStderr(
+      ingest,
+      new RegExp(`^DEBUG ingest_batch batch=0 documents=${INGEST_BATCH_DOCUMENTS}$`, 'm'),
+    );
     ingest.child.kill('SIGTERM');
     const stopped = await ingest.done;
     assertExit(stopped, 1);

@@ -3,6 +3,7 @@ import { copyFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openWarehouse } from '../../src/load/index.js';
+import { INGEST_BATCH_DOCUMENTS } from '../../src/load/runtime-profile.js';
 import { assertSameTables, compareWarehouses } from '../chaos/support/compare.js';
 import { orderDoc } from '../warehouse/helpers.js';
 import {
@@ -14,6 +15,9 @@ import {
   tempDir,
   waitForStderr,
 } from './helpers.js';
+
+/** The landing blocks of the 40,000 documents ingested below: a batch's documents are one block. */
+const BLOCKS = Math.ceil(40000 / INGEST_BATCH_DOCUMENTS);
 
 /**
  * `store-sync rebuild` is one transaction over the whole warehouse, and records its run in `_sync_runs` like
@@ -50,7 +54,7 @@ describe('store-sync rebuild, recorded and interrupted', () => {
     ({ dir, cleanup } = await tempDir());
     const inbox = path.join(dir, 'inbox');
     const files: string[] = [];
-    // 40,000 small orders in 8 landing blocks of 5,000: a rebuild of a few seconds.
+    // 40,000 small orders in landing blocks of INGEST_BATCH_DOCUMENTS: a rebuild of a few seconds.
     for (let f = 0; f < FILES; f++) {
       const lines: string[] = [];
       for (let n = f * PER_FILE + 1; n <= (f + 1) * PER_FILE; n++) lines.push(JSON.stringify(orderDoc(n)));
@@ -184,7 +188,7 @@ describe('store-sync rebuild, recorded and interrupted', () => {
     assert.ok(ingestedRows > 40000, `the records made rows in several tables (${ingestedRows})`);
     assert.deepEqual(
       { blocks, records, rows, rejections },
-      { blocks: 8, records: 40000, rows: ingestedRows, rejections: 0 },
+      { blocks: BLOCKS, records: 40000, rows: ingestedRows, rejections: 0 },
     );
   });
 
@@ -213,7 +217,7 @@ describe('store-sync rebuild, recorded and interrupted', () => {
     const warehouse = await copy('sigint');
     const rebuild = startCli(['rebuild', '--warehouse', warehouse]);
     // The data tables have been dropped and recreated inside the transaction: the rollback must undo that.
-    await waitForStderr(rebuild, /^rebuild_start blocks=8 records=40000 /m);
+    await waitForStderr(rebuild, new RegExp(`^rebuild_start blocks=${BLOCKS} records=40000 `, 'm'));
     rebuild.child.kill('SIGINT');
     const stopped = await rebuild.done;
     assertExit(stopped, 1);
