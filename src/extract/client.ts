@@ -21,6 +21,7 @@ import type {
   RequestWait,
 } from './operations.js';
 import { RequestPacer } from './pacing.js';
+import { keepResultTexts } from './received-text.js';
 import {
   DEFAULT_RETRY_POLICY,
   parseRetryAfter,
@@ -498,7 +499,10 @@ export class ApiClient {
       }
     }
     // The text's mask finds a secret in every spelling; when it found one, every parsed string (keys too) is
-    // masked as well, which is what gets stored. When it found none, no parsed string can hold one.
-    return text === raw ? value : redactValue(value);
+    // masked as well, which is what gets stored. When it found none, no parsed string can hold one, and a
+    // page's records keep their text as received for the raw landing (received-text.ts).
+    if (text !== raw) return redactValue(value);
+    if (pageExpected) keepResultTexts(text, value);
+    return value;
   }
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { PageCommit, StreamState } from '../contracts.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../errors.js';
+import { receivedText } from '../extract/received-text.js';
 import { type Logger, redact, redactValue, silentLogger } from '../log.js';
 import { dataTables, ident, literal } from '../model/index.js';
 import { Normalizer, rawText } from '../normalize/index.js';
@@ -426,7 +427,10 @@ export class Warehouse {
     saveState: boolean,
   ): { completed: CompletedScan | null } {
     for (const record of page.records) {
-      const { text, unserializable } = rawText(record);
+      // The text the record came in, when its page's body gave one (received-text.ts); else serialized.
+      const received = receivedText(record);
+      const { text, unserializable } =
+        received === undefined ? rawText(record) : { text: received, unserializable: null };
       if (unserializable === null)
         loadRecord(
           batch,
