@@ -104,7 +104,12 @@ export function validateRecords(
 ): Validated {
   const out: Validated = { records: [], rejections: [] };
   const guarded = new Set(versionFields);
+  const vouches = quickCheck(schema);
   for (const item of items) {
+    if (vouches(item)) {
+      out.records.push(item as Record<string, unknown>);
+      continue;
+    }
     const parsed = schema.safeParse(item);
     if (parsed.success || loadsWithFieldRejections(item, parsed.error.issues, guarded)) {
       out.records.push(item as Record<string, unknown>);
@@ -121,4 +126,153 @@ export function validateRecords(
     }
   }
   return out;
+}
+
+/**
+ * A quick check that vouches for records the schema accepts: true only when zod's safeParse would succeed,
+ * so a record it vouches for is kept without zod, and every other one goes through zod, which makes every
+ * decision and message. Zod's own parse of a subscription took 5–8 ms a page of 100 (docs/performance.md,
+ * "Issue 32 point 1"), most of it building the parsed copy and its issue machinery; this check reads the
+ * record once and allocates nothing. It is compiled from the schema's definition for the kinds of schema the
+ * resource schemas are made of (schemas/primitives.ts, schemas/resources.ts): objects that keep or strip
+ * unknown keys, arrays, records of string keys, strings with regular-expression formats, integers and
+ * numbers without bounds, booleans, enums, literals, optional, nullable and unknown. Any other kind, or a
+ * check it does not know (a bound, a refinement, a transform), vouches for nothing below it, and zod decides.
+ * test/extract/validate-quick.test.ts checks on every sandbox record and on mutations of them that it never
+ * vouches for a record zod refuses.
+ */
+type Quick = (value: unknown) => boolean;
+
+const NOT_SURE: Quick = () => false;
+const ANYTHING: Quick = () => true;
+/** Deeper schemas (a recursive one, say) are left to zod. */
+const MAX_SCHEMA_DEPTH = 32;
+/** String formats that are exactly their pattern's test (zod's $ZodStringFormat with no check of its own). */
+const PATTERN_FORMATS = new Set(['regex', 'datetime', 'date']);
+
+const quickChecks = new WeakMap<z.ZodType, Quick>();
+
+export function quickCheck(schema: z.ZodType): Quick {
+  let quick = quickChecks.get(schema);
+  if (!quick) {
+    quick = compileQuick(schema, 0);
+    quickChecks.set(schema, quick);
+  }
+  return quick;
+}
+
+interface Def {
+  type: string;
+  checks?: readonly { _zod: { def: Def & { check?: string; format?: string; pattern?: RegExp } } }[];
+  check?: string;
+  format?: string;
+  pattern?: RegExp;
+  innerType?: z.ZodType;
+  element?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  catchall?: z.ZodType;
+  keyType?: z.ZodType;
+  valueType?: z.ZodType;
+  entries?: Record<string, unknown>;
+  values?: readonly unknown[];
+}
+
+const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
+
+/** The patterns a string must match, or null when one of its checks is not a plain pattern test. */
+function stringPatterns(def: Def): RegExp[] | null {
+  const patterns: RegExp[] = [];
+  const own = def.check === undefined ? [] : [def];
+  for (const check of [...own, ...(def.checks ?? []).map((c) => c._zod.def)]) {
+    if (check.check !== 'string_format' || !check.pattern || !PATTERN_FORMATS.has(check.format ?? ''))
+      return null;
+    patterns.push(check.pattern);
+  }
+  return patterns;
+}
+
+function testAll(patterns: readonly RegExp[], value: string): boolean {
+  for (const pattern of patterns) {
+    pattern.lastIndex = 0;
+    if (!pattern.test(value)) return false;
+  }
+  return true;
+}
+
+function compileQuick(schema: z.ZodType, depth: number): Quick {
+  if (depth > MAX_SCHEMA_DEPTH) return NOT_SURE;
+  const def = defOf(schema);
+  const inner = (child: z.ZodType | undefined) => (child ? compileQuick(child, depth + 1) : NOT_SURE);
+  const noChecks = (def.checks ?? []).length === 0 && def.check === undefined;
+  switch (def.type) {
+    case 'unknown':
+    case 'any':
+      return ANYTHING;
+    case 'boolean':
+      return noChecks ? (v) => typeof v === 'boolean' : NOT_SURE;
+    case 'string': {
+      const patterns = stringPatterns(def);
+      if (!patterns) return NOT_SURE;
+      if (patterns.length === 0) return (v) => typeof v === 'string';
+      return (v) => typeof v === 'string' && testAll(patterns, v);
+    }
+    case 'number': {
+      if ((def.checks ?? []).length > 0) return NOT_SURE;
+      if (def.check === undefined) return (v) => typeof v === 'number' && Number.isFinite(v);
+      if (def.check === 'number_format' && def.format === 'safeint') return (v) => Number.isSafeInteger(v);
+      return NOT_SURE;
+    }
+    case 'optional': {
+      const check = inner(def.innerType);
+      return noChecks ? (v) => v === undefined || check(v) : NOT_SURE;
+    }
+    case 'nullable': {
+      const check = inner(def.innerType);
+      return noChecks ? (v) => v === null || check(v) : NOT_SURE;
+    }
+    case 'array': {
+      const check = inner(def.element);
+      if (!noChecks) return NOT_SURE;
+      return (v) => {
+        if (!Array.isArray(v)) return false;
+        for (const element of v) if (!check(element)) return false;
+        return true;
+      };
+    }
+    case 'object': {
+      // Strict objects refuse unknown keys: left to zod. Stripping and loose ones accept them.
+      if (!noChecks || (def.catchall !== undefined && defOf(def.catchall).type !== 'unknown'))
+        return NOT_SURE;
+      const fields = Object.entries(def.shape ?? {}).map(([key, child]) => [key, inner(child)] as const);
+      return (v) => {
+        if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+        const record = v as Record<string, unknown>;
+        for (const [key, check] of fields) if (!check(record[key])) return false;
+        return true;
+      };
+    }
+    case 'record': {
+      const key = def.keyType && defOf(def.keyType);
+      if (!noChecks || !key || key.type !== 'string' || stringPatterns(key)?.length !== 0) return NOT_SURE;
+      const check = inner(def.valueType);
+      return (v) => {
+        // A plain object, as zod requires; a `__proto__` key is left to zod.
+        if (typeof v !== 'object' || v === null || Object.getPrototypeOf(v) !== Object.prototype)
+          return false;
+        if (Object.hasOwn(v, '__proto__')) return false;
+        for (const value of Object.values(v)) if (!check(value)) return false;
+        return true;
+      };
+    }
+    case 'enum': {
+      const allowed = new Set(Object.values(def.entries ?? {}));
+      return noChecks ? (v) => allowed.has(v) : NOT_SURE;
+    }
+    case 'literal': {
+      const allowed = new Set(def.values ?? []);
+      return noChecks ? (v) => allowed.has(v) : NOT_SURE;
+    }
+    default:
+      return NOT_SURE;
+  }
 }
