@@ -81,6 +81,13 @@ export const emptyStreamState = (): StreamState => ({
 
 export type SyncMode = 'incremental' | 'full_refresh' | 'backfill';
 
+/**
+ * The text each API record was received as, by record object: kept by extraction where a page's body gives
+ * it (src/extract/received-text.ts), read by the warehouse for the raw landing, which serializes a record
+ * that has none. A WeakMap, so a record dropped takes its text along.
+ */
+export const RECEIVED_TEXTS = new WeakMap<object, string>();
+
 /** One page handed from extraction to the warehouse. */
 export interface PageCommit {
   store: string;

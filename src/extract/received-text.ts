@@ -1,15 +1,15 @@
 /**
  * Each record's text as received, taken from its page's body, for the raw landing (src/load/landing.ts keeps
- * a record's text). Serializing every parsed record again for the landing cost about as much CPU as parsing
- * the page (docs/performance.md, "Issue 32 point 1"); a scan of the body that only finds where each record of
- * `results` begins and ends costs a tenth of that. The texts are kept beside the parsed records (a WeakMap
- * keyed by the record object, so a record dropped takes its text along), and the landing falls back on
+ * a record's text). Serializing every parsed record again for the landing cost more CPU than parsing the
+ * page (docs/performance.md, "Issue 32 point 1"); a scan of the body that only finds where each record of
+ * `results` begins and ends costs about a quarter of that. The texts are kept beside the parsed records (RECEIVED_TEXTS of
+ * src/contracts.ts, by record object), and the landing falls back on
  * serializing the record wherever no text was kept: a body whose secrets were masked (its records were
  * re-made), a record that is not an object, one nested too deep (rawText turns it into a marker and the
  * landing must do the same), or a body this scan cannot follow.
  */
 
-const texts = new WeakMap<object, string>();
+import { RECEIVED_TEXTS as texts } from '../contracts.js';
 
 /** The text `record` was received as, if its page's body gave one. */
 export function receivedText(record: unknown): string | undefined {

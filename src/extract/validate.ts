@@ -131,9 +131,9 @@ export function validateRecords(
 /**
  * A quick check that vouches for records the schema accepts: true only when zod's safeParse would succeed,
  * so a record it vouches for is kept without zod, and every other one goes through zod, which makes every
- * decision and message. Zod's own parse of a subscription took 5–8 ms a page of 100 (docs/performance.md,
- * "Issue 32 point 1"), most of it building the parsed copy and its issue machinery; this check reads the
- * record once and allocates nothing. It is compiled from the schema's definition for the kinds of schema the
+ * decision and message. Zod's parse of a page of 100 subscriptions takes about twice what this check takes
+ * (the same patterns run in both; docs/performance.md, "Issue 32 point 1"): the check reads the record once
+ * and allocates nothing. It is compiled from the schema's definition for the kinds of schema the
  * resource schemas are made of (schemas/primitives.ts, schemas/resources.ts): objects that keep or strip
  * unknown keys, arrays, records of string keys, strings with regular-expression formats, integers and
  * numbers without bounds, booleans, enums, literals, optional, nullable and unknown. Any other kind, or a

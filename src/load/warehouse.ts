@@ -1,9 +1,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import type { PageCommit, StreamState } from '../contracts.js';
+import { type PageCommit, RECEIVED_TEXTS, type StreamState } from '../contracts.js';
 import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../errors.js';
-import { receivedText } from '../extract/received-text.js';
 import { type Logger, redact, redactValue, silentLogger } from '../log.js';
 import { dataTables, ident, literal } from '../model/index.js';
 import { Normalizer, rawText } from '../normalize/index.js';
@@ -427,8 +426,8 @@ export class Warehouse {
     saveState: boolean,
   ): { completed: CompletedScan | null } {
     for (const record of page.records) {
-      // The text the record came in, when its page's body gave one (received-text.ts); else serialized.
-      const received = receivedText(record);
+      // The text the record came in, when its page's body gave one (extract/received-text.ts); else serialized.
+      const received = RECEIVED_TEXTS.get(record);
       const { text, unserializable } =
         received === undefined ? rawText(record) : { text: received, unserializable: null };
       if (unserializable === null)
