@@ -14,6 +14,7 @@ import {
   type StreamProgress,
 } from '../src/extract/index.js';
 import { openWarehouse, PageGroups, type Warehouse } from '../src/load/index.js';
+import { RUNTIME_PROFILES } from '../src/load/runtime-profile.js';
 import { logNewFields, type NewFields } from '../src/load/schema-changes.js';
 import { newFieldsOfRun } from '../src/load/status.js';
 import type { Logger } from '../src/log.js';
@@ -259,92 +260,95 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
         rejections: counts.rejections + rejectedAtLoad + (fieldRejections.get(counts.stream) ?? 0),
       };
     };
-    await Promise.all(
-      selected.map(async (stream) => {
-        try {
-          const summary = await runStream({
-            stream,
-            client,
-            state: await warehouse.readState(job.store.name, stream.name),
-            mode: job.mode,
-            window: job.window,
-            options: streamOptions(job.store, stream),
-            now: clock(),
-            commit,
-            logger,
-            store: job.store.name,
-            runId,
-            versionFields: versionFields(stream.table),
-            ...(job.watch
-              ? {
-                  watch: (peek: () => StreamActivity) =>
-                    job.watch!({ store: job.store.name, runId }, () => stored(peek())),
-                }
-              : {}),
-            commitsInFlight: COMMITS_IN_FLIGHT,
-            onProgress: (extracted) => {
-              const progress = stored(extracted);
-              latest.set(stream.name, progress);
-              job.onProgress?.(progress);
-            },
-            ...(job.signal ? { signal: job.signal } : {}),
-          });
-          const { records, rejections } = stored(summary);
-          const { state: _state, passId: _passId, mode: _mode, ...counts } = summary;
-          results.push({
-            ...emptyResult(stream.name, 'ok'),
-            ...counts,
-            records,
-            rejections,
-            stream: stream.name,
-            status: 'ok',
-            ...(summary.cursorsDropped > 0
-              ? {
-                  message: `${summary.cursorsDropped === 1 ? 'a saved cursor' : `${summary.cursorsDropped} saved cursors`} expired; restarted from the first page`,
-                }
-              : {}),
-          });
-          logger.info('stream.done', {
-            stream: stream.name,
-            pages: summary.pages,
-            records,
-            rejections,
-            requests: summary.requests,
-            ...(summary.cursorsDropped > 0 ? { cursorsDropped: summary.cursorsDropped } : {}),
-          });
-        } catch (error) {
-          const failure = asStoreSyncError(error);
-          // Problems of the whole job (warehouse, credentials) end the run; a stream's own failure does not.
-          if (failure.code === ERROR_CODES.WAREHOUSE || failure.code === ERROR_CODES.HTTP_UNAUTHORIZED)
-            throw failure;
-          // What the stream committed before it failed is kept, and the summary says so.
-          const done = latest.get(stream.name);
-          const spent = { requests: done?.requests ?? 0, retries: done?.retries ?? 0 };
-          if (!job.signal?.aborted && (done?.pages ?? 0) === 0) {
-            const first = firstRequestFailure(failure, client, stream);
-            if (first.kind === 'denied') {
-              logger.warn('stream.skipped', { stream: stream.name, message: first.denied.message });
-              results.push({ ...emptyResult(stream.name, 'skipped', first.denied.message), ...spent });
+    // Under the sync's runtime profile (DuckDB's memory limit for a sync, runtime-profile.ts).
+    await warehouse.withProfile(RUNTIME_PROFILES.sync, logger, () =>
+      Promise.all(
+        selected.map(async (stream) => {
+          try {
+            const summary = await runStream({
+              stream,
+              client,
+              state: await warehouse.readState(job.store.name, stream.name),
+              mode: job.mode,
+              window: job.window,
+              options: streamOptions(job.store, stream),
+              now: clock(),
+              commit,
+              logger,
+              store: job.store.name,
+              runId,
+              versionFields: versionFields(stream.table),
+              ...(job.watch
+                ? {
+                    watch: (peek: () => StreamActivity) =>
+                      job.watch!({ store: job.store.name, runId }, () => stored(peek())),
+                  }
+                : {}),
+              commitsInFlight: COMMITS_IN_FLIGHT,
+              onProgress: (extracted) => {
+                const progress = stored(extracted);
+                latest.set(stream.name, progress);
+                job.onProgress?.(progress);
+              },
+              ...(job.signal ? { signal: job.signal } : {}),
+            });
+            const { records, rejections } = stored(summary);
+            const { state: _state, passId: _passId, mode: _mode, ...counts } = summary;
+            results.push({
+              ...emptyResult(stream.name, 'ok'),
+              ...counts,
+              records,
+              rejections,
+              stream: stream.name,
+              status: 'ok',
+              ...(summary.cursorsDropped > 0
+                ? {
+                    message: `${summary.cursorsDropped === 1 ? 'a saved cursor' : `${summary.cursorsDropped} saved cursors`} expired; restarted from the first page`,
+                  }
+                : {}),
+            });
+            logger.info('stream.done', {
+              stream: stream.name,
+              pages: summary.pages,
+              records,
+              rejections,
+              requests: summary.requests,
+              ...(summary.cursorsDropped > 0 ? { cursorsDropped: summary.cursorsDropped } : {}),
+            });
+          } catch (error) {
+            const failure = asStoreSyncError(error);
+            // Problems of the whole job (warehouse, credentials) end the run; a stream's own failure does not.
+            if (failure.code === ERROR_CODES.WAREHOUSE || failure.code === ERROR_CODES.HTTP_UNAUTHORIZED)
+              throw failure;
+            // What the stream committed before it failed is kept, and the summary says so.
+            const done = latest.get(stream.name);
+            const spent = { requests: done?.requests ?? 0, retries: done?.retries ?? 0 };
+            if (!job.signal?.aborted && (done?.pages ?? 0) === 0) {
+              const first = firstRequestFailure(failure, client, stream);
+              if (first.kind === 'denied') {
+                logger.warn('stream.skipped', { stream: stream.name, message: first.denied.message });
+                results.push({ ...emptyResult(stream.name, 'skipped', first.denied.message), ...spent });
+                return;
+              }
+              failedFirst.set(stream.name, first.error);
+              results.push({ ...emptyResult(stream.name, 'failed', first.error.message), ...spent });
               return;
             }
-            failedFirst.set(stream.name, first.error);
-            results.push({ ...emptyResult(stream.name, 'failed', first.error.message), ...spent });
-            return;
+            results.push({
+              ...emptyResult(stream.name, job.signal?.aborted ? 'interrupted' : 'failed', failure.message),
+              ...(done
+                ? {
+                    pages: done.pages,
+                    records: done.records,
+                    rejections: done.rejections,
+                    requests: done.requests,
+                    retries: done.retries,
+                  }
+                : {}),
+            });
           }
-          results.push({
-            ...emptyResult(stream.name, job.signal?.aborted ? 'interrupted' : 'failed', failure.message),
-            ...(done
-              ? {
-                  pages: done.pages,
-                  records: done.records,
-                  rejections: done.rejections,
-                  requests: done.requests,
-                  retries: done.retries,
-                }
-              : {}),
-          });
-        }
-      }),
+        }),
+      ),
     );
     if (failedFirst.size > 0 && failedFirst.size === selected.length)
       throw failedFirst.get(selected[0]!.name)!;

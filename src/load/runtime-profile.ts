@@ -84,6 +84,14 @@ export const STREAMING_INGEST_MEMORY_LIMIT = '160MB';
  */
 export const EXPORT_MEMORY_LIMIT = '256MB';
 
+/**
+ * DuckDB's memory while a sync runs (RUNTIME_PROFILES.sync), unless the writer was opened with a limit of its
+ * own. A sync commits groups of pages (page-groups.ts) of at most GROUP_RECORDS records, a few MB of rows
+ * each, and reads back only the merge's version lookups; with the writer's 256 MB the large store's sync
+ * peaked at 530–570 MB, over the 512 MB budget (docs/performance.md, "Issue 32 point 1", has the runs).
+ */
+export const SYNC_MEMORY_LIMIT = '160MB';
+
 /** A partitioned COPY's row group size in bytes (COPY's ROW_GROUP_SIZE_BYTES), see EXPORT_MEMORY_LIMIT. */
 export const EXPORT_ROW_GROUP_BYTES = '4MB';
 
@@ -108,10 +116,10 @@ export interface RuntimeProfile {
   readonly name: 'sync' | 'ingest' | 'rebuild' | 'bulk-copy';
   /**
    * DuckDB's memory limit for the whole profile: the writer's as opened, or DuckDB's own default (80 % of
-   * the machine's or container's memory), for work a writer's limit is too small for. A reader has DuckDB's
-   * default already.
+   * the machine's or container's memory), for work a writer's limit is too small for, or a size of its own
+   * (kept only when the writer was not opened with a limit). A reader has DuckDB's default already.
    */
-  readonly memoryLimit: 'writer' | 'duckdb-default';
+  readonly memoryLimit: 'writer' | 'duckdb-default' | { readonly size: string };
   /** Null: the profile's work never runs beside worker threads. */
   readonly withWorkers: WithWorkers | null;
 }
@@ -121,8 +129,8 @@ export interface RuntimeProfile {
  * DuckDB's defaults and no profile.
  */
 export const RUNTIME_PROFILES = {
-  /** sync, schedule, the demo's sync, the spool's drain: many small commits, at the writer's settings. */
-  sync: { name: 'sync', memoryLimit: 'writer', withWorkers: null },
+  /** sync, schedule, the demo's sync: commits of page groups, under SYNC_MEMORY_LIMIT. */
+  sync: { name: 'sync', memoryLimit: { size: SYNC_MEMORY_LIMIT }, withWorkers: null },
   /** ingest (pipelines/ingest.ts): a large input streams through workers, DuckDB gets less of everything. */
   ingest: {
     name: 'ingest',
@@ -191,8 +199,12 @@ export async function withProfileMemory<T>(
   profile: RuntimeProfile,
   fn: () => Promise<T>,
 ): Promise<T> {
-  if (profile.memoryLimit === 'writer') return fn();
-  const restore = await useDuckDBDefaultMemory(connection, opened);
+  const setting = profile.memoryLimit;
+  if (setting === 'writer' || (typeof setting === 'object' && opened.memoryLimit !== undefined)) return fn();
+  const restore =
+    setting === 'duckdb-default'
+      ? await useDuckDBDefaultMemory(connection, opened)
+      : await setMemoryLimit(connection, opened, setting.size);
   let result: T;
   try {
     result = await fn();
