@@ -36,8 +36,23 @@ describe('runtime profiles', () => {
         /the copy failed/,
       );
       assert.equal(await memory(), '244.1 MiB');
-      // The writer's profiles leave its limit alone.
-      assert.equal(await warehouse.withProfile(RUNTIME_PROFILES.sync, silentLogger, memory), '244.1 MiB');
+      // A sync runs under SYNC_MEMORY_LIMIT (160MB, shown rounded), and the writer's comes back after.
+      assert.equal(await warehouse.withProfile(RUNTIME_PROFILES.sync, silentLogger, memory), '152.5 MiB');
+      assert.equal(await memory(), '244.1 MiB');
+    } finally {
+      await warehouse.close();
+      await cleanup();
+    }
+  });
+
+  it('a writer opened with a memory limit of its own keeps it through a sync', async () => {
+    const { dir, cleanup } = await tempDir();
+    const warehouse = await openWarehouse(path.join(dir, 'w.duckdb'), { memoryLimit: '300MB' });
+    const memory = () => currentSetting(warehouse.connection, 'memory_limit');
+    try {
+      const opened = await memory();
+      assert.equal(await warehouse.withProfile(RUNTIME_PROFILES.sync, silentLogger, memory), opened);
+      assert.equal(await memory(), opened);
     } finally {
       await warehouse.close();
       await cleanup();
