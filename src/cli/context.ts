@@ -72,7 +72,17 @@ export function jobFromFlags(args: JobArgs): boolean {
 }
 
 /** The job as a config, from --config / ./sync.config.json, or from flags. `needsApi` requires a base URL. */
-export async function resolveJob(args: JobArgs, options: { needsApi: boolean }): Promise<SyncConfig> {
+export async function resolveJob(
+  args: JobArgs,
+  options: {
+    needsApi: boolean;
+    /**
+     * The command works on one warehouse file (query, status, export, rebuild, ingest, report): with a file
+     * per store and several stores, it must be told which (its name, for the message).
+     */
+    oneWarehouse?: string;
+  },
+): Promise<SyncConfig> {
   // Imported here, not above: every command module imports this file for its options, and the config's
   // zod schemas are not needed to print --help (docs/performance.md, "Start-up").
   const { apiVersionHeaderProblem, checkBaseUrl, loadConfig, parseConfig, storeWarehouse } = await import(
@@ -125,6 +135,11 @@ export async function resolveJob(args: JobArgs, options: { needsApi: boolean }):
   if (config.warehouseLayout === 'per-store' && only !== undefined) {
     config.layoutWarehouse = config.warehouse;
     config.warehouse = storeWarehouse(config, only);
+  } else if (config.warehouseLayout === 'per-store' && options.oneWarehouse !== undefined) {
+    // The layout's base path is no store's file: reading it would find nothing, or create an empty one.
+    throw usage(
+      `${options.oneWarehouse}: with warehouseLayout "per-store" each store has its own warehouse file; name one with --store (${config.stores.map((s) => s.name).join(', ')})`,
+    );
   }
   if (args['parquet-dir']) config.parquetDir = path.resolve(args['parquet-dir']);
   return config;

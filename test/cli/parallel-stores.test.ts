@@ -89,6 +89,31 @@ describe('store-sync sync --parallel: one child process and one warehouse file p
       );
     }
     assert.equal(new Set(sandboxes.map((s) => s.store.counts.subscriptions)).size, 3);
+
+    // A command on one warehouse file needs its store named: the layout's base path is no store's file.
+    for (const args of [['status'], ['query', 'SELECT 1'], ['export'], ['rebuild']]) {
+      const refused = await runCli([...args, '--config', config]);
+      assertExit(refused, 2);
+      assert.match(
+        refused.stderr,
+        new RegExp(
+          `^error: ${args[0]}: with warehouseLayout "per-store" each store has its own warehouse file; name one with --store \\(${names.join(', ')}\\)$`,
+          'm',
+        ),
+      );
+    }
+    const one = await runCli([
+      'query',
+      'SELECT count(*)::INTEGER AS n FROM subscriptions',
+      '--config',
+      config,
+      '--store',
+      names[1]!,
+      '--format',
+      'json',
+    ]);
+    assertExit(one, 0);
+    assert.deepEqual(JSON.parse(one.stdout), [{ n: sandboxes[1]!.store.counts.subscriptions }]);
   });
 
   it("one store's closed port fails that store alone; the others sync and the exit code is the worst", async () => {

@@ -80,7 +80,10 @@ export async function ingestSpool(args: IngestSpoolArgs): Promise<void> {
   const started = Date.now();
   const workers = workersFrom(args);
   const logger = cliLogger(args);
-  const config = withSchemaContract(await resolveJob(args, { needsApi: false }), args);
+  const config = withSchemaContract(
+    await resolveJob(args, { needsApi: false, oneWarehouse: 'ingest --spool' }),
+    args,
+  );
   applyWaitForLock(config, args);
   const spools = await spoolsOf(config, args);
   const { drainStoreRun, emptyDrain, hasWaitingFiles } = await import('../../../pipelines/drain.js');

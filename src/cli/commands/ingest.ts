@@ -83,7 +83,10 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
     if (args.spool !== undefined) return ingestSpool({ ...args, spool: args.spool });
     if (!args.inputs?.length)
       throw new StoreSyncError(ERROR_CODES.USAGE, 'ingest needs a file, folder or - (stdin), or --spool');
-    const config = withSchemaContract(await resolveJob(args, { needsApi: false }), args);
+    const config = withSchemaContract(
+      await resolveJob(args, { needsApi: false, oneWarehouse: 'ingest' }),
+      args,
+    );
     applyWaitForLock(config, args);
     const workers = workersFrom(args);
     const limit = args['max-document-bytes'];

@@ -64,7 +64,7 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
         ERROR_CODES.USAGE,
         'no SQL given: pass one statement, e.g. "SELECT count(*) FROM orders"',
       );
-    const config = await resolveJob(args, { needsApi: false });
+    const config = await resolveJob(args, { needsApi: false, oneWarehouse: 'query' });
     const { runReadOnlyQuery } = await import('../../load/query.js');
     const limit = rowLimit(args);
     const result = await readWarehouseOrCopy(config, args, (file) =>

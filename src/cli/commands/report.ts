@@ -37,7 +37,7 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
           "Mark streams whose last success is older than this as stale, as status does (default: the config's freshnessHours, 36)",
       }) as never,
   handler: async (args) => {
-    const config = await resolveJob(args, { needsApi: false });
+    const config = await resolveJob(args, { needsApi: false, oneWarehouse: 'report' });
     const hours =
       args['freshness-hours'] === undefined
         ? config.freshnessHours

@@ -64,7 +64,7 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
           "Flag streams whose last success is older than this (default: the config's freshnessHours, 36), or that the config enables or a run read and never succeeded; exit 3 if any",
       }) as never,
   handler: async (args) => {
-    const config = await resolveJob(args, { needsApi: false });
+    const config = await resolveJob(args, { needsApi: false, oneWarehouse: 'status' });
     // A typo (36h) must not turn the check off: `status --json || alert` would then never alert.
     const hours =
       args['freshness-hours'] === undefined
@@ -224,7 +224,10 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
         "Every store's tables into one lake, with a catalog of views",
       ) as never,
   handler: async (args) => {
-    const config = await resolveJob(args, { needsApi: false });
+    const config = await resolveJob(args, {
+      needsApi: false,
+      ...(args.lake === undefined ? { oneWarehouse: 'export' } : {}),
+    });
     if (args.lake !== undefined) {
       await exportToLake(config, args, args.lake);
       return;
@@ -353,7 +356,7 @@ export const rebuildCommand: CommandModule<
       withHeartbeatOptions(withFastPathOption(withWorkersOption(withJobOptions(yargs)))),
     ) as never,
   handler: async (args) => {
-    const config = await resolveJob(args, { needsApi: false });
+    const config = await resolveJob(args, { needsApi: false, oneWarehouse: 'rebuild' });
     applyWaitForLock(config, args);
     const contracts = await replayContracts(config);
     const workers = workersFrom(args);
