@@ -205,6 +205,14 @@ export async function withProfileMemory<T>(
     setting === 'duckdb-default'
       ? await useDuckDBDefaultMemory(connection, opened)
       : await setMemoryLimit(connection, opened, setting.size);
+  return thenRestore(fn, restore);
+}
+
+/**
+ * Runs `fn`, then `restore`. When `fn` fails, a restore that fails too is let go: an aborted transaction
+ * refuses even SET, and `fn`'s error is the one that explains.
+ */
+export async function thenRestore<T>(fn: () => Promise<T>, restore: () => Promise<unknown>): Promise<T> {
   let result: T;
   try {
     result = await fn();

@@ -40,6 +40,7 @@ import {
   type RuntimeProfile,
   STREAMING_INGEST_MEMORY_LIMIT,
   setMemoryLimit,
+  thenRestore,
   withProfileMemory,
 } from './runtime-profile.js';
 import { Transaction } from './transaction.js';
@@ -566,18 +567,7 @@ export class Warehouse {
         })
         .join('; ');
     await this.connection.run(assign(names.map((name) => settings[name])));
-    const restore = () => this.connection.run(assign(before));
-    let result: T;
-    try {
-      result = await fn();
-    } catch (error) {
-      // A failed statement's error is the one that explains; a restore refused after it (an aborted
-      // transaction refuses even SET) is let go.
-      await restore().catch(() => undefined);
-      throw error;
-    }
-    await restore();
-    return result;
+    return thenRestore(fn, () => this.connection.run(assign(before)));
   }
 
   /** A read-only SELECT's columns and rows, as JSON values (the demo's answers). */

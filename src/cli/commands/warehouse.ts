@@ -248,15 +248,7 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
       openWarehouse(file, { readOnly: true, logger: cliLogger(args, progress.log) }),
     );
     try {
-      const tables = args.tables
-        ?.split(',')
-        .map((t) => t.trim())
-        .filter(Boolean);
-      if (tables?.length === 0)
-        throw new StoreSyncError(
-          ERROR_CODES.USAGE,
-          `--tables ${JSON.stringify(args.tables)} names no table: give comma-separated table names, or leave it out for all`,
-        );
+      const tables = tablesOption(args.tables);
       const started = Date.now();
       const summary = await exportParquet(warehouse, out, {
         ...(tables ? { tables } : {}),
@@ -275,20 +267,26 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
   },
 };
 
-/** `export --lake DIR`: each store from its own warehouse file (per-store) or from the one, filtered. */
-async function exportToLake(config: SyncConfig, args: ExportArgs, dir: string): Promise<void> {
-  const { storeWarehouse } = await import('../../config.js');
-  const { openWarehouse } = await import('../../load/index.js');
-  const { exportLake } = await import('../../../pipelines/lake.js');
-  const tables = args.tables
+/** `--tables a,b`: the names, or undefined for all; a value that names none is refused. */
+function tablesOption(value: string | undefined): string[] | undefined {
+  const tables = value
     ?.split(',')
     .map((t) => t.trim())
     .filter(Boolean);
   if (tables?.length === 0)
     throw new StoreSyncError(
       ERROR_CODES.USAGE,
-      `--tables ${JSON.stringify(args.tables)} names no table: give comma-separated table names, or leave it out for all`,
+      `--tables ${JSON.stringify(value)} names no table: give comma-separated table names, or leave it out for all`,
     );
+  return tables;
+}
+
+/** `export --lake DIR`: each store from its own warehouse file (per-store) or from the one, filtered. */
+async function exportToLake(config: SyncConfig, args: ExportArgs, dir: string): Promise<void> {
+  const { storeWarehouse } = await import('../../config.js');
+  const { openWarehouse } = await import('../../load/index.js');
+  const { exportLake } = await import('../../../pipelines/lake.js');
+  const tables = tablesOption(args.tables);
   const logger = cliLogger(args);
   const stores = selectStores(config, args.store);
   const opened = new Map<string, Awaited<ReturnType<typeof openWarehouse>>>();
