@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { type Benchmark, type BenchResult, ratioResult, runAloneIfMain } from './lib.js';
+import { TABLES } from './peers/tables.js';
 import { UNKNOWN_FIELDS, writeOrderFiles } from './warehouse-data.js';
 import { commandNodeFlags, prepare, step } from './warehouse-lib.js';
 
@@ -43,19 +44,7 @@ const COMPILED_BENCH = fromRepo('dist/bench/');
 const TIME = '/usr/bin/time';
 const run = promisify(execFile);
 
-/** The ten tables the documents fill, in store-sync's warehouse and in the peers' (bench/peers/tables.sql). */
-export const TABLES = [
-  'orders',
-  'order_lines',
-  'order_line_tax_lines',
-  'order_tax_lines',
-  'order_shipping_tax_lines',
-  'order_transactions',
-  'fulfillments',
-  'fulfillment_line_items',
-  'fulfillment_line_item_tax_lines',
-  'customers',
-] as const;
+export { TABLES };
 
 export interface Measured {
   wall: number;

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { TABLES } from './tables.js';
 
 /**
  * Peer of bench/ingest.ts: DuckDB alone loads the benchmark's order documents into the ten tables of
@@ -15,18 +16,6 @@ import { DuckDBInstance } from '@duckdb/node-api';
 const PEERS = fileURLToPath(
   new URL(import.meta.url.endsWith('.js') ? '../../../bench/peers/' : './', import.meta.url),
 );
-const TABLES = [
-  'orders',
-  'order_lines',
-  'order_line_tax_lines',
-  'order_tax_lines',
-  'order_shipping_tax_lines',
-  'order_transactions',
-  'fulfillments',
-  'fulfillment_line_items',
-  'fulfillment_line_item_tax_lines',
-  'customers',
-];
 
 const [input, database] = process.argv.slice(2);
 if (!input || !database) throw new Error('usage: duckdb-alone <input file, folder or glob> <database>');
