@@ -202,7 +202,10 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
   it('status prints a table, and flags stale streams with exit 3 under --freshness-hours', async () => {
     const fresh = await runCli(['status', ...job()]);
     assertExit(fresh, 0);
-    const [header, rule, ...lines] = fresh.stdout.trimEnd().split('\n');
+    // The table, then a blank line and what follows it (the order coverage).
+    const tableOf = (stdout: string) => stdout.split('\n\n')[0]!.trimEnd().split('\n');
+    const [header, rule, ...lines] = tableOf(fresh.stdout);
+    assert.match(fresh.stdout, /^orders: \d+ captured, .* → see order_coverage$/m);
     assert.match(
       header!,
       /^store\s+stream\s+last success\s+age\s+rows\s+watermark\s+cursor in progress\s+rejections\s+fresh\s+last run$/,
@@ -220,7 +223,7 @@ describe('store-sync ingest, status, query, export, rebuild', () => {
     // Ingested documents come when someone ingests them: no freshness bound applies to them.
     const stale = await runCli(['status', '--freshness-hours', '0.0001', ...job()]);
     assertExit(stale, 3);
-    const staleLines = stale.stdout.trimEnd().split('\n').slice(2);
+    const staleLines = tableOf(stale.stdout).slice(2);
     assert.equal(staleLines.length, 6);
     for (const line of staleLines)
       assert.match(line, /^shop\s+documents\s/.test(line) ? / -\s+ok, / : / STALE\s+ok, /, line);
