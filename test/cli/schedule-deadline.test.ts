@@ -74,7 +74,10 @@ describe('store-sync schedule with maxRunMinutes', () => {
     // The schedule went on: a later run resumed the pass and one completed it.
     const resumedAt = events.findIndex((e) => e.event === 'stream.resume' && e.stream === 'products');
     assert.ok(resumedAt > events.indexOf(first), 'a later run resumed the stopped pass');
-    assert.equal(runs.at(-1)!.outcome, 'succeeded');
+    // A tick a second: another run may have begun before the SIGTERM, which then interrupts it.
+    const completed = runs.findIndex((r) => r.outcome === 'succeeded');
+    assert.ok(completed > 0, JSON.stringify(runs));
+    for (const later of runs.slice(completed + 1)) assert.notEqual(later.outcome, 'failed');
     assert.equal(events.at(-1)!.event, 'schedule.stop');
 
     const recorded = await readWarehouse<{ outcome: string; counts: string }>(
