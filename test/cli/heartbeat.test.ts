@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import {
   assertNoSecretsOrEscapes,
   jsonLines,
   killChildren,
+  readWarehouse,
   runCli,
   startCli,
   tempDir,
@@ -312,6 +314,42 @@ describe('sync: heartbeat lines and a stalled warning through the CLI', () => {
     ]);
     assertExit(result, 2);
     assert.match(result.stderr, /--heartbeat-seconds must be a number of seconds above 0 \(got 0\)/);
+  });
+
+  it('ingest, rebuild and schedule refuse a bad flag before they record a run', async () => {
+    const document = path.join(import.meta.dirname, '..', 'fixtures', 'published', 'event-order.json');
+    // Never opened: a refused ingest creates no warehouse and records no run.
+    const untouched = path.join(dir, 'refused-ingest.duckdb');
+    const ingest = await runCli(['ingest', document, '--warehouse', untouched, '--heartbeat-seconds', '0']);
+    assertExit(ingest, 2);
+    assert.match(ingest.stderr, /--heartbeat-seconds must be a number of seconds above 0 \(got 0\)/);
+    assert.equal(existsSync(untouched), false, 'no warehouse was created');
+
+    const warehouse = path.join(dir, 'refused-rebuild.duckdb');
+    assertExit(await runCli(['ingest', document, '--warehouse', warehouse]), 0);
+    const rebuild = await runCli(['rebuild', '--warehouse', warehouse, '--stall-seconds', '-1']);
+    assertExit(rebuild, 2);
+    assert.match(rebuild.stderr, /--stall-seconds must be a number of seconds above 0 \(got -1\)/);
+    // Only the ingest's run, finished: a rebuild run left without an outcome would read as interrupted.
+    assert.deepEqual(await readWarehouse(warehouse, 'SELECT command, outcome FROM _sync_runs'), [
+      { command: 'ingest', outcome: 'succeeded' },
+    ]);
+
+    const schedule = await runCli([
+      'schedule',
+      '--cron',
+      '* * * * * *',
+      '--warehouse',
+      path.join(dir, 'refused-schedule.duckdb'),
+      '--base-url',
+      baseUrl,
+      '--token-env',
+      'STORE_SYNC_CLI_TEST_TOKEN',
+      '--heartbeat-seconds',
+      '0',
+    ]);
+    assertExit(schedule, 2);
+    assert.match(schedule.stderr, /--heartbeat-seconds must be a number of seconds above 0 \(got 0\)/);
   });
 
   after(() => assertNoSecretsOrEscapes());

@@ -112,7 +112,9 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
     // Read in the order given: for records without a version (carts, fulfillment orders without updated_at) the one read last
     // wins, so `cat new.ndjson | store-sync ingest old.ndjson -` reads stdin after old.ndjson.
     const inputs = args.inputs;
-    // A missing input is a usage error (exit 2), found before the warehouse is created or a run recorded.
+    // A missing input or a bad heartbeat flag is a usage error (exit 2), found before the warehouse is
+    // created or a run recorded.
+    const bounds = heartbeatBounds(config, args);
     const files = await expandInputs(inputs);
     // Exit 0 is right (a capture folder can be empty tonight), but a typo'd folder should not pass silently.
     if (files.length === 0) {
@@ -142,7 +144,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         'ingest.stopping',
         'stopping after the batch being written and committing what was read',
       );
-      const heartbeat = new Heartbeat({ logger, prefix: 'ingest', ...heartbeatBounds(config, args) }).start();
+      const heartbeat = new Heartbeat({ logger, prefix: 'ingest', ...bounds }).start();
       const started = Date.now();
       let latest: IngestProgress | null = null;
       heartbeat.watch({ store: store!.name, runId }, () => ingestPulse(latest));

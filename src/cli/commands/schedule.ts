@@ -121,6 +121,8 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
     const { checkStores, syncStores } = await import('../../../pipelines/stores.js');
     const initial = await resolveJob(args, { needsApi: true });
     checkStores(selectStores(initial, args.store), streams);
+    // The flags are checked at start; the config's settings again at each run, which re-reads it.
+    heartbeatBounds(initial, args);
     const parallel = args.parallel;
     if (parallel !== undefined) integerOption('parallel', parallel, 1, 64);
     if (initial.warehouseLayout === 'single' && (parallel ?? 1) > 1)

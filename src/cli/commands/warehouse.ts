@@ -358,6 +358,8 @@ export const rebuildCommand: CommandModule<
     applyWaitForLock(config, args);
     const contracts = await replayContracts(config);
     const workers = workersFrom(args);
+    // A bad flag is refused before a run is recorded (a run left without an outcome reads as interrupted).
+    const bounds = heartbeatBounds(config, args);
     useFastPathSwitch(args);
     const { createProgressDisplay, rebuildBar } = await import('../progress.js');
     // Bars only on a terminal, and never with JSON logs (as for sync).
@@ -389,11 +391,7 @@ export const rebuildCommand: CommandModule<
         'rebuild.stopping',
         'stopping and rolling the rebuild back, which leaves the warehouse as it was (unless it is already committing)',
       );
-      const heartbeat = new Heartbeat({
-        logger,
-        prefix: 'rebuild',
-        ...heartbeatBounds(config, args),
-      }).start();
+      const heartbeat = new Heartbeat({ logger, prefix: 'rebuild', ...bounds }).start();
       const started = Date.now();
       let latest: RebuildProgress | null = null;
       heartbeat.watch({ runId }, () => rebuildPulse(latest));
