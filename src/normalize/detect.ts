@@ -357,8 +357,9 @@ function restOf(doc: Record<string, unknown>): Record<string, unknown> | null {
     const value = doc[key];
     if (TEXT_FIELDS.has(key) && (value === null || typeof value === 'string')) continue;
     if (key === 'timestamp' && (value === null || isDateTime(value))) continue;
-    rest ??= {};
-    defineField(rest, key, value);
+    // Without a prototype, a field named `__proto__` is assigned as a field like any other.
+    rest ??= Object.create(null) as Record<string, unknown>;
+    rest[key] = value;
   }
   return rest;
 }
@@ -368,16 +369,11 @@ function ownFields(doc: Record<string, unknown>, held: string): Record<string, u
   let fields: Record<string, unknown> | null = null;
   for (const key of Object.keys(doc)) {
     if (key === held) continue;
-    fields ??= {};
-    defineField(fields, key, doc[key]);
+    fields ??= Object.create(null) as Record<string, unknown>;
+    fields[key] = doc[key];
   }
   return fields;
 }
-
-/** A field named `__proto__` is an own field of a parsed document: defined, not assigned, so it stays one. */
-const defineField = (into: Record<string, unknown>, key: string, value: unknown): void => {
-  Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
-};
 
 function isDateTime(value: unknown): boolean {
   try {
@@ -494,11 +490,13 @@ function detectData(data: unknown, at: string, place: Place, envelope: Envelope,
       refuse(out, at, PAGE_IN_PAGE);
       return;
     }
+    const first = out.records.length;
     for (const [i, item] of (data.results as unknown[]).entries()) {
       const where = join(at, `data.results[${i}]`);
       if (!isObject(item)) refuse(out, where, NOT_AN_OBJECT);
       else detectBare(item, where, envelope, out);
     }
+    keepPageFields(data, out.records.slice(first));
     return;
   }
   detectBare(data, at, envelope, out);

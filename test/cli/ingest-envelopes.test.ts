@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cp } from 'node:fs/promises';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import {
@@ -103,6 +103,38 @@ describe('store-sync ingest: envelopes and containers', () => {
         ['W-2024', 9001, 'MUG-RED'],
       ],
     );
+  });
+
+  it("keeps a list page's own fields when the page is an envelope's data, beside the envelope's", async () => {
+    const { dir, warehouse } = await warehouseIn();
+    const page = JSON.parse(await readFile(fixture('list-page.json'), 'utf8')) as Record<string, unknown>;
+    // `__proto__` is a field like any other (JSON.parse makes it an own field): it is kept as one.
+    const wrapped = JSON.stringify({ object: 'order', data: page }).replace(
+      '{"object":"order",',
+      '{"object":"order","__proto__":{"hop":1},',
+    );
+    const file = path.join(dir, 'page-in-envelope.json');
+    await writeFile(file, wrapped);
+    const { result } = await ingest([file], warehouse);
+    assertExit(result, 0);
+    const rows = await readWarehouse<{ number: string; envelope: string }>(
+      warehouse,
+      "SELECT number, CAST(_envelope AS VARCHAR) AS envelope FROM orders WHERE number LIKE 'L-%' ORDER BY number",
+    );
+    const kept = {
+      object: 'order',
+      ['__proto__']: { hop: 1 },
+      list_page: {
+        count: 2,
+        next: 'https://shop.example.com/api/orders/?cursor=cD0yMDI0',
+        previous: null,
+      },
+    };
+    assert.deepEqual(
+      rows.map((row) => row.number),
+      ['L-1', 'L-2'],
+    );
+    for (const row of rows) assert.equal(row.envelope, JSON.stringify(kept), row.number);
   });
 
   it('routes an envelope by its object or its event type to the table of that resource', async () => {
