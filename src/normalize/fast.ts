@@ -182,8 +182,6 @@ export class FastPath {
       fulfillments.field(key);
     this.apiVersion = this.root.field('api_version');
     this.data = this.root.field('data');
-    // What detection reads of an envelope (isEnvelope): named here so the scan keeps them in their slots.
-    for (const key of ['object', 'event_type', 'event_id', 'timestamp']) this.root.field(key);
     this.root.objectAt('data', this.root);
     this.fields = slotFields(this.scan);
     // Every wanted name is placed now: what is foreign at each Position is known.
