@@ -481,6 +481,13 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
     }
     names.add(store.name);
   }
+  // Each store's writer publishes its own copy: one path for all would have them overwrite each other's.
+  if (input.warehouseLayout === 'per-store' && input.readCopy.path !== undefined && input.stores.length > 1) {
+    throw new StoreSyncError(
+      ERROR_CODES.CONFIG_INVALID,
+      `${source}: readCopy.path: with warehouseLayout "per-store" each store's read copy is published beside its own warehouse file (warehouses/<store>.read.duckdb); leave readCopy.path out.`,
+    );
+  }
   for (const [index, store] of input.stores.entries()) {
     checkBaseUrl(store.baseUrl, `stores[${index}].baseUrl`, source);
   }

@@ -88,6 +88,18 @@ describe('sync.config.json', () => {
     );
   });
 
+  it('refuses one readCopy.path for several stores that each have their own warehouse file', () => {
+    const two = [valid.stores[0], { ...valid.stores[0], name: 'eu' }];
+    assert.match(
+      configError({ ...valid, warehouseLayout: 'per-store', readCopy: { path: 'r.duckdb' }, stores: two }),
+      /readCopy\.path: with warehouseLayout "per-store" each store's read copy is published beside its own warehouse file/,
+    );
+    // One store, or one warehouse file: one copy, so a path is fine.
+    assert.doesNotThrow(() =>
+      parseConfig({ ...valid, readCopy: { path: 'r.duckdb' }, stores: two }, 'test', '/tmp'),
+    );
+  });
+
   it('explains a missing file, bad JSON and a missing token variable', async () => {
     await assert.rejects(loadConfig('/nonexistent/sync.config.json'), /does not exist/);
     assert.throws(
