@@ -113,12 +113,11 @@ export class BatchWriter {
     keyRanges: KeyRanges,
   ): Promise<BatchCounts> {
     const tables = this.tables;
-    // Unit tables with a history that the batch loaded rows into: their versions are added at the end.
+    // Unit tables with a history that the batch stored rows into: their versions are added at the end.
     const versioned: string[] = [];
     for (const rows of tables.values()) {
       const def = tableDef(rows.name);
       if (rows.length === 0 || !def.unit) continue;
-      if (historyTracked(def.name)) versioned.push(def.name);
       const family = [rows, ...ownedBy(def.name).map((t) => tables.get(t.name))].filter(
         (r): r is TableRows => r !== undefined && r.length > 0,
       );
@@ -126,8 +125,9 @@ export class BatchWriter {
       const { units, partial } = await mergeUnits(connection, appenders, rows, this.meta.store, keyRanges);
       // Keys whose documents carry different fields are folded field by field (partial.ts), from the
       // family's rows before they are filtered down to the winners.
+      let folded = 0;
       if (partial) {
-        const folded = await foldPartialUnits(
+        folded = await foldPartialUnits(
           connection,
           def.name,
           new Map(family.map((member) => [member.name, member])),
@@ -146,6 +146,8 @@ export class BatchWriter {
         (await appenders.get(member.name)).append(member, this.directFeeds(member, layouts));
         this.appendedRows += member.length;
       }
+      // Only when a record of the table was stored (rows that all lost to stored ones change no version).
+      if (historyTracked(def.name) && (rows.length > 0 || folded > 0)) versioned.push(def.name);
     }
     this.rejected.seal();
     if (this.rejected.length)

@@ -6,6 +6,7 @@ import {
   literal,
   type TableDef,
   tableDef,
+  versionedColumns,
 } from '../model/index.js';
 
 /**
@@ -43,13 +44,10 @@ export function historySql(table: string, store: string, runId: string, rows: st
   const history = ident(historyName(table));
   const deleted = def.fullScan ? 'cur._deleted_at IS NOT NULL' : 'false';
   // The API's own time where the record has one (its version), else the event's, else the observation's.
-  // The API's own time where the record has one (its version), else the event's, else the observation's.
   // Unqualified: the joined versions' columns are all named `_open_*`, so the version's SQL reads the row's.
   const version = def.unit!.version ? `${def.unit!.version}, ` : '';
   const observedAt = `coalesce(${version}_event_at, _synced_at)`;
-  const columns = tableDef(historyName(table))
-    .columns.map((c) => c.name)
-    .filter((c) => !['_version', '_valid_from', '_valid_to', '_observed_run_id', '_change'].includes(c));
+  const columns = versionedColumns(def).map((c) => c.name);
   return [
     // Only the current versions of the rows' records are read (and hashed): the semi join bounds them.
     `CREATE OR REPLACE TEMP TABLE history_changes AS ` +

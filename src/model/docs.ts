@@ -2,7 +2,16 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { analyticsModels } from './analytics/index.js';
 import { WAREHOUSE_GUIDE } from './docs-guide.js';
-import { type ColumnDef, type Source, type TableDef, tableDefinitions } from './index.js';
+import {
+  type ColumnDef,
+  HISTORY_OF,
+  historyName,
+  type Source,
+  type TableDef,
+  tableDefinitions,
+} from './index.js';
+
+const HISTORIES: ReadonlySet<string> = new Set(HISTORY_OF.map(historyName));
 
 /**
  * docs/warehouse.md, generated from the table registry (`npm run docs:warehouse`); a test fails when the
@@ -19,8 +28,8 @@ export const FAMILIES: [string, (t: TableDef) => boolean][] = [
   ['Metadata', (t) => t.entity === 'metadata_definition'],
   ['Carts', (t) => t.entity === 'cart'],
   ['Support', (t) => t.entity === 'ticket'],
-  ['History', (t) => t.entity === 'bookkeeping' && t.name.endsWith('_history')],
-  ['Bookkeeping', (t) => t.entity === 'bookkeeping' && !t.name.endsWith('_history')],
+  ['History', (t) => HISTORIES.has(t.name)],
+  ['Bookkeeping', (t) => t.entity === 'bookkeeping' && !HISTORIES.has(t.name)],
 ];
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');

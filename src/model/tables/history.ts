@@ -46,12 +46,18 @@ function validFromComment(base: TableDef): string {
   return `When the version began. ${own[0]!.toUpperCase()}${own.slice(1)}${deleted}. Never earlier than the previous version's \`_valid_from\`, so versions do not overlap: a version observed with an older time than the current one (an older event ingested later) starts where the current one did, which then lasts no time.`;
 }
 
+/**
+ * The columns of a unit table a version copies: all but `_run_id` (the version's own `_observed_run_id` says
+ * which run saw it).
+ */
+export const versionedColumns = (base: TableDef): ColumnDef[] =>
+  base.columns.filter((c) => c.name !== '_run_id');
+
 /** The history table of a unit table (its columns as the registry gives them, standard ones included). */
 export function historyTable(base: TableDef): TableDef {
   if (!base.unit) throw new Error(`${base.name}: only a unit table can keep a history`);
   const columns: ColumnDef[] = [];
-  for (const c of base.columns) {
-    if (c.name === '_run_id') continue;
+  for (const c of versionedColumns(base)) {
     // Bookkeeping: the loader fills every column, so none carries a source.
     const { source: _source, derive: _derive, backfill: _backfill, ...column } = c;
     columns.push(
@@ -79,7 +85,7 @@ export function historyTable(base: TableDef): TableDef {
       '`created` (first observation), `changed` (its columns differ from the previous version, ignoring `_synced_at`, `_run_id`, `_event_*`, `_api_version_label`, `_envelope` and `_absent_fields`), ' +
         (base.fullScan
           ? '`deleted` (a completed full scan no longer returned it: the version carries its last columns), `reappeared` (observed again after `deleted`).'
-          : 'or `reappeared`; this table is not fed by full scans, so no version is `deleted`.'),
+          : 'or `changed`; this table is not fed by full scans, so no version is `deleted` or `reappeared`.'),
     ),
   );
   return {
