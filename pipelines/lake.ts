@@ -87,17 +87,28 @@ async function lockLake(dir: string): Promise<() => void> {
   }
 }
 
-/** What `DIR/<table>/_store=<store>` is: export's link (its version folder), nothing, or something else. */
-async function currentLink(dir: string, table: string, store: string): Promise<string | null> {
+/**
+ * The version `DIR/<table>/_store=<store>` links to: export's link (its version folder), or null for nothing
+ * there. Something else there is refused when the table is being exported (`replacing`), and otherwise
+ * passed over (null): export leaves it as it is.
+ */
+async function linkedVersion(
+  dir: string,
+  table: string,
+  store: string,
+  replacing: boolean,
+): Promise<string | null> {
   const place = path.join(dir, table, `_store=${store}`);
   const found = await lstat(place).catch(() => null);
   if (!found) return null;
   const text = found.isSymbolicLink() ? await readlink(place) : null;
-  if (text === null || !text.startsWith(path.join('..', VERSIONS, store) + path.sep))
+  const prefix = path.join('..', VERSIONS, store) + path.sep;
+  if (text?.startsWith(prefix)) return text.slice(prefix.length).split(path.sep)[0]!;
+  if (replacing)
     throw usage(
       `cannot export the lake to ${dir}: ${place} was not written by store-sync export --lake (${text === null ? 'not a link' : `a link to ${text}`}); move it away or choose another --lake folder. Nothing was exported`,
     );
-  return text;
+  return null;
 }
 
 export async function exportLake(
@@ -116,13 +127,15 @@ export async function exportLake(
   await mkdir(path.join(absolute, VERSIONS), { recursive: true });
   const release = await lockLake(absolute);
   try {
-    // Before anything is written: every place a link goes must be export's or free.
+    // Before anything is written: every place a link of the chosen tables goes must be export's or free. Every
+    // version a store's links point at now is kept by the cleanup below: the tables not exported this time go
+    // on reading theirs, and the chosen ones' are what the previous catalog names.
     const previous = new Map<string, Set<string>>();
     for (const { store } of sources) {
       const versions = new Set<string>();
-      for (const def of chosen) {
-        const text = await currentLink(absolute, def.name, store);
-        if (text) versions.add(text.split(path.sep)[3]!);
+      for (const def of all) {
+        const linked = await linkedVersion(absolute, def.name, store, chosen.includes(def));
+        if (linked) versions.add(linked);
       }
       previous.set(store, versions);
     }
@@ -173,7 +186,8 @@ export async function exportLake(
       stores.push({ store, version, tables });
     }
     const catalog = await writeCatalog(absolute, all, sources[0]?.warehouse ?? null);
-    // Each store keeps the version the previous catalog named (a reader may have it open) and this one.
+    // Each store keeps this version and every one its links pointed at before it: the previous catalog's (a
+    // reader may have it open), and those of the tables not exported now, which still link to theirs.
     for (const { store } of sources) {
       const keep = new Set([version, ...(previous.get(store) ?? [])]);
       const root = path.join(absolute, VERSIONS, store);

@@ -161,4 +161,34 @@ describe('store-sync export --lake: one lake of many stores, with a catalog', ()
     );
     assert.deepEqual(globbed, north[0]);
   });
+
+  it("a --tables export twice leaves the other tables' versions: customers stay readable through the catalog and the link", async () => {
+    // Each --tables run moves only the orders links; customers (and every table not exported) still link to
+    // the last full export's version, which must outlive the cleanup of both runs.
+    for (let run = 0; run < 2; run++)
+      assertExit(
+        await runCli(['export', '--lake', lake, '--tables', 'orders', '--config', config], {
+          timeoutMs: 180_000,
+        }),
+        0,
+      );
+    const own: Record<string, unknown>[] = [];
+    for (const name of names)
+      own.push(
+        ...(await readWarehouse(
+          storeFile(name),
+          'SELECT _store, count(*)::INTEGER AS n FROM customers GROUP BY ALL',
+        )),
+      );
+    const catalog = path.join(lake, 'catalog.duckdb');
+    assert.deepEqual(
+      await readFile(catalog, 'SELECT _store, count(*)::INTEGER AS n FROM customers GROUP BY ALL ORDER BY 1'),
+      own,
+    );
+    const linked = await readFile(
+      catalog,
+      `SELECT _store, count(*)::INTEGER AS n FROM read_parquet('${path.join(lake, 'customers', '*', '*.parquet')}', hive_partitioning = true) GROUP BY ALL ORDER BY 1`,
+    );
+    assert.deepEqual(linked, own);
+  });
 });
