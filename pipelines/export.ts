@@ -466,6 +466,59 @@ export async function exportParquet(
 const withExportSettings = <T>(warehouse: Warehouse, fn: () => Promise<T>): Promise<T> =>
   warehouse.withSettings({ memory_limit: EXPORT_MEMORY_LIMIT, preserve_insertion_order: false }, fn);
 
+/** One table's copy (copyTable): what to copy and where. */
+export interface TableCopy {
+  def: TableDef;
+  /** selectSql's, for the table (and a store). */
+  select: string;
+  /** The table's folder, made already: a partitioned table's months go into it, the others' `data.parquet`. */
+  target: string;
+  /** The export's stamp, in a partitioned table's file names: `data-<stamp>-<i>.parquet`. */
+  stamp: string;
+  /**
+   * Where an empty partitioned table's one file goes: `'month-column'` in `target`, with the month as a column
+   * (export: read by `<table>/**\/*.parquet`), or `'default-month'` in `target/month=__HIVE_DEFAULT_PARTITION__/`
+   * without it (the lake: read by the fixed-depth `<table>/_store=<store>/*\/*.parquet`, the month a
+   * partition column).
+   */
+  empty: 'month-column' | 'default-month';
+}
+
+/** Copies one table to Parquet (see TableCopy), for export and the lake; returns the rows copied. */
+export async function copyTable(
+  warehouse: Warehouse,
+  { def, select, target, stamp, empty }: TableCopy,
+): Promise<number> {
+  const partitioned = isPartitioned(def);
+  const destination = partitioned ? target : path.join(target, 'data.parquet');
+  const options = partitioned
+    ? { partitionBy: ['month'], filenamePattern: `data-${stamp}-{i}`, rowGroupBytes: EXPORT_ROW_GROUP_BYTES }
+    : {};
+  // A writer's memory limit is sized for loading (RUNTIME_PROFILES.bulkCopy gives DuckDB's default, as a
+  // reader has), and the export's own settings bound what the COPY holds (exportSettings).
+  return warehouse.withProfile(RUNTIME_PROFILES.bulkCopy, warehouse.logger, () =>
+    withExportSettings(warehouse, async () => {
+      const copied = await warehouse.copyToParquet(select, destination, options);
+      // A partitioned COPY of no rows writes no file, and a glob over the table then fails with "No files
+      // found": an empty table gets one empty file, so readers see the table's columns and no rows, as with
+      // every other empty table.
+      if (partitioned && copied === 0) {
+        if (empty === 'month-column')
+          await warehouse.copyToParquet(`${select} LIMIT 0`, path.join(target, `data-${stamp}-0.parquet`));
+        else {
+          const folder = path.join(target, 'month=__HIVE_DEFAULT_PARTITION__');
+          await mkdir(folder);
+          await warehouse.copyToParquet(
+            `SELECT * EXCLUDE (month) FROM (${select}) LIMIT 0`,
+            path.join(folder, `data-${stamp}-0.parquet`),
+          );
+        }
+      }
+      return copied;
+    }),
+  );
+}
+
 async function exportTables(
   warehouse: Warehouse,
   absolute: string,
@@ -478,8 +531,6 @@ async function exportTables(
   const version = `${Date.now()}-${process.pid}`;
   const folder = path.join(versionsFolder(absolute), version);
   await mkdir(folder);
-  // A partitioned table's file names carry the stamp (see the top of this file).
-  const files = `data-${version}`;
   const tables: ExportedTable[] = [];
   const report = (table: string | null) =>
     onProgress?.({
@@ -491,29 +542,19 @@ async function exportTables(
   for (const def of chosen) {
     report(def.name);
     const target = path.join(folder, def.name);
-    const partitioned = isPartitioned(def);
     await mkdir(target);
-    const destination = partitioned ? target : path.join(target, 'data.parquet');
-    const options = partitioned
-      ? { partitionBy: ['month'], filenamePattern: `${files}-{i}`, rowGroupBytes: EXPORT_ROW_GROUP_BYTES }
-      : {};
-    // A writer's memory limit is sized for loading (RUNTIME_PROFILES.bulkCopy gives DuckDB's default, as a
-    // reader has), and the export's own settings bound what the COPY holds (exportSettings).
-    const rows = await warehouse.withProfile(RUNTIME_PROFILES.bulkCopy, warehouse.logger, () =>
-      withExportSettings(warehouse, async () => {
-        const copied = await warehouse.copyToParquet(selectSql(def), destination, options);
-        // A partitioned COPY of no rows writes no file, and `read_parquet('<table>/**/*.parquet')` then fails
-        // with "No files found": an empty table gets one empty file, with the month as a column, so readers
-        // see the table's columns and no rows, as with every other empty table.
-        if (partitioned && copied === 0)
-          await warehouse.copyToParquet(`${selectSql(def)} LIMIT 0`, path.join(target, `${files}-0.parquet`));
-        return copied;
-      }),
-    );
+    // A partitioned table's file names carry the stamp (see the top of this file).
+    const rows = await copyTable(warehouse, {
+      def,
+      select: selectSql(def),
+      target,
+      stamp: version,
+      empty: 'month-column',
+    });
     tables.push({
       table: def.name,
       rows,
-      partitioned,
+      partitioned: isPartitioned(def),
       path: path.join(absolute, def.name),
     });
   }

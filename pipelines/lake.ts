@@ -5,7 +5,7 @@ import { duckdbApi } from '../src/load/duckdb-api.js';
 import type { Warehouse } from '../src/load/index.js';
 import { lockHolder } from '../src/load/open.js';
 import { ident, literal, type TableDef } from '../src/model/index.js';
-import { exportableTables, isPartitioned } from './export.js';
+import { copyTable, exportableTables, isPartitioned } from './export.js';
 
 /**
  * `store-sync export --lake DIR`: every store's tables in one Hive-partitioned Parquet lake, and a small
@@ -148,26 +148,15 @@ export async function exportLake(
         options.onTable?.(store, def.name);
         const target = path.join(folder, def.name, `_store=${store}`);
         await mkdir(target, { recursive: true });
-        const select = selectSql(def, store);
-        let rows: number;
-        if (isPartitioned(def)) {
-          rows = await warehouse.copyToParquet(select, target, {
-            partitionBy: ['month'],
-            filenamePattern: `data-${version}-{i}`,
-          });
-          // A partitioned COPY of no rows writes no file, and a view over no file fails: an empty store's
-          // table gets one empty file, so readers see the columns and no rows.
-          if (rows === 0) {
-            const empty = path.join(target, 'month=__HIVE_DEFAULT_PARTITION__');
-            await mkdir(empty);
-            await warehouse.copyToParquet(
-              `SELECT * EXCLUDE (month) FROM (${select}) LIMIT 0`,
-              path.join(empty, `data-${version}-0.parquet`),
-            );
-          }
-        } else {
-          rows = await warehouse.copyToParquet(select, path.join(target, 'data.parquet'));
-        }
+        // A view over no file fails: an empty store's partitioned table gets one empty file in the default
+        // month, so readers see the columns and no rows.
+        const rows = await copyTable(warehouse, {
+          def,
+          select: selectSql(def, store),
+          target,
+          stamp: version,
+          empty: 'default-month',
+        });
         tables.push({ table: def.name, rows });
       }
       // The store's tables go into place one rename each, once all are written.
