@@ -22,7 +22,7 @@ import {
   EXPORT_ROW_GROUP_BYTES,
   RUNTIME_PROFILES,
 } from '../src/load/runtime-profile.js';
-import { ident, type TableDef, tableDefinitions } from '../src/model/index.js';
+import { ident, literal, type TableDef, tableDefinitions } from '../src/model/index.js';
 
 /**
  * `store-sync export`: every table to Parquet under `<dir>/<table>/` with DuckDB's COPY. Orders and the
@@ -115,12 +115,19 @@ export function isPartitioned(def: TableDef): boolean {
   );
 }
 
-function selectSql(def: TableDef): string {
-  if (def.name === 'orders') return `SELECT *, strftime(date_placed, '%Y-%m') AS month FROM orders`;
-  if (!isPartitioned(def)) return `SELECT * FROM ${ident(def.name)}`;
+/**
+ * What export copies of a table: its rows, with the order's month (`month`) where it is partitioned. With
+ * `store`, only that store's rows and without `_store` (the lake has it in its paths: `_store=<store>/`).
+ */
+export function selectSql(def: TableDef, store?: string): string {
+  const columns = store === undefined ? '*' : '* EXCLUDE (_store)';
+  const where = (alias: string) => (store === undefined ? '' : ` WHERE ${alias}_store = ${literal(store)}`);
+  if (def.name === 'orders')
+    return `SELECT ${columns}, strftime(date_placed, '%Y-%m') AS month FROM orders${where('')}`;
+  if (!isPartitioned(def)) return `SELECT ${columns} FROM ${ident(def.name)}${where('')}`;
   return (
-    `SELECT c.*, strftime(o.date_placed, '%Y-%m') AS month FROM ${ident(def.name)} c ` +
-    'LEFT JOIN orders o ON o._store = c._store AND o.number = c.order_number'
+    `SELECT c.${columns}, strftime(o.date_placed, '%Y-%m') AS month FROM ${ident(def.name)} c ` +
+    `LEFT JOIN orders o ON o._store = c._store AND o.number = c.order_number${where('c.')}`
   );
 }
 
@@ -319,8 +326,8 @@ async function prune(absolute: string, current: Current): Promise<void> {
       await rm(path.join(versions, entry), { recursive: true, force: true });
 }
 
-/** The folders this process is exporting to. */
-const exportingHere = new Set<string>();
+/** The lock files this process holds (see holdLock). */
+const lockedHere = new Set<string>();
 
 /** The export lock: a small DuckDB database file in `<dir>.versions/`, held open (and so locked) while an export runs. */
 export const LOCK_FILE = 'export-lock.duckdb';
@@ -332,40 +339,57 @@ const locked = (outDir: string, holder: string) =>
       'wait for it to finish, or export somewhere else. Nothing was exported',
   );
 
+/** What holdLock throws when it cannot take its lock. */
+export interface LockRefusals {
+  /** Another export holds it: `holder` is its pid (`<pid>, this process` for one of this process). */
+  held: (holder: string, cause?: unknown) => StoreSyncError;
+  /** The file cannot be opened as a lock (not a DuckDB file, say). */
+  unusable: (cause: unknown) => StoreSyncError;
+}
+
 /**
- * Takes the folder's export lock for this export, or fails at once naming the export that holds it.
+ * Takes an export's lock, `file`, or fails at once naming the export that holds it; returns its release.
+ * Export's folder lock and the lake's are both this.
  *
- * The lock is the kernel's, not a file's presence: opening `<dir>.versions/export-lock.duckdb` as a DuckDB
- * database takes DuckDB's fcntl write lock on it, exactly as the warehouse's one-writer rule does. The kernel
- * drops the lock when the holder exits, however it exits, so a killed export leaves nothing to take over: the
- * pid files this replaced needed a stale-lock takeover, which could let two exports write when three met at
- * the same dead lock, and could mistake a reused pid for a live export. The file itself stays (removing it
- * while another export opens it would let two exports lock two different files).
+ * The lock is the kernel's, not a file's presence: opening `file` as a DuckDB database takes DuckDB's fcntl
+ * write lock on it, exactly as the warehouse's one-writer rule does. The kernel drops the lock when the
+ * holder exits, however it exits, so a killed export leaves nothing to take over: the pid files this
+ * replaced needed a stale-lock takeover, which could let two exports write when three met at the same dead
+ * lock, and could mistake a reused pid for a live export. The file itself stays (removing it while another
+ * export opens it would let two exports lock two different files).
  *
  * fcntl locks belong to the process, and closing any descriptor of the file drops all of them: within a
- * process the folder is claimed in memory first, so this process never opens the file a second time.
+ * process the file is claimed in memory first, so this process never opens it a second time.
  */
-async function lockFolder(outDir: string): Promise<() => Promise<void>> {
-  if (exportingHere.has(outDir)) throw locked(outDir, `${process.pid}, this process`);
-  exportingHere.add(outDir);
-  const file = exportLockFile(outDir);
+export async function holdLock(file: string, refuse: LockRefusals): Promise<() => void> {
+  if (lockedHere.has(file)) throw refuse.held(`${process.pid}, this process`);
+  lockedHere.add(file);
   try {
     const holder = await duckdbApi.DuckDBInstance.create(file, { access_mode: 'READ_WRITE', threads: '1' });
-    return async () => {
+    return () => {
       holder.closeSync();
-      exportingHere.delete(outDir);
+      lockedHere.delete(file);
     };
   } catch (cause) {
-    exportingHere.delete(outDir);
+    lockedHere.delete(file);
     const pid = lockHolder(cause);
-    if (pid !== null) throw locked(outDir, pid);
-    throw new StoreSyncError(
-      ERROR_CODES.USAGE,
-      `cannot take the export lock ${file}: ${cause instanceof Error ? cause.message : String(cause)}; ` +
-        'if it is not a DuckDB file, remove it (no export is running then) and export again. Nothing was exported',
-      { cause },
-    );
+    throw pid !== null ? refuse.held(pid, cause) : refuse.unusable(cause);
   }
+}
+
+/** Takes the folder's export lock (`<dir>.versions/export-lock.duckdb`, see holdLock) for this export. */
+function lockFolder(outDir: string): Promise<() => void> {
+  const file = exportLockFile(outDir);
+  return holdLock(file, {
+    held: (holder) => locked(outDir, holder),
+    unusable: (cause) =>
+      new StoreSyncError(
+        ERROR_CODES.USAGE,
+        `cannot take the export lock ${file}: ${cause instanceof Error ? cause.message : String(cause)}; ` +
+          'if it is not a DuckDB file, remove it (no export is running then) and export again. Nothing was exported',
+        { cause },
+      ),
+  });
 }
 
 /**
@@ -455,7 +479,7 @@ export async function exportParquet(
       releaseEarlier();
     }
   } finally {
-    await release();
+    release();
   }
 }
 

@@ -3,9 +3,8 @@ import path from 'node:path';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import { duckdbApi } from '../src/load/duckdb-api.js';
 import type { Warehouse } from '../src/load/index.js';
-import { lockHolder } from '../src/load/open.js';
 import { ident, literal, type TableDef } from '../src/model/index.js';
-import { copyTable, exportableTables, isPartitioned } from './export.js';
+import { copyTable, exportableTables, holdLock, isPartitioned, selectSql } from './export.js';
 
 /**
  * `store-sync export --lake DIR`: every store's tables in one Hive-partitioned Parquet lake, and a small
@@ -58,33 +57,23 @@ const STORE_DIR = /^_store=(.+)$/;
 
 const usage = (message: string) => new StoreSyncError(ERROR_CODES.USAGE, message);
 
-function selectSql(def: TableDef, store: string): string {
-  const where = `_store = ${literal(store)}`;
-  if (def.name === 'orders')
-    return `SELECT * EXCLUDE (_store), strftime(date_placed, '%Y-%m') AS month FROM orders WHERE ${where}`;
-  if (!isPartitioned(def)) return `SELECT * EXCLUDE (_store) FROM ${ident(def.name)} WHERE ${where}`;
-  return (
-    `SELECT c.* EXCLUDE (_store), strftime(o.date_placed, '%Y-%m') AS month FROM ${ident(def.name)} c ` +
-    `LEFT JOIN orders o ON o._store = c._store AND o.number = c.order_number WHERE c.${where}`
-  );
-}
-
-/** The lake's lock: a DuckDB file held open while an export writes the lake (the kernel drops it on exit). */
-async function lockLake(dir: string): Promise<() => void> {
+/** The lake's lock: `DIR/.versions/lake-lock.duckdb`, held while an export writes the lake (see holdLock). */
+function lockLake(dir: string): Promise<() => void> {
   const file = path.join(dir, VERSIONS, LOCK_FILE);
-  try {
-    const holder = await duckdbApi.DuckDBInstance.create(file, { access_mode: 'READ_WRITE', threads: '1' });
-    return () => holder.closeSync();
-  } catch (cause) {
-    const pid = lockHolder(cause);
-    throw new StoreSyncError(
-      pid !== null ? ERROR_CODES.EXPORT_LOCKED : ERROR_CODES.USAGE,
-      pid !== null
-        ? `another store-sync export (pid ${pid}) is writing the lake ${dir}; wait for it to finish. Nothing was exported`
-        : `cannot take the lake's lock ${file}: ${cause instanceof Error ? cause.message : String(cause)}. Nothing was exported`,
-      { cause },
-    );
-  }
+  return holdLock(file, {
+    held: (pid, cause) =>
+      new StoreSyncError(
+        ERROR_CODES.EXPORT_LOCKED,
+        `another store-sync export (pid ${pid}) is writing the lake ${dir}; wait for it to finish. Nothing was exported`,
+        cause === undefined ? undefined : { cause },
+      ),
+    unusable: (cause) =>
+      new StoreSyncError(
+        ERROR_CODES.USAGE,
+        `cannot take the lake's lock ${file}: ${cause instanceof Error ? cause.message : String(cause)}. Nothing was exported`,
+        { cause },
+      ),
+  });
 }
 
 /**

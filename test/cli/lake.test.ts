@@ -4,6 +4,9 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { exportableTables } from '../../pipelines/export.js';
+import { exportLake } from '../../pipelines/lake.js';
+import { ERROR_CODES } from '../../src/errors.js';
+import { openWarehouse } from '../../src/load/index.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import {
   assertExit,
@@ -120,6 +123,29 @@ describe('store-sync export --lake: one lake of many stores, with a catalog', ()
       "SELECT comment FROM duckdb_columns() WHERE table_name = 'orders' AND column_name = '_store'",
     );
     assert.ok(typeof column?.comment === 'string' && column.comment.length > 0);
+  });
+
+  it('one export writes a lake at a time, within a process too (the lock file is never opened twice by one process)', async () => {
+    const warehouse = await openWarehouse(storeFile('north'), { readOnly: true });
+    try {
+      const shared = path.join(dir, 'lake-shared');
+      const sources = [{ store: 'north', warehouse }];
+      const results = await Promise.allSettled([
+        exportLake(shared, sources, { tables: ['customers'] }),
+        exportLake(shared, sources, { tables: ['customers'] }),
+      ]);
+      assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
+      const refusal = (results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason;
+      assert.equal(refusal.code, ERROR_CODES.EXPORT_LOCKED);
+      assert.match(
+        refusal.message,
+        new RegExp(`another store-sync export \\(pid ${process.pid}, this process\\) is writing the lake `),
+      );
+      // Released: the next one takes it.
+      await exportLake(shared, sources, { tables: ['customers'] });
+    } finally {
+      await warehouse.close();
+    }
   });
 
   it('a reader of the catalog during a re-export sees each store old or new, never half replaced', async () => {
