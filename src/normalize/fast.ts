@@ -38,6 +38,7 @@ import {
   toBigint,
   toDecimal,
   toDouble,
+  toJsonText,
   toTimestamp,
   ValueError,
 } from './values.js';
@@ -505,9 +506,12 @@ export class SlotValues {
     const kind = scan.kinds[slot];
     const start = scan.starts[slot]!;
     const end = scan.ends[slot]!;
-    if ((kind === OBJECT || kind === ARRAY) && canonicalJson(scan.bytes, start, end))
+    if ((kind === OBJECT || kind === ARRAY) && canonicalJson(scan.bytes, start, end)) {
       rows.setTextBytes(column, row, scan.bytes, start, end);
-    else rows.setText(column, row, JSON.stringify(kind === STRING ? decode(scan, slot) : this.parsed(slot)));
+      return;
+    }
+    // Through the column's converter, which refuses a number JSON.parse would change: the object path names it.
+    rows.setText(column, row, this.converted(slot, toJsonText) as string);
   }
 
   /** Any other column (lists): its converter applied to JSON.parse's value. */

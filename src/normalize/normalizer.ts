@@ -27,6 +27,7 @@ import { fastPathOn } from './fast-switch.js';
 import { recordProblem } from './guard.js';
 import { absentFields, type KnownTree, knownTree, type TrackedField, trackedFields } from './known.js';
 import { type RowsSnapshot, TableRows } from './rows.js';
+import { INEXACT_NUMBER, inexactNumbers } from './values.js';
 
 /**
  * Record → rows. A record is walked along its entity's plan; every row goes into the columnar buffer of
@@ -328,6 +329,22 @@ export class Normalizer {
       ctx.fields.pop();
       ctx.indexes.pop();
     }
+    // The row's `_extra` is written after its children's rows: no child is of the row's own table
+    // (compileNode checks), so the row is still the last of its table and its text can be set.
+    if (c.extra >= 0 && (refused !== null || skipped !== null || hasUnknown(item, c.known))) {
+      const paths = refused === null ? null : refused.map((r) => r.path);
+      const extra = this.extraOf(c.node.table, item, c.known, paths, skipped, '', ctx);
+      if (extra !== null) {
+        rows.setText(c.extra, row, JSON.stringify(extra));
+        // A number JSON.parse may have changed is kept as it read it, and named like a refused value (one
+        // refused whole, a JSON column, already is).
+        for (const { path, value } of inexactNumbers(extra)) {
+          if (refused?.some((r) => within(path, r.path))) continue;
+          refused ??= [];
+          refused.push({ path, value, expected: INEXACT_NUMBER });
+        }
+      }
+    }
     if (refused !== null) {
       const key = documentKey(ctx.doc);
       this.refusals ??= [];
@@ -339,16 +356,9 @@ export class Normalizer {
           fieldPath,
           value: r.value,
           expected: r.expected,
-          reason: `${fieldPath}: got ${truncate(JSON.stringify(r.value))}, expected ${r.expected}`,
+          reason: `${fieldPath}: got ${truncate(shown(r.value))}, expected ${r.expected}`,
         });
       }
-    }
-    // The row's `_extra` is written after its children's rows: no child is of the row's own table
-    // (compileNode checks), so the row is still the last of its table and its text can be set.
-    if (c.extra >= 0 && (refused !== null || skipped !== null || hasUnknown(item, c.known))) {
-      const paths = refused === null ? null : refused.map((r) => r.path);
-      const extra = this.extraOf(c.node.table, item, c.known, paths, skipped, '', ctx);
-      if (extra !== null) rows.setText(c.extra, row, JSON.stringify(extra));
     }
     ctx.unitRoot = savedRoot;
     return false;
@@ -377,8 +387,8 @@ export class Normalizer {
       if (c.strict[f.column])
         throw this.reject(ctx, f.named, f.value, f.expected, '', f.itemRelative ? f.path : f.named);
       if (!f.itemRelative) continue;
-      if (refused?.some((r) => f.path === r.path || f.path.startsWith(`${r.path}.`))) continue;
-      if (refused !== null) refused = refused.filter((r) => !r.path.startsWith(`${f.path}.`));
+      if (refused?.some((r) => within(f.path, r.path))) continue;
+      if (refused !== null) refused = refused.filter((r) => !within(r.path, f.path));
       refused ??= [];
       refused.push({ path: f.path, value: f.value, expected: f.expected });
     }
@@ -589,6 +599,14 @@ function exampleOf(value: unknown): string {
   const text = JSON.stringify(value) ?? 'null';
   return text.length > 200 ? Array.from(text).slice(0, 200).join('') : text;
 }
+
+/** A value as a reason shows it: JSON, but a number JSON cannot write (Infinity) as itself, not as null. */
+const shown = (value: unknown): string | undefined =>
+  typeof value === 'number' && !Number.isFinite(value) ? String(value) : JSON.stringify(value);
+
+/** Whether `path` is `base` or inside it (`base.x`, `base[0]`). */
+const within = (path: string, base: string): boolean =>
+  path === base || path.startsWith(`${base}.`) || path.startsWith(`${base}[`);
 
 function truncate(text: string | undefined): string {
   if (text === undefined) return 'undefined';

@@ -40,8 +40,38 @@ export function toText(value: unknown): string {
   throw new ValueError('a string');
 }
 
+/**
+ * What a JSON value that holds an inexact number is refused for: JSON.parse reads a number beyond ±1.8e308 as
+ * Infinity (which JSON.stringify writes as null) and rounds an integer beyond ±2^53, so the text it gives back
+ * is not what the store sent.
+ */
+export const INEXACT_NUMBER =
+  'numbers JSON.parse keeps exactly (integers within ±2^53, none beyond ±1.8e308)';
+
 export function toJsonText(value: unknown): string {
+  if (inexactNumbers(value).length > 0) throw new ValueError(`JSON whose ${INEXACT_NUMBER}`);
   return JSON.stringify(value);
+}
+
+/**
+ * The numbers in `value` that JSON.parse may not have kept as sent (see INEXACT_NUMBER), each with its path
+ * (`a.b`, `a[0]`, relative to `value`; '' for `value` itself).
+ */
+export function inexactNumbers(
+  value: unknown,
+  at = '',
+  out: { path: string; value: number }[] = [],
+): { path: string; value: number }[] {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || (Number.isInteger(value) && Math.abs(value) >= TWO_53))
+      out.push({ path: at, value });
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) inexactNumbers(value[i], `${at}[${i}]`, out);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const key in value)
+      inexactNumbers((value as Record<string, unknown>)[key], at === '' ? key : `${at}.${key}`, out);
+  }
+  return out;
 }
 
 export function toTextList(value: unknown): string[] {

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ingestPaths } from '../../pipelines/ingest.js';
 import type { Warehouse } from '../../src/load/index.js';
+import { silentLogger } from '../../src/log.js';
 import { count, ingestDocuments, type Row, tableRows, tempWarehouse } from './helpers.js';
 
 /**
@@ -41,6 +45,46 @@ describe('field-level rejection', () => {
     ({ warehouse, dir, cleanup } = await tempWarehouse());
   });
   after(() => cleanup());
+
+  it('a number JSON.parse cannot keep as sent is named, in _extra and in a JSON column', async () => {
+    // Written by hand: JSON.stringify could not write these numbers as a store sends them.
+    const file = path.join(dir, 'inexact.ndjson');
+    await writeFile(
+      file,
+      '{"number":"N-1","updated_at":"2024-05-01T10:00:00Z","total_incl_tax":"10.00",' +
+        '"zz_big":12345678901234567890,"zz_huge":1e400,"zz_fine":9007199254740991,"zz_dec":1.50,' +
+        '"metadata":{"ref":123456789012345678901,"note":"x"}}\n',
+    );
+    await ingestPaths(warehouse, [file], { store: 'shop', runId: 'inexact', logger: silentLogger });
+    const row = await one('orders', "number = 'N-1'");
+    assert.equal(row.metadata, null, 'the JSON column refuses a value it would store changed');
+    // Kept as JSON.parse read them, and each named: the raw landing has them as sent.
+    assert.equal(
+      row._extra,
+      '{"zz_big":12345678901234567000,"zz_huge":null,"zz_fine":9007199254740991,"zz_dec":1.5,"metadata":{"ref":123456789012345680000,"note":"x"}}',
+    );
+    const rows = await rejections('N-1');
+    assert.deepEqual(
+      rows.map((r) => [r.level, r.field_path, r.reason]),
+      [
+        [
+          'field',
+          'metadata',
+          'orders: metadata: got {"ref":123456789012345680000,"note":"x"}, expected JSON whose numbers JSON.parse keeps exactly (integers within ±2^53, none beyond ±1.8e308)',
+        ],
+        [
+          'field',
+          'zz_big',
+          'orders: zz_big: got 12345678901234567000, expected numbers JSON.parse keeps exactly (integers within ±2^53, none beyond ±1.8e308)',
+        ],
+        [
+          'field',
+          'zz_huge',
+          'orders: zz_huge: got Infinity, expected numbers JSON.parse keeps exactly (integers within ±2^53, none beyond ±1.8e308)',
+        ],
+      ],
+    );
+  });
 
   it('bad money, a bad timestamp and a bad integer on a line: the line loads without them', async () => {
     await ingest([

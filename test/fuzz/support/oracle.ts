@@ -125,6 +125,8 @@ export function convert(type: ColumnType, value: unknown): string {
     case 'TIMESTAMPTZ':
       return String(exactMicros(value));
     case 'JSON':
+      if (roundedNumbers(value, '').length > 0)
+        throw new Refused('JSON with a number JSON.parse may have rounded');
       return JSON.stringify(value);
     case 'VARCHAR[]':
       if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return JSON.stringify(value);
@@ -364,9 +366,29 @@ function walk(
       skipped,
       '',
     );
-    if (extra !== undefined) row[extraAt] = JSON.stringify(extra);
+    if (extra !== undefined) {
+      row[extraAt] = JSON.stringify(extra);
+      // A number JSON.parse may have rounded (beyond 2^53, or not finite) is named too, unless a refusal holds it.
+      for (const path of roundedNumbers(extra, ''))
+        if (
+          !refused.some(
+            (r) => path === r.path || path.startsWith(`${r.path}.`) || path.startsWith(`${r.path}[`),
+          )
+        )
+          w.refusals.push({ table: def.name, fieldPath: join(w.trail, path) });
+    }
   }
   return false;
+}
+
+/** Paths of the numbers in `value` a JSON text may have held other than as parsed: integers from 2^53, or ±Infinity. */
+function roundedNumbers(value: unknown, path: string): string[] {
+  if (typeof value === 'number')
+    return Math.abs(value) >= 2 ** 53 && (Number.isInteger(value) || !Number.isFinite(value)) ? [path] : [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => roundedNumbers(v, `${path}[${i}]`));
+  if (isObject(value))
+    return Object.keys(value).flatMap((k) => roundedNumbers(value[k], path === '' ? k : `${path}.${k}`));
+  return [];
 }
 
 /** The rows a record of `entity` in order shape `shape` (from an envelope that said `envelope`) must produce, or that it must be refused. */
