@@ -352,5 +352,18 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
     unwatch?.();
   }
   logger.debug('stream.done', { ...counts, requests: meter.requests, retries: meter.retries });
-  return { stream: stream.name, mode, passId: pass.id, resumed, ...counts, ...meter, cursorsDropped, state };
+  // The meter's counts only: its `waiting` and `responses` are for the heartbeat, and the run's 429s are the
+  // client's (SyncResult.rateLimited, the rate_limited column), so none of them belongs in a stream's result.
+  const { requests, retries } = meter;
+  return {
+    stream: stream.name,
+    mode,
+    passId: pass.id,
+    resumed,
+    ...counts,
+    requests,
+    retries,
+    cursorsDropped,
+    state,
+  };
 }

@@ -100,6 +100,29 @@ describe('store-sync sync and backfill', () => {
       'SELECT _store, count(*) AS n FROM subscriptions GROUP BY ALL',
     );
     assert.deepEqual(counts, [{ _store: 'eu', n: sandbox.store.counts.subscriptions }]);
+    // Each stream's counts are its result's, not the request meter's heartbeat readings (`waiting`, a Set,
+    // stored as {}; `responses`) nor 429s, which the run counts as a whole (`rate_limited`).
+    const [run] = await read<{ counts: string }>(
+      "SELECT counts::VARCHAR AS counts FROM _sync_runs WHERE _store = 'eu'",
+    );
+    const streams = Object.entries(JSON.parse(run!.counts) as Record<string, Record<string, unknown>>);
+    assert.equal(streams.length, 5);
+    for (const [stream, result] of streams)
+      assert.deepEqual(
+        Object.keys(result).sort(),
+        [
+          'cursorsDropped',
+          'pages',
+          'records',
+          'rejections',
+          'requests',
+          'resumed',
+          'retries',
+          'status',
+          'stream',
+        ],
+        stream,
+      );
   });
 
   it('syncs the second store into the same warehouse, with JSON logs that parse line by line', async () => {
