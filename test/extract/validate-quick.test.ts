@@ -138,4 +138,21 @@ test('schemas the check does not know are left to zod, with the same decisions a
     out.rejections.map((r) => [r.key, r.reason]),
     [['1', 'id: Too small: expected number to be >=3']],
   );
+  // A required unknown or any field must be there: zod refuses a record without it, so the check must not
+  // vouch for one.
+  const loose = z.looseObject({ id: z.int(), raw: z.unknown(), any: z.any() });
+  const present = { id: 2, raw: null, any: 0 };
+  assert.equal(quickCheck(loose)({ id: 1 }), false);
+  assert.equal(quickCheck(loose)(present), true);
+  const checked = validateRecords(loose, [{ id: 1 }, present], 'toy', 'GET /toy/');
+  assert.deepEqual(checked.records, [present]);
+  assert.deepEqual(
+    checked.rejections.map((r) => [r.key, r.reason]),
+    [
+      [
+        '1',
+        'raw: Invalid input: expected nonoptional, received undefined; any: Invalid input: expected nonoptional, received undefined',
+      ],
+    ],
+  );
 });
