@@ -548,17 +548,22 @@ export class Warehouse {
 
   /**
    * Runs `fn` with DuckDB settings set as given (`memory_limit`, `preserve_insertion_order` …), then sets
-   * each back as it was: a writer goes on loading after a sync's export, under its own settings.
+   * each back: a writer goes on loading after a sync's export, under its own settings. `memory_limit` goes
+   * back to the limit the warehouse was opened with (a writer's, or a reader's own) exactly as configured
+   * (setMemoryLimit): DuckDB shows a limit rounded, and setting what it shows would lower it a little at every
+   * export. Only a reader opened without a limit, which has DuckDB's default, gets back what DuckDB showed, as
+   * every other setting does. Inside a profile that changes the limit (RUNTIME_PROFILES.bulkCopy), the
+   * profile's own restore follows. Setting and setting back run alone on the connection (exclusive); `fn`
+   * runs outside that, its operations queued as any others.
    */
   async withSettings<T>(
     settings: Readonly<Record<string, string | boolean>>,
     fn: () => Promise<T>,
   ): Promise<T> {
-    const names = Object.keys(settings);
-    const reader = await this.connection.runAndReadAll(
-      `SELECT ${names.map((name) => `current_setting(${literal(name)})`).join(', ')}`,
-    );
-    const before = reader.getRows()[0]!;
+    const { memory_limit: memoryLimit, ...others } = settings;
+    const exactMemory =
+      memoryLimit !== undefined && (!this.readOnly || this.options.memoryLimit !== undefined);
+    const names = Object.keys(exactMemory ? others : settings);
     const assign = (values: readonly unknown[]) =>
       names
         .map((name, i) => {
@@ -566,8 +571,31 @@ export class Warehouse {
           return `SET ${name} = ${typeof value === 'boolean' ? String(value) : literal(String(value))}`;
         })
         .join('; ');
-    await this.connection.run(assign(names.map((name) => settings[name])));
-    return thenRestore(fn, () => this.connection.run(assign(before)));
+    const restore = await this.exclusive(async () => {
+      const before =
+        names.length === 0
+          ? []
+          : (
+              await this.connection.runAndReadAll(
+                `SELECT ${names.map((name) => `current_setting(${literal(name)})`).join(', ')}`,
+              )
+            ).getRows()[0]!;
+      const restoreMemory = exactMemory
+        ? await setMemoryLimit(this.connection, this.options, String(memoryLimit))
+        : async () => undefined;
+      if (names.length > 0)
+        await this.connection.run(assign(names.map((name) => settings[name]))).catch(async (error) => {
+          await restoreMemory().catch(() => undefined);
+          throw error;
+        });
+      return () =>
+        this.exclusive(() =>
+          thenRestore(async () => {
+            if (names.length > 0) await this.connection.run(assign(before));
+          }, restoreMemory),
+        );
+    });
+    return thenRestore(fn, restore);
   }
 
   /** A read-only SELECT's columns and rows, as JSON values (the demo's answers). */

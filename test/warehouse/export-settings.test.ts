@@ -45,6 +45,31 @@ describe('export settings', () => {
     assert.equal(before.preserve_insertion_order, 'true');
   });
 
+  it('a memory limit known as configured is set back exactly, however many exports run', async () => {
+    // DuckDB shows 256MB as 244.1 MiB and 100MB as 95.3 MiB; setting back what it shows lowers the limit a
+    // little each time (244.0 MiB, 95.2 MiB …).
+    const exports = async (w: Warehouse, expected: Record<string, string>) => {
+      for (let round = 0; round < 3; round++) {
+        await w.withSettings({ memory_limit: '64MB', preserve_insertion_order: false }, async () => {
+          assert.deepEqual(await settings(w), {
+            memory_limit: '61.0 MiB',
+            preserve_insertion_order: 'false',
+          });
+        });
+        assert.deepEqual(await settings(w), expected, `after export ${round + 1}`);
+      }
+    };
+    await exports(warehouse, { memory_limit: '244.1 MiB', preserve_insertion_order: 'true' });
+    await warehouse.close();
+    const reader = await openWarehouse(file, { readOnly: true, memoryLimit: '100MB' });
+    try {
+      await exports(reader, { memory_limit: '95.3 MiB', preserve_insertion_order: 'true' });
+    } finally {
+      await reader.close();
+      warehouse = await openWarehouse(file);
+    }
+  });
+
   it("a reader's insertion order is as before, its memory limit as DuckDB showed it", async () => {
     await warehouse.close();
     const reader = await openWarehouse(file, { readOnly: true });
