@@ -443,7 +443,9 @@ export class Warehouse {
       else loadDocument(batch, batch.land(page.stream, unserializable, KIND.unreadable, null, text), text);
     }
     for (const r of page.rejections) {
-      const payload = r.raw === undefined ? null : rawText(r.raw).text;
+      // As received too, when the page's body gave the text (a big integer, 1e400 or 1.50 kept as sent).
+      const received = typeof r.raw === 'object' && r.raw !== null ? RECEIVED_TEXTS.get(r.raw) : undefined;
+      const payload = received ?? (r.raw === undefined ? null : rawText(r.raw).text);
       const source = r.source ?? null;
       batch.reject({
         stream: r.stream,
