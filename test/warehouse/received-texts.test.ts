@@ -4,6 +4,7 @@ import { emptyStreamState } from '../../src/contracts.js';
 import { ApiClient, STREAMS } from '../../src/extract/index.js';
 import { validateRecords } from '../../src/extract/validate.js';
 import type { Warehouse } from '../../src/load/index.js';
+import { CODEC, decodeBlock, storedBlocks } from '../../src/load/landing.js';
 import { startServer, type TestServer } from '../extract/helpers.js';
 import { tempWarehouse } from './helpers.js';
 
@@ -57,6 +58,15 @@ describe('received texts in the warehouse', () => {
     });
   }
 
+  /** The texts of the records the raw landing holds, in order. */
+  async function landedTexts(): Promise<string[]> {
+    const reader = await warehouse.connection.runAndReadAll('SELECT first_seq FROM _raw_landing ORDER BY 1');
+    const seqs = reader.getRows().map(([seq]) => Number(seq));
+    const blocks = await storedBlocks(warehouse.connection, seqs);
+    const landed = (await Promise.all(seqs.map((s) => decodeBlock(CODEC, blocks.get(s)!)))).flat();
+    return landed.filter((r) => r.kind === 'record').map((r) => r.bytes.toString('utf8'));
+  }
+
   async function rejectedPayloads(runId: string): Promise<string[]> {
     const reader = await warehouse.connection.runAndReadAll(
       `SELECT payload FROM _rejected_records WHERE _run_id = '${runId}' ORDER BY key`,
@@ -68,5 +78,27 @@ describe('received texts in the warehouse', () => {
     const rejected = '{"id": "bad", "big": 123456789012345678901234567890, "tiny": 1e400, "x": 1.50}';
     await syncPage(`{"next": null, "results": [${rejected}]}`, 'rejected');
     assert.deepEqual(await rejectedPayloads('rejected'), [rejected]);
+  });
+
+  it('a record lands exactly as the server sent it: spacing, 1.50 and a big integer', async () => {
+    const sent = [
+      '{"id": 1, "name": "Depot", "x": 1.50, "big": 123456789012345678901234567890}',
+      '{"id":2,"name":"caf\\u00e9","x":1.50}',
+    ];
+    const before = (await landedTexts()).length;
+    await syncPage(`{ "next": null,\n  "results": [ ${sent.join(',\n ')} ] }`, 'exact');
+    assert.deepEqual((await landedTexts()).slice(before), sent);
+    const names = await warehouse.connection.runAndReadAll('SELECT name FROM locations WHERE id = 2');
+    assert.deepEqual(names.getRows(), [['café']], 'the parsed record is what is normalized');
+  });
+
+  it('a body in which a secret was masked lands its records re-serialized, masked', async () => {
+    const before = (await landedTexts()).length;
+    await syncPage(
+      `{"next": null, "results": [{"id": 3, "name": "echo ${TOKEN}", "x": 1.50}, {"id": "bad", "note": "${TOKEN}"}]}`,
+      'masked',
+    );
+    assert.deepEqual((await landedTexts()).slice(before), ['{"id":3,"name":"echo ***","x":1.5}']);
+    assert.deepEqual(await rejectedPayloads('masked'), ['{"id":"bad","note":"***"}']);
   });
 });
