@@ -1,11 +1,12 @@
 import pLimit from 'p-limit';
 import type { PageCommit, StreamOptions, StreamState, SyncMode } from '../contracts.js';
-import { asStoreSyncError, ERROR_CODES } from '../errors.js';
+import { asStoreSyncError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import type { ApiClient } from './client.js';
 import { checkWindow, type DateWindow, dayOf, maxDay } from './dates.js';
 import type { RequestMeter, RequestWait } from './operations.js';
 import { checkCursorLength } from './pagination.js';
+import { firstRequestFailure } from './probe.js';
 import type { ExtractedPage, PassKind, StreamContext, StreamDefinition } from './streams/types.js';
 
 /**
@@ -338,13 +339,12 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       throw reason;
     }
     const failure = asStoreSyncError(error);
-    // A 403 to the stream's own list before any page is its missing scope: the sync skips the stream with a
-    // warning naming the scopes (firstRequestFailure in probe.ts), so it is no failure to log here.
-    const denied =
-      counts.pages === 0 &&
-      failure.code === ERROR_CODES.HTTP_FORBIDDEN &&
-      failure.details.operation === stream.operation.id;
-    if (denied) logger.debug('stream.denied', { code: failure.code, message: failure.message });
+    // Before any page, a 403 to the stream's own list is its missing scope (firstRequestFailure in probe.ts,
+    // the rule the sync applies too): the sync skips the stream with a warning naming the scopes, so it is no
+    // failure to log here.
+    const first = counts.pages === 0 ? firstRequestFailure(failure, args.client, stream) : null;
+    if (first?.kind === 'denied')
+      logger.debug('stream.denied', { code: failure.code, message: failure.message });
     else logger.error('stream.failed', { code: failure.code, message: failure.message, ...counts });
     throw failure;
   } finally {
