@@ -339,13 +339,17 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       throw reason;
     }
     const failure = asStoreSyncError(error);
-    // Before any page, a 403 to the stream's own list is its missing scope (firstRequestFailure in probe.ts,
-    // the rule the sync applies too): the sync skips the stream with a warning naming the scopes, so it is no
-    // failure to log here.
+    // Before any page, a failure is told as the probe tells it (firstRequestFailure in probe.ts, the rule the
+    // sync applies too): a 403 to the stream's own list is its missing scope, which the sync reports as a
+    // skipped stream with a warning naming the scopes, so it is no failure to log here; a 404 to it says
+    // which base URL to set. The sync logs nothing more for it: this is the stream's one failure line.
     const first = counts.pages === 0 ? firstRequestFailure(failure, args.client, stream) : null;
     if (first?.kind === 'denied')
       logger.debug('stream.denied', { code: failure.code, message: failure.message });
-    else logger.error('stream.failed', { code: failure.code, message: failure.message, ...counts });
+    else {
+      const told = first?.error ?? failure;
+      logger.error('stream.failed', { code: told.code, message: told.message, ...counts });
+    }
     throw failure;
   } finally {
     args.signal?.removeEventListener('abort', stopOuter);

@@ -247,7 +247,16 @@ describe('store-sync under failure', () => {
       for (const stream of ['locations', 'metadata_definitions', 'fulfillment_orders'])
         assert.match(result.stdout, new RegExp(`^shop\\s+${stream}\\s+ok\\s`, 'm'));
       assert.match(result.stdout, /^shop: partial in /m);
-      assert.match(result.stderr, /^ERROR stream\.failed: .* stream=subscriptions code=http_not_found/m);
+      // The 404 on its first list is logged once, with the base URL advice the summary gives.
+      assert.deepEqual(
+        result.stderr.match(/^ERROR stream\.failed: .* stream=subscriptions .*$/gm)?.length,
+        1,
+        result.stderr,
+      );
+      assert.match(
+        result.stderr,
+        /^ERROR stream\.failed: GET \/api\/subscriptions\/ was not found \(404\), the first list request of stream subscriptions \(\S+\): check that \S+ is the store's administration API root, and set baseUrl .* stream=subscriptions code=http_not_found/m,
+      );
       assert.match(result.stderr, /^ERROR stream\.failed: .* stream=products code=retries_exhausted/m);
       assert.deepEqual(
         await readWarehouse(
