@@ -248,11 +248,15 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       committing = false;
     }
   };
+  /** Throws the first commit that failed, if one did. */
+  const throwCommitFailure = () => {
+    if (commitFailure) throw commitFailure.error;
+  };
   /** Waits for every commit handed over; throws the first that failed. */
   const finishCommits = async () => {
     await inTurn(async () => {
       await waitForCommit(settleCommits());
-      if (commitFailure) throw commitFailure.error;
+      throwCommitFailure();
     });
   };
   const progress = (): StreamProgress => ({
@@ -298,7 +302,7 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
     // An interrupt aborts the requests in flight, which then fail as aborted: the interrupt is the story.
     if (args.signal?.aborted) throw args.signal.reason;
     if (failure !== null) throw failure;
-    await finishCommits();
+    throwCommitFailure();
     if (stream.finish) for await (const page of stream.finish(ctx)) await commitPage(page);
     await finishCommits();
 
