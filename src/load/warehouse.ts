@@ -364,7 +364,7 @@ export class Warehouse {
   }
 
   /** Rows, rejections, raw landing and the stream's state of one API page, in one transaction. */
-  async commitPage(page: PageCommit): Promise<{ rows: number; rejections: number; fieldRejections: number }> {
+  async commitPage(page: PageCommit): Promise<PageCounts> {
     const [result] = await this.commitPages([page]);
     return result!;
   }
@@ -375,8 +375,7 @@ export class Warehouse {
    * not at all, so a stream's saved cursor is never ahead of its rows, nor behind them. Pages are loaded in
    * the order given, and newest wins does not depend on how pages are grouped (merge.ts). One transaction
    * for many pages is what lets a sync keep up with an API faster than a commit per page (docs/performance.md,
-   * "Sync as users run it"). Returns each page's counts: its rejections and field rejections (rows are
-   * counted for the whole group, on the first page).
+   * "Sync as users run it"). Returns each page's counts: its rejections and field rejections.
    */
   async commitPages(pages: readonly PageCommit[]): Promise<PageCounts[]> {
     if (pages.length === 0) return [];
@@ -404,7 +403,6 @@ export class Warehouse {
         const after = this.buildPage(batch, page, meta.syncedAtMs, lastOfStream.get(page.stream) === i);
         if (after.completed) completed.push(after.completed);
         results.push({
-          rows: 0,
           rejections: batch.counts.rejections - before.rejections,
           fieldRejections: batch.counts.fieldRejections - before.fieldRejections,
         });
@@ -413,8 +411,7 @@ export class Warehouse {
       this.discard(batch);
       throw error;
     }
-    const counts = await this.commit(batch);
-    results[0]!.rows = counts.rows;
+    await this.commit(batch);
     for (const scan of completed) await this.warnUnkeyed(scan);
     return results;
   }
@@ -697,7 +694,6 @@ export class Warehouse {
 
 /** What one page of commitPages counted. */
 export interface PageCounts {
-  rows: number;
   rejections: number;
   fieldRejections: number;
 }
