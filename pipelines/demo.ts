@@ -1,5 +1,6 @@
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { expectedStreams } from '../src/cli/context.js';
 import { parseConfig } from '../src/config.js';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import { ApiClient } from '../src/extract/index.js';
@@ -11,7 +12,6 @@ import { deliverThroughReceiver } from '../src/receive/loopback.js';
 import { spoolStatus } from '../src/receive/status.js';
 import { writeReport } from '../src/report/index.js';
 import { DEFAULT_TOKEN, startSandbox } from '../src/sandbox/index.js';
-import { STREAM_NAMES } from '../src/streams.js';
 import { type CapturedDocuments, captureDemoDocuments } from './demo-documents.js';
 import { drainStoreRun } from './drain.js';
 import { exportParquet } from './export.js';
@@ -201,10 +201,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       const store = config.stores[0]!;
       const report = await writeReport(warehouse, path.join(dir, 'report.html'), {
         warehousePath,
-        expected: STREAM_NAMES.filter((stream) => store.streams[stream].enabled).map((stream) => ({
-          store: store.name,
-          stream,
-        })),
+        expected: expectedStreams(config, { store: store.name }),
         freshnessHours: config.freshnessHours,
         spools: [await spoolStatus(store.name, spoolDir)],
       });

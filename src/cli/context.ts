@@ -157,6 +157,25 @@ export function selectStores(config: SyncConfig, name: string | undefined): Stor
   return [store];
 }
 
+/**
+ * The streams the config enables, per store (or --store's alone): `status`, the report and the demo list each
+ * one, even one that has never completed a pass. A one-off job's flags enable none (its store is only a
+ * name), so with `fromFlags` only what the warehouse holds is listed.
+ */
+export function expectedStreams(
+  config: SyncConfig,
+  args: { store?: string | undefined },
+  fromFlags = false,
+): { store: string; stream: StreamName }[] {
+  if (fromFlags) return [];
+  return selectStores(config, args.store).flatMap((store) =>
+    STREAM_NAMES.filter((stream) => store.streams[stream].enabled).map((stream) => ({
+      store: store.name,
+      stream,
+    })),
+  );
+}
+
 /** Parses --streams a,b and refuses names that are not streams. */
 export function parseStreamList(value: string | string[] | undefined): StreamName[] | null {
   if (value === undefined) return null;

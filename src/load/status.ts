@@ -208,8 +208,75 @@ export function judgeStatus(
   }));
 }
 
+/**
+ * `readStatus` of `store`'s streams (every store's without it), judged by `judgeStatus`: what `status` prints
+ * and the report shows.
+ */
+export async function readJudgedStatus(
+  warehouse: Warehouse,
+  options: {
+    expected: { store: string; stream: string }[];
+    store?: string | undefined;
+    nowMs: number;
+    freshnessHours: number;
+  },
+): Promise<JudgedStatusRow[]> {
+  const { store } = options;
+  const rows = await readStatus(warehouse, options.expected);
+  return judgeStatus(
+    rows.filter((row) => store === undefined || row.store === store),
+    options.nowMs,
+    options.freshnessHours,
+  );
+}
+
 /** How far back `status` prints the errors a stream has since got past (its JSON has the last one always). */
 export const RECENT_ERROR_DAYS = 7;
+
+/*
+ * The wording of a status row, shared by `status`'s table and the report's so that both say the same.
+ */
+
+/** How long before `nowMs` the time `from` was: never, 12 min, 3.5 h, 2.1 d. */
+export function ageText(from: string | null, nowMs: number): string {
+  if (!from) return 'never';
+  const minutes = Math.round((nowMs - Date.parse(from)) / 60_000);
+  if (minutes < 60) return `${minutes} min`;
+  if (minutes < 48 * 60) return `${(minutes / 60).toFixed(1)} h`;
+  return `${(minutes / 1440).toFixed(1)} d`;
+}
+
+/** The fresh column: `-` for ingested documents (no freshness applies), else STALE or ok. */
+export function freshText(row: JudgedStatusRow): string {
+  return row.stream === DOCUMENTS_STREAM ? '-' : row.stale ? 'STALE' : 'ok';
+}
+
+/** The last-run column: ok, or what the last run did to the stream (FAILED, INTERRUPTED, SKIPPED); '' for none. */
+export function lastRunText(row: JudgedStatusRow): string {
+  if (!row.lastRun) return '';
+  return row.failing ? row.lastRun.outcome.toUpperCase() : 'ok';
+}
+
+/**
+ * The last error shown for the row: the one that makes the stream fail now, or one of the last
+ * RECENT_ERROR_DAYS that a later run got past (a stream that fails one night in three is worth knowing
+ * about); null for none.
+ */
+export function shownLastError(row: JudgedStatusRow, nowMs: number): RunSummary | null {
+  const e = row.lastError;
+  if (!e || !(row.failing || nowMs - Date.parse(e.at) <= RECENT_ERROR_DAYS * 86_400_000)) return null;
+  return e;
+}
+
+/** The run a shown error came from: `sync run ID`, `backfill run ID`, `ingest run ID`. */
+export function errorRunText(error: RunSummary): string {
+  return `${error.mode === 'backfill' ? 'backfill' : error.command} run ${error.runId}`;
+}
+
+/** After a shown error: `, completed since` when a later run got past it, else nothing. */
+export function completedSinceText(row: JudgedStatusRow): string {
+  return row.failing ? '' : ', completed since';
+}
 
 /** How far back `status` looks for new fields: those first seen within these many days. */
 export const NEW_FIELDS_DAYS = 7;

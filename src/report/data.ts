@@ -1,12 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { NewFields } from '../load/schema-changes.js';
-import {
-  type JudgedStatusRow,
-  judgeStatus,
-  NEW_FIELDS_DAYS,
-  readStatus,
-  recentNewFields,
-} from '../load/status.js';
+import { type JudgedStatusRow, NEW_FIELDS_DAYS, readJudgedStatus, recentNewFields } from '../load/status.js';
 import type { Warehouse } from '../load/warehouse.js';
 import { tableFamilies } from '../model/docs.js';
 import { ident, literal, type TableDef, tableDefinitions, timestampLiteral } from '../model/index.js';
@@ -323,12 +317,12 @@ async function fileBytes(file: string): Promise<number | null> {
 export async function gatherReport(warehouse: Warehouse, options: ReportOptions): Promise<ReportData> {
   const now = options.now ?? Date.now();
   const { store } = options;
-  const status = await readStatus(warehouse, options.expected);
-  const streams = judgeStatus(
-    status.filter((row) => store === undefined || row.store === store),
-    now,
-    options.freshnessHours,
-  );
+  const streams = await readJudgedStatus(warehouse, {
+    expected: options.expected,
+    store,
+    nowMs: now,
+    freshnessHours: options.freshnessHours,
+  });
   const newFields = (await recentNewFields(warehouse, now)).filter(
     (entry) => store === undefined || entry.store === store,
   );

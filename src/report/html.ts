@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
-import { DOCUMENTS_STREAM } from '../load/documents.js';
-import { RECENT_ERROR_DAYS } from '../load/status.js';
+import {
+  ageText,
+  completedSinceText,
+  errorRunText,
+  freshText,
+  lastRunText,
+  RECENT_ERROR_DAYS,
+  shownLastError,
+} from '../load/status.js';
 import { tableFamilies, tableRelations } from '../model/docs.js';
 import { type Bar, barChart, type DiagramTable, tableDiagram } from './charts.js';
 import type { ReportData, ReportRun, ReportStream } from './data.js';
@@ -109,14 +116,6 @@ const SCRIPT = `
 
 const scriptHash = `sha256-${createHash('sha256').update(SCRIPT).digest('base64')}`;
 
-function age(from: string | null, now: number): string {
-  if (!from) return 'never';
-  const minutes = Math.round((now - Date.parse(from)) / 60_000);
-  if (minutes < 60) return `${minutes} min`;
-  if (minutes < 48 * 60) return `${(minutes / 60).toFixed(1)} h`;
-  return `${(minutes / 1440).toFixed(1)} d`;
-}
-
 /** A cell: text escaped; `field` names what it holds for readers of the page (and its test). */
 function td(value: unknown, options: { field?: string; cls?: string; sort?: string | number } = {}): string {
   const attrs = [
@@ -141,14 +140,14 @@ function freshness(data: ReportData, now: number): string {
   if (data.streams.length === 0)
     return '<p class="note" id="freshness-empty">Nothing synced yet: run store-sync sync (or ingest).</p>';
   const rows = data.streams.map((s) => {
-    const fresh = s.stream === DOCUMENTS_STREAM ? '-' : s.stale ? 'STALE' : 'ok';
+    const fresh = freshText(s);
     const cursor = s.cursorInProgress ? new URL(s.cursorInProgress).search || s.cursorInProgress : '';
     return (
       `<tr data-store="${esc(s.store)}" data-stream="${esc(s.stream)}">` +
       td(s.store, { field: 'store' }) +
       td(s.stream, { field: 'stream' }) +
       td(s.lastSuccessAt ?? '', { field: 'lastSuccessAt', cls: 'code' }) +
-      `<td data-field="age"${s.lastSuccessAt ? ` data-age-from="${esc(s.lastSuccessAt)}"` : ''} data-sort="${s.lastSuccessAt ? now - Date.parse(s.lastSuccessAt) : ''}">${esc(age(s.lastSuccessAt, now))}</td>` +
+      `<td data-field="age"${s.lastSuccessAt ? ` data-age-from="${esc(s.lastSuccessAt)}"` : ''} data-sort="${s.lastSuccessAt ? now - Date.parse(s.lastSuccessAt) : ''}">${esc(ageText(s.lastSuccessAt, now))}</td>` +
       num(s.rows, 'rows') +
       td(s.watermark ?? '', { field: 'watermark', cls: 'code' }) +
       td(s.lastFullScanAt ?? '', { field: 'lastFullScanAt', cls: 'code' }) +
@@ -188,8 +187,7 @@ const scroll = (html: string) => `<div class="scroll">${html}</div>`;
 function lastRun(s: ReportStream, now: number): string {
   if (!s.lastRun) return td('', { field: 'lastRun' });
   const run = s.lastRun;
-  const text = s.failing ? run.outcome.toUpperCase() : 'ok';
-  return `<td data-field="lastRun" class="${s.failing ? 'failed' : 'fresh'}" data-sort="${esc(run.at)}" title="${esc(`${run.command} run ${run.runId} at ${run.at}, ${age(run.at, now)} ago`)}">${esc(text)}</td>`;
+  return `<td data-field="lastRun" class="${s.failing ? 'failed' : 'fresh'}" data-sort="${esc(run.at)}" title="${esc(`${run.command} run ${run.runId} at ${run.at}, ${ageText(run.at, now)} ago`)}">${esc(lastRunText(s))}</td>`;
 }
 
 /**
@@ -197,12 +195,9 @@ function lastRun(s: ReportStream, now: number): string {
  * the errors `status` prints under its table.
  */
 function lastError(s: ReportStream, now: number): string {
-  const e = s.lastError;
-  if (!e || !(s.failing || now - Date.parse(e.at) <= RECENT_ERROR_DAYS * 86_400_000))
-    return td('', { field: 'lastError' });
-  const run = `${e.mode === 'backfill' ? 'backfill' : e.command} run ${e.runId}`;
-  const since = s.failing ? '' : ', completed since';
-  return td(`${e.outcome} at ${e.at} (${run})${since}: ${e.error ?? ''}`, {
+  const e = shownLastError(s, now);
+  if (!e) return td('', { field: 'lastError' });
+  return td(`${e.outcome} at ${e.at} (${errorRunText(e)})${completedSinceText(s)}: ${e.error ?? ''}`, {
     field: 'lastError',
     cls: s.failing ? 'failed' : '',
   });

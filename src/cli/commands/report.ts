@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { registerSecret } from '../../log.js';
-import { STREAM_NAMES } from '../../streams.js';
 import {
+  expectedStreams,
   type JobArgs,
   jobFromFlags,
   positiveNumberOption,
@@ -51,14 +51,7 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
       if (store.receiver) registerSecret(process.env[store.receiver.secretEnv]);
     }
     // The streams the config enables, as `status` lists them (a one-off job's flags enable none).
-    const expected = fromFlags
-      ? []
-      : stores.flatMap((store) =>
-          STREAM_NAMES.filter((stream) => store.streams[stream].enabled).map((stream) => ({
-            store: store.name,
-            stream,
-          })),
-        );
+    const expected = expectedStreams(config, args, fromFlags);
     const out = path.resolve(args.out ?? path.join(path.dirname(config.warehouse), REPORT_FILE));
     const { openWarehouse } = await import('../../load/index.js');
     const { receiverSpools } = await import('../../receive/status.js');

@@ -3,10 +3,10 @@ import type { RebuildProgress } from '../../../pipelines/rebuild.js';
 import type { SyncConfig } from '../../config.js';
 import type { SchemaContract } from '../../contracts.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
-import { STREAM_NAMES } from '../../streams.js';
 import {
   applyWaitForLock,
   cliLogger,
+  expectedStreams,
   type FastPathArgs,
   type JobArgs,
   jobFromFlags,
@@ -43,14 +43,6 @@ interface StatusArgs extends JobArgs, ReadCopyArgs {
   'freshness-hours'?: number;
 }
 
-function age(from: string | null, now: number): string {
-  if (!from) return 'never';
-  const minutes = Math.round((now - Date.parse(from)) / 60_000);
-  if (minutes < 60) return `${minutes} min`;
-  if (minutes < 48 * 60) return `${(minutes / 60).toFixed(1)} h`;
-  return `${(minutes / 1440).toFixed(1)} d`;
-}
-
 export const statusCommand: CommandModule<object, StatusArgs> = {
   command: 'status',
   describe:
@@ -70,32 +62,37 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
       args['freshness-hours'] === undefined
         ? config.freshnessHours
         : positiveNumberOption('freshness-hours', args['freshness-hours']);
-    // A config file says which streams should have synced; a one-off job's flags do not (its store is
-    // only a name), so then only what the warehouse holds is listed.
-    const expected = jobFromFlags(args)
-      ? []
-      : selectStores(config, args.store).flatMap((store) =>
-          STREAM_NAMES.filter((stream) => store.streams[stream].enabled).map((stream) => ({
-            store: store.name,
-            stream,
-          })),
-        );
-    const { DOCUMENTS_STREAM, openWarehouse, readStatus } = await import('../../load/index.js');
+    // A config file says which streams should have synced; a one-off job's flags do not.
+    const expected = expectedStreams(config, args, jobFromFlags(args));
+    const { openWarehouse } = await import('../../load/index.js');
     const { newFieldsText } = await import('../../load/schema-changes.js');
-    const { NEW_FIELDS_DAYS, RECENT_ERROR_DAYS, judgeStatus, recentNewFields } = await import(
-      '../../load/status.js'
-    );
+    const {
+      NEW_FIELDS_DAYS,
+      ageText,
+      completedSinceText,
+      errorRunText,
+      freshText,
+      lastRunText,
+      readJudgedStatus,
+      recentNewFields,
+      shownLastError,
+    } = await import('../../load/status.js');
     // While a run writes the warehouse, its read copy (the state after the last run) is what can be read.
     const warehouse = await readWarehouseOrCopy(config, args, (file) =>
       openWarehouse(file, { readOnly: true }),
     );
     const now = Date.now();
-    let rows: Awaited<ReturnType<typeof readStatus>>;
+    let report: Awaited<ReturnType<typeof readJudgedStatus>>;
     let recent: Awaited<ReturnType<typeof recentNewFields>>;
     const { orderCoverageLine, readOrderCoverage } = await import('../../load/models.js');
     let coverage: Awaited<ReturnType<typeof readOrderCoverage>>;
     try {
-      rows = await readStatus(warehouse, expected);
+      report = await readJudgedStatus(warehouse, {
+        expected,
+        store: args.store,
+        nowMs: now,
+        freshnessHours: hours,
+      });
       recent = await recentNewFields(warehouse, now);
       // `orders` holds captured documents only: how many the store references beyond them (docs/analytics.md).
       coverage = (await readOrderCoverage(warehouse)).filter(
@@ -106,11 +103,6 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
     }
     // Field paths no column maps, first seen in the last NEW_FIELDS_DAYS days (values in the rows' `_extra`).
     const newFields = recent.filter((entry) => args.store === undefined || entry.store === args.store);
-    const report = judgeStatus(
-      rows.filter((row) => args.store === undefined || row.store === args.store),
-      now,
-      hours,
-    );
     // A receiver's spool: events received and not yet drained into the warehouse (docs/receiver.md).
     const { receiverSpools, spoolRows } = await import('../../receive/status.js');
     const spools = jobFromFlags(args) ? [] : await receiverSpools(config, args.store, now);
@@ -138,23 +130,18 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
         r.store,
         r.stream,
         r.lastSuccessAt ?? '',
-        age(r.lastSuccessAt, now),
+        ageText(r.lastSuccessAt, now),
         r.rows,
         r.watermark ?? '',
         r.cursorInProgress ? new URL(r.cursorInProgress).search || r.cursorInProgress : '',
         r.rejectionsSinceLastSuccess,
-        r.stream === DOCUMENTS_STREAM ? '-' : r.stale ? 'STALE' : 'ok',
-        r.lastRun
-          ? `${r.failing ? r.lastRun.outcome.toUpperCase() : 'ok'}, ${age(r.lastRun.at, now)} ago`
-          : '',
+        freshText(r),
+        r.lastRun ? `${lastRunText(r)}, ${ageText(r.lastRun.at, now)} ago` : '',
       ]);
       process.stdout.write(`${renderTable(columns, table)}\n`);
       // The error that makes a stream fail now, and those of the last days that a later run got past (a
       // stream that fails one night in three is worth knowing about). The stored messages are masked.
-      const errors = report.filter(
-        (r) =>
-          r.lastError && (r.failing || now - Date.parse(r.lastError.at) <= RECENT_ERROR_DAYS * 86_400_000),
-      );
+      const errors = report.filter((r) => shownLastError(r, now));
       if (errors.length) {
         // Streams that one failed run stopped together share its error: told once, naming them all.
         const groups = new Map<string, typeof errors>();
@@ -164,12 +151,10 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
           groups.set(group, [...(groups.get(group) ?? []), row]);
         }
         const lines = [...groups.values()].map((rows) => {
-          const { store, lastError, failing } = rows[0]!;
+          const { store, lastError } = rows[0]!;
           const e = lastError!;
-          const run = `${e.mode === 'backfill' ? 'backfill' : e.command} run ${e.runId}`;
-          const since = failing ? '' : ', completed since';
           const streams = rows.map((r) => r.stream).join(', ');
-          return `  ${store} ${streams}: ${e.outcome} at ${e.at} (${age(e.at, now)} ago, ${run})${since}: ${e.error}`;
+          return `  ${store} ${streams}: ${e.outcome} at ${e.at} (${ageText(e.at, now)} ago, ${errorRunText(e)})${completedSinceText(rows[0]!)}: ${e.error}`;
         });
         process.stdout.write(`\nlast errors:\n${lines.join('\n')}\n`);
       }
