@@ -269,13 +269,7 @@ async function runInChildren(
   const { syncInParallel, worstExitCode } = await import('../../../pipelines/parallel.js');
   const { storeWarehouse } = await import('../../config.js');
   const logger = cliLogger(args);
-  const controller = new AbortController();
-  const stop = (signal: NodeJS.Signals) => {
-    logger.warn('sync.stopping', { signal, message: 'stopping every store at its next page boundary' });
-    controller.abort();
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  const stop = new StopOnSignal(logger, 'sync.stopping', 'stopping every store at its next page boundary');
   let outcomes: Awaited<ReturnType<typeof syncInParallel>>;
   try {
     outcomes = await syncInParallel({
@@ -283,11 +277,10 @@ async function runInChildren(
       parallel,
       argv: process.argv.slice(2),
       logger,
-      signal: controller.signal,
+      signal: stop.signal,
     });
   } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
+    stop.release();
   }
   const { renderTable } = await import('../output.js');
   process.stdout.write(
