@@ -5,7 +5,6 @@ import { asStoreSyncError, ERROR_CODES, StoreSyncError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import {
   cliLogger,
-  integerOption,
   type JobArgs,
   parseStreamList,
   resolveJob,
@@ -20,6 +19,7 @@ import {
   streamPulse,
   withHeartbeatOptions,
 } from '../heartbeat.js';
+import { childResultText, parallelStores } from './sync.js';
 
 interface ScheduleArgs extends JobArgs, HeartbeatArgs {
   cron: string;
@@ -120,16 +120,13 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
     const { runSync } = await import('../../../pipelines/sync.js');
     const { checkStores, syncStores } = await import('../../../pipelines/stores.js');
     const initial = await resolveJob(args, { needsApi: true });
-    checkStores(selectStores(initial, args.store), streams);
+    const chosen = selectStores(initial, args.store);
+    checkStores(chosen, streams);
     // The flags are checked at start; the config's settings again at each run, which re-reads it.
     heartbeatBounds(initial, args);
     const parallel = args.parallel;
-    if (parallel !== undefined) integerOption('parallel', parallel, 1, 64);
-    if (initial.warehouseLayout === 'single' && (parallel ?? 1) > 1)
-      throw new StoreSyncError(
-        ERROR_CODES.USAGE,
-        `--parallel ${parallel}: every store is in the one warehouse ${initial.warehouse}, and a DuckDB file has one writer; set "warehouseLayout": "per-store" in the config (each store in warehouses/<store>.duckdb) to sync stores in parallel, or leave --parallel out.`,
-      );
+    // --parallel as sync checks it: a whole number, and refused over one warehouse file.
+    parallelStores(initial, chosen, parallel);
     const { Cron } = await import('croner');
     let job: Cron;
     try {
@@ -185,17 +182,12 @@ export const scheduleCommand: CommandModule<object, ScheduleArgs> = {
             seconds: Number(o.seconds.toFixed(1)),
             ...(bound.expired() ? { stoppedBy: 'maxRunMinutes' } : {}),
           };
-          if (o.exitCode === 0 || o.exitCode === 3)
-            logger.info('schedule.run', { ...fields, outcome: o.exitCode === 0 ? 'succeeded' : 'partial' });
+          if (o.exitCode === EXIT.OK || o.exitCode === EXIT.PARTIAL)
+            logger.info('schedule.run', { ...fields, outcome: childResultText(o) });
           else
             logger.error('schedule.run_failed', {
               ...fields,
-              message:
-                o.exitCode === null
-                  ? o.signal
-                    ? `killed by ${o.signal}`
-                    : 'not started'
-                  : (o.lastError ?? ''),
+              message: o.exitCode === null ? childResultText(o) : (o.lastError ?? ''),
             });
         }
       } finally {

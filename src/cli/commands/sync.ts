@@ -1,4 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
+import type { ChildOutcome } from '../../../pipelines/parallel.js';
 import type { StoreFailure, StoreOutcome } from '../../../pipelines/stores.js';
 import type { StoreConfig, SyncConfig } from '../../config.js';
 import type { SyncMode } from '../../contracts.js';
@@ -242,7 +243,7 @@ async function runSyncCommand(
  * stores with a file each (one process then writes one file). One warehouse file admits one writer, so
  * `--parallel` above 1 with warehouseLayout "single" is refused before anything runs.
  */
-function parallelStores(
+export function parallelStores(
   config: SyncConfig,
   stores: readonly StoreConfig[],
   parallel: number | undefined,
@@ -257,6 +258,19 @@ function parallelStores(
     return false;
   }
   return stores.length > 1;
+}
+
+const CHILD_RESULTS: Readonly<Record<number, string>> = {
+  [EXIT.OK]: 'succeeded',
+  [EXIT.FAILED]: 'failed',
+  [EXIT.USAGE]: 'usage error',
+  [EXIT.PARTIAL]: 'partial',
+};
+
+/** What became of a store's child process, by its exit code (any other code: failed), signal, or neither. */
+export function childResultText(outcome: ChildOutcome): string {
+  if (outcome.exitCode === null) return outcome.signal ? `killed by ${outcome.signal}` : 'not started';
+  return CHILD_RESULTS[outcome.exitCode] ?? 'failed';
 }
 
 /** Runs each store in a child process (pipelines/parallel.ts), prints a table of the stores, exits the worst code. */
@@ -289,11 +303,7 @@ async function runInChildren(
       outcomes.map((o) => [
         o.store,
         o.exitCode,
-        o.exitCode === null
-          ? o.signal
-            ? `killed by ${o.signal}`
-            : 'not started'
-          : (['succeeded', 'failed', 'usage error', 'partial'][o.exitCode] ?? 'failed'),
+        childResultText(o),
         Number(o.seconds.toFixed(1)),
         storeWarehouse(config, o.store),
         o.exitCode === 0 ? '' : (o.lastError ?? ''),
