@@ -306,9 +306,12 @@ export function integerOption(name: string, value: number, min: number, max: num
   return value;
 }
 
-/** A numeric option that must be a number above zero (hours, say): a usage error naming the option otherwise. */
-export function positiveNumberOption(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) throw badNumber(name, 'a number above 0', value);
+/**
+ * A numeric option that must be a number above zero (hours, say): a usage error naming the option otherwise,
+ * saying it must be `expected`.
+ */
+export function positiveNumberOption(name: string, value: number, expected = 'a number above 0'): number {
+  if (!Number.isFinite(value) || value <= 0) throw badNumber(name, expected, value);
   return value;
 }
 

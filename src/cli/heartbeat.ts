@@ -2,9 +2,9 @@ import type { Argv } from 'yargs';
 import type { IngestProgress } from '../../pipelines/ingest.js';
 import type { RebuildProgress } from '../../pipelines/rebuild.js';
 import type { SyncConfig } from '../config.js';
-import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import type { StreamActivity } from '../extract/index.js';
 import type { LogFields, Logger } from '../log.js';
+import { positiveNumberOption } from './context.js';
 
 /**
  * The heartbeat of a long run (sync, ingest, rebuild, schedule): every `intervalMs` one log line per active
@@ -184,15 +184,8 @@ export function withHeartbeatOptions<T>(yargs: Argv<T>): Argv<T & HeartbeatArgs>
     }) as Argv<T & HeartbeatArgs>;
 }
 
-function seconds(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0)
-    throw new StoreSyncError(
-      ERROR_CODES.USAGE,
-      `--${name} must be a number of seconds above 0 (got ${Number.isNaN(value) ? 'something that is not a number' : value})`,
-    );
-  return value;
-}
+const seconds = (name: string, value: number | undefined, fallback: number): number =>
+  value === undefined ? fallback : positiveNumberOption(name, value, 'a number of seconds above 0');
 
 /** The heartbeat's bounds: the flags, else the config's settings (their defaults without a config). */
 export function heartbeatBounds(
