@@ -3,6 +3,7 @@ import type { ExportProgress } from '../../pipelines/export.js';
 import type { IngestProgress } from '../../pipelines/ingest.js';
 import type { RebuildProgress } from '../../pipelines/rebuild.js';
 import type { StreamProgress } from '../extract/index.js';
+import { bytes } from '../report/escape.js';
 
 /**
  * Progress bars on a terminal (stderr), nothing anywhere else: a cron log or a pipe gets the log lines only.
@@ -46,25 +47,13 @@ const writeLine = (line: string) => {
   process.stderr.write(`${line}\n`);
 };
 
-const UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
-
-export function formatBytes(bytes: number): string {
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${unit === 0 ? value : value.toFixed(1)} ${UNITS[unit]}`;
-}
-
 function formatSeconds(seconds: number): string {
   const left = Math.max(0, Math.round(seconds));
   return left >= 60 ? `${Math.floor(left / 60)}m${String(left % 60).padStart(2, '0')}s` : `${left}s`;
 }
 
 function countText(bar: BarState): string {
-  const amount = (n: number) => (bar.unit === 'bytes' ? formatBytes(n) : String(n));
+  const amount = (n: number) => (bar.unit === 'bytes' ? bytes(n) : String(n));
   if (bar.total === null)
     return bar.unit === 'bytes' ? `${amount(bar.value)} read` : `${bar.value} ${bar.unit}`;
   const unit = bar.unit === 'bytes' ? '' : ` ${bar.unit}`;

@@ -26,9 +26,13 @@ export function count(value: number | null | undefined): string {
     : value.toFixed(1);
 }
 
+/**
+ * A size in bytes, by 1024s: `512 B`, `12.0 MB` (the report's sizes and the progress bars' bytes read);
+ * `unknown` for null.
+ */
 export function bytes(value: number | null): string {
   if (value === null) return 'unknown';
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
   let n = value;
   let unit = 0;
   while (n >= 1024 && unit < units.length - 1) {
