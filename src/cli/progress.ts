@@ -144,6 +144,14 @@ export function streamBar(progress: StreamProgress, elapsedSeconds: number): Bar
   };
 }
 
+/**
+ * The progress display of a command: bars only on a terminal, and never with JSON logs (a log shipper wants
+ * lines, not redraws).
+ */
+export function progressFor(args: { 'log-format'?: 'human' | 'json' | undefined }): ProgressDisplay {
+  return createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
+}
+
 export function createProgressDisplay(enabled: boolean): ProgressDisplay {
   if (!enabled) return { update: () => {}, show: () => {}, log: writeLine, stop: () => {} };
   const started = Date.now();

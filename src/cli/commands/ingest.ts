@@ -102,9 +102,8 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         `the config has ${config.stores.length} stores (${config.stores.map((s) => s.name).join(', ')}): pass --store NAME to say whose documents these are.`,
       );
     }
-    const { createProgressDisplay, ingestBar } = await import('../progress.js');
-    // Bars only on a terminal, and never with JSON logs (as for sync).
-    const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
+    const { ingestBar, progressFor } = await import('../progress.js');
+    const progress = progressFor(args);
     const logger = cliLogger(args, progress.log);
     const { ingestPaths } = await import('../../../pipelines/ingest.js');
     const { openWarehouse } = await import('../../load/index.js');

@@ -147,9 +147,8 @@ async function runSyncCommand(
     await runInChildren(args, config, stores, args.parallel ?? 1);
     return;
   }
-  // Bars only on a terminal, and never with JSON logs: a log shipper wants lines, not redraws.
-  const { createProgressDisplay } = await import('../progress.js');
-  const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
+  const { progressFor } = await import('../progress.js');
+  const progress = progressFor(args);
   const logger = cliLogger(args, progress.log);
   const heartbeat = new Heartbeat({ logger, prefix: 'stream', ...heartbeatBounds(config, args) }).start();
   const outcomes: StoreOutcome[] = [];

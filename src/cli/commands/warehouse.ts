@@ -225,10 +225,9 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
       );
     const { openWarehouse } = await import('../../load/index.js');
     const { exportParquet } = await import('../../../pipelines/export.js');
-    const { createProgressDisplay, exportBar } = await import('../progress.js');
+    const { exportBar, progressFor } = await import('../progress.js');
     // A running writer blocks readers: exit 1 as for query and status, not a configuration error.
-    // Bars only on a terminal, and never with JSON logs (as for sync).
-    const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
+    const progress = progressFor(args);
     const warehouse = await readWarehouseOrCopy(config, args, (file) =>
       openWarehouse(file, { readOnly: true, logger: cliLogger(args, progress.log) }),
     );
@@ -346,9 +345,8 @@ export const rebuildCommand: CommandModule<
     // A bad flag is refused before a run is recorded (a run left without an outcome reads as interrupted).
     const bounds = heartbeatBounds(config, args);
     useFastPathSwitch(args);
-    const { createProgressDisplay, rebuildBar } = await import('../progress.js');
-    // Bars only on a terminal, and never with JSON logs (as for sync).
-    const progress = createProgressDisplay(Boolean(process.stderr.isTTY) && args['log-format'] !== 'json');
+    const { progressFor, rebuildBar } = await import('../progress.js');
+    const progress = progressFor(args);
     const logger = cliLogger(args, progress.log);
     const { openWarehouse } = await import('../../load/index.js');
     const { rebuildWarehouse } = await import('../../../pipelines/rebuild.js');
