@@ -29,15 +29,15 @@ export interface StatusRow {
    * in it (`ok`), failed, was stopped (`interrupted`) or skipped for a missing scope, when, and why. Null
    * when no recorded run read it.
    */
-  lastRun: RunSummary | null;
+  lastRun: StreamRunSummary | null;
   /** The newest run, backfills included, in which the stream did not complete; null when none. */
-  lastError: RunSummary | null;
+  lastError: StreamRunSummary | null;
 }
 
 /** A stream's part in one run, as status tells it. */
-export type RunSummary = Omit<StreamRun, 'store' | 'stream'>;
+export type StreamRunSummary = Omit<StreamRun, 'store' | 'stream'>;
 
-const summaryOf = ({ store: _store, stream: _stream, ...run }: StreamRun): RunSummary => run;
+const summaryOf = ({ store: _store, stream: _stream, ...run }: StreamRun): StreamRunSummary => run;
 
 async function scalar(connection: DuckDBConnection, sql: string): Promise<unknown> {
   return (await connection.runAndReadAll(sql)).getRows()[0]?.[0] ?? null;
@@ -77,11 +77,18 @@ async function streamRows(
   );
 }
 
-async function documentRows(connection: DuckDBConnection): Promise<StatusRow[]> {
+type RunsOf = (store: string, stream: string) => Pick<StatusRow, 'lastRun' | 'lastError'>;
+
+async function documentRows(
+  connection: DuckDBConnection,
+  only: string | undefined,
+  runs: RunsOf,
+): Promise<StatusRow[]> {
+  const where = only === undefined ? '' : ` WHERE _store = ${literal(only)}`;
   const reader = await connection.runAndReadAll(
     `SELECT _store, sum(documents), strftime(max(_synced_at) FILTER (status = 'complete'), '%Y-%m-%dT%H:%M:%S.%gZ'),
             arg_max(_run_id, _synced_at) FILTER (status = 'complete')
-     FROM _ingested_files GROUP BY _store ORDER BY _store`,
+     FROM _ingested_files${where} GROUP BY _store ORDER BY _store`,
   );
   const rows: StatusRow[] = [];
   for (const [store, documents, last, run] of reader.getRows()) {
@@ -94,8 +101,6 @@ async function documentRows(connection: DuckDBConnection): Promise<StatusRow[]> 
       watermark: null,
       lastFullScanAt: null,
       cursorInProgress: null,
-      lastRun: null,
-      lastError: null,
       rejectionsSinceLastSuccess: await rejectionsSince(
         connection,
         String(store),
@@ -103,6 +108,7 @@ async function documentRows(connection: DuckDBConnection): Promise<StatusRow[]> 
         lastSuccessAt,
         run === null ? null : String(run),
       ),
+      ...runs(String(store), DOCUMENTS_STREAM),
     });
   }
   return rows;
@@ -113,26 +119,35 @@ async function documentRows(connection: DuckDBConnection): Promise<StatusRow[]> 
  * every time, was skipped for a missing scope, or was never run) has no saved state, and is listed with
  * no last success, so that a pipeline that has never worked does not look like one with nothing to do. So is
  * every stream a recorded run read, config or not: a warehouse whose every run failed shows those runs.
+ * With `store`, that store's streams alone are read.
  */
 export async function readStatus(
   warehouse: Warehouse,
   expected: { store: string; stream: string }[] = [],
+  store?: string,
 ): Promise<StatusRow[]> {
   return warehouse.exclusive(async () => {
     const connection = warehouse.connection;
-    const rows: StatusRow[] = [];
     const key = (store: string, stream: string) => `${store}\u0000${stream}`;
-    const states = await listStates(connection);
-    const lastRuns = new Map(
-      (await newestStreamRuns(connection, 'last')).map((run) => [key(run.store, run.stream), run]),
-    );
-    const lastErrors = new Map(
-      (await newestStreamRuns(connection, 'lastFailure')).map((run) => [key(run.store, run.stream), run]),
-    );
+    const states = await listStates(connection, store);
+    const newest = await newestStreamRuns(connection, store);
+    const lastRuns = new Map(newest.last.map((run) => [key(run.store, run.stream), run]));
+    const lastErrors = new Map(newest.lastFailure.map((run) => [key(run.store, run.stream), run]));
+    // The stream's last run and last error, as status tells them.
+    const runs: RunsOf = (store, stream) => {
+      const last = lastRuns.get(key(store, stream));
+      const failure = lastErrors.get(key(store, stream));
+      return { lastRun: last ? summaryOf(last) : null, lastError: failure ? summaryOf(failure) : null };
+    };
+    const rows: StatusRow[] = [];
     const listed = new Set(states.map((s) => key(s.store, s.stream)));
-    const documents = await documentRows(connection);
+    const documents = await documentRows(connection, store, runs);
     for (const row of documents) listed.add(key(row.store, row.stream));
-    const others = [...expected, ...[...lastRuns.values(), ...lastErrors.values()]];
+    const others = [
+      ...expected.filter((e) => store === undefined || e.store === store),
+      ...newest.last,
+      ...newest.lastFailure,
+    ];
     for (const { store, stream } of others) {
       if (listed.has(key(store, stream))) continue;
       listed.add(key(store, stream));
@@ -146,8 +161,7 @@ export async function readStatus(
         lastFullScanAt: null,
         cursorInProgress: null,
         rejectionsSinceLastSuccess: await rejectionsSince(connection, store, stream, null, null),
-        lastRun: null,
-        lastError: null,
+        ...runs(store, stream),
       });
     }
     for (const saved of states) {
@@ -168,17 +182,10 @@ export async function readStatus(
           // The row was last saved by the run that completed the pass, when none is in progress.
           saved.state.pass === null ? saved.runId : null,
         ),
-        lastRun: null,
-        lastError: null,
+        ...runs(saved.store, saved.stream),
       });
     }
     rows.push(...documents);
-    for (const row of rows) {
-      const last = lastRuns.get(key(row.store, row.stream));
-      const failure = lastErrors.get(key(row.store, row.stream));
-      row.lastRun = last ? summaryOf(last) : null;
-      row.lastError = failure ? summaryOf(failure) : null;
-    }
     return rows.sort((a, b) => a.store.localeCompare(b.store) || a.stream.localeCompare(b.stream));
   });
 }
@@ -221,13 +228,8 @@ export async function readJudgedStatus(
     freshnessHours: number;
   },
 ): Promise<JudgedStatusRow[]> {
-  const { store } = options;
-  const rows = await readStatus(warehouse, options.expected);
-  return judgeStatus(
-    rows.filter((row) => store === undefined || row.store === store),
-    options.nowMs,
-    options.freshnessHours,
-  );
+  const rows = await readStatus(warehouse, options.expected, options.store);
+  return judgeStatus(rows, options.nowMs, options.freshnessHours);
 }
 
 /** How far back `status` prints the errors a stream has since got past (its JSON has the last one always). */
@@ -262,14 +264,14 @@ export function lastRunText(row: JudgedStatusRow): string {
  * RECENT_ERROR_DAYS that a later run got past (a stream that fails one night in three is worth knowing
  * about); null for none.
  */
-export function shownLastError(row: JudgedStatusRow, nowMs: number): RunSummary | null {
+export function shownLastError(row: JudgedStatusRow, nowMs: number): StreamRunSummary | null {
   const e = row.lastError;
   if (!e || !(row.failing || nowMs - Date.parse(e.at) <= RECENT_ERROR_DAYS * 86_400_000)) return null;
   return e;
 }
 
 /** The run a shown error came from: `sync run ID`, `backfill run ID`, `ingest run ID`. */
-export function errorRunText(error: RunSummary): string {
+export function errorRunText(error: StreamRunSummary): string {
   return `${error.mode === 'backfill' ? 'backfill' : error.command} run ${error.runId}`;
 }
 

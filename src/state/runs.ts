@@ -102,28 +102,36 @@ const STREAM_RUNS_SQL = `
   FROM judged`;
 
 /**
- * Per store and stream, the newest run: `last` of the runs that move a stream on (a backfill reads a past range
- * and leaves the nightly state alone, so it neither hides nor replaces a nightly failure), `lastFailure` of
- * every run, backfills included, in which the stream did not complete.
+ * Per store and stream (of `store` alone, when given), in one query, the newest run: `last` of the runs that
+ * move a stream on (a backfill reads a past range and leaves the nightly state alone, so it neither hides
+ * nor replaces a nightly failure), `lastFailure` of every run, backfills included, in which the stream did
+ * not complete.
  */
 export async function newestStreamRuns(
   connection: DuckDBConnection,
-  which: 'last' | 'lastFailure',
-): Promise<StreamRun[]> {
-  const where = which === 'last' ? "mode IS DISTINCT FROM 'backfill'" : "result <> 'ok'";
+  store?: string,
+): Promise<{ last: StreamRun[]; lastFailure: StreamRun[] }> {
+  const newest = (which: string, where: string) =>
+    `SELECT ${literal(which)} AS which, * EXCLUDE (started_at) FROM stream_runs WHERE ${where}
+     QUALIFY row_number() OVER (PARTITION BY _store, stream ORDER BY started_at DESC, _run_id DESC) = 1`;
   const reader = await connection.runAndReadAll(
-    `SELECT * EXCLUDE (started_at) FROM (${STREAM_RUNS_SQL} WHERE ${where})
-     QUALIFY row_number() OVER (PARTITION BY _store, stream ORDER BY started_at DESC, _run_id DESC) = 1
+    `WITH stream_runs AS (${STREAM_RUNS_SQL}${store === undefined ? '' : ` WHERE _store = ${literal(store)}`})
+     SELECT * FROM (${newest('last', "mode IS DISTINCT FROM 'backfill'")})
+     UNION ALL SELECT * FROM (${newest('lastFailure', "result <> 'ok'")})
      ORDER BY _store, stream`,
   );
-  return reader.getRows().map(([store, stream, runId, command, mode, outcome, at, error]) => ({
-    store: String(store),
-    stream: String(stream),
-    runId: String(runId),
-    command: String(command),
-    mode: mode === null ? null : String(mode),
-    outcome: String(outcome) as StreamRunOutcome,
-    at: String(at),
-    error: error === null ? null : String(error),
-  }));
+  const found = { last: [] as StreamRun[], lastFailure: [] as StreamRun[] };
+  for (const [which, store, stream, runId, command, mode, outcome, at, error] of reader.getRows()) {
+    found[which === 'last' ? 'last' : 'lastFailure'].push({
+      store: String(store),
+      stream: String(stream),
+      runId: String(runId),
+      command: String(command),
+      mode: mode === null ? null : String(mode),
+      outcome: String(outcome) as StreamRunOutcome,
+      at: String(at),
+      error: error === null ? null : String(error),
+    });
+  }
+  return found;
 }

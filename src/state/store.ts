@@ -40,11 +40,13 @@ export async function readState(
     : emptyStreamState();
 }
 
-export async function listStates(connection: DuckDBConnection): Promise<SavedState[]> {
+/** Every saved stream state, or `store`'s alone. */
+export async function listStates(connection: DuckDBConnection, store?: string): Promise<SavedState[]> {
+  const where = store === undefined ? '' : ` WHERE _store = ${literal(store)}`;
   const reader = await connection.runAndReadAll(
     `SELECT _store, stream, state::VARCHAR, strftime(last_success_at, '%Y-%m-%dT%H:%M:%S.%gZ'),
             strftime(_synced_at, '%Y-%m-%dT%H:%M:%S.%gZ'), _run_id
-     FROM _sync_state ORDER BY _store, stream`,
+     FROM _sync_state${where} ORDER BY _store, stream`,
   );
   return reader.getRows().map(([store, stream, state, lastSuccessAt, savedAt, runId]) => ({
     store: String(store),
