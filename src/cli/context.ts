@@ -258,10 +258,10 @@ export async function readWarehouseOrCopy<T>(
         new StoreSyncError(
           ERROR_CODES.WAREHOUSE_LOCKED,
           `${error.message}; no read copy to read instead (${copy} does not exist yet: one is published after each run unless readCopy.enabled is false)`,
-          { cause: error },
+          { cause: error, details: error.details },
         ),
       );
-    const pid = /\(pid (\d+)/.exec(error.message)?.[1];
+    const { pid } = error.details;
     process.stderr.write(
       `reading the read copy ${copy}, published ${ageText(publishedAt)} (the warehouse is being written${pid ? ` by pid ${pid}` : ''})\n`,
     );

@@ -225,19 +225,19 @@ function openFailure(absolute: string, readOnly: boolean, cause: unknown): Store
     return new StoreSyncError(
       ERROR_CODES.WAREHOUSE_LOCKED,
       `cannot read ${absolute} while another store-sync process (pid ${pid}) is writing to it: DuckDB admits readers only when no process holds the file for writing; retry when that run finishes`,
-      { cause },
+      { cause, details: { pid: Number(pid) } },
     );
   if (pid !== null && lockKind(absolute, pid) === 'read')
     return new StoreSyncError(
       ERROR_CODES.WAREHOUSE_LOCKED,
       `another process (pid ${pid}) has ${absolute} open for reading (a store-sync query, status or export, or a DuckDB client): DuckDB lets a process write only when no other has the file open; run again once it has finished`,
-      { cause },
+      { cause, details: { pid: Number(pid) } },
     );
   if (pid !== null)
     return new StoreSyncError(
       ERROR_CODES.WAREHOUSE_LOCKED,
       `another store-sync process (pid ${pid}) is writing to ${absolute}; wait for it to finish (or stop it) and run again`,
-      { cause },
+      { cause, details: { pid: Number(pid) } },
     );
   return new StoreSyncError(
     ERROR_CODES.WAREHOUSE,
@@ -293,7 +293,7 @@ export async function openInstance(
         throw new StoreSyncError(
           ERROR_CODES.WAREHOUSE_LOCKED,
           `${error.message} (waited ${Math.round(waited / 1000)} s of --wait-for-lock ${options.waitForLockSeconds})`,
-          { cause: error },
+          { cause: error, details: error.details },
         );
       if (Date.now() >= nextLog) {
         options.logger?.info('warehouse.waiting_for_lock', {
@@ -319,6 +319,7 @@ async function openOnce(
     throw new StoreSyncError(
       ERROR_CODES.WAREHOUSE_LOCKED,
       `another store-sync writer (pid ${process.pid}, this process) is writing to ${absolute}; close it first`,
+      { details: { pid: process.pid } },
     );
   const config: Record<string, string> = readOnly ? { access_mode: 'READ_ONLY' } : {};
   const memoryLimit = readOnly ? options.memoryLimit : writerMemoryLimit(options);
