@@ -37,6 +37,25 @@ export interface SpoolDrain {
   interrupted: boolean;
 }
 
+/** A store's drain with its run: what `drainStoreRun` returns, and what `ingest --spool` reports per spool. */
+export interface DrainRun extends SpoolDrain {
+  /** Its `_sync_runs` row; null when nothing was recorded (no file waited, or a stop came first). */
+  runId: string | null;
+  /** The drain's own time. */
+  seconds: number;
+  /** Its outcome, as `_sync_runs` records it (succeeded, completed_with_rejections, interrupted). */
+  outcome: string;
+}
+
+/** A spool not drained (no file waited, or a stop came before it): no run, no time. */
+export const notDrained = (store: string, spoolDir: string, interrupted = false): DrainRun => ({
+  ...emptyDrain(store, spoolDir),
+  interrupted,
+  runId: null,
+  seconds: 0,
+  outcome: interrupted ? 'interrupted' : 'succeeded',
+});
+
 export interface DrainOptions {
   store: string;
   spoolDir: string;
@@ -141,15 +160,16 @@ export const emptyDrain = (store: string, spoolDir: string): SpoolDrain => ({
 /**
  * One store's drain recorded as its own run in `_sync_runs` (command `ingest`, stream `documents`), as
  * `store-sync ingest --spool` and a sync both record it; nothing is recorded when no file waits. Returns the
- * drain, or throws its failure once the run is recorded as failed.
+ * drain with its run id, time and outcome, or throws its failure once the run is recorded as failed.
  */
 export async function drainStoreRun(
   warehouse: Warehouse,
   config: DrainConfig,
   spool: { store: string; spoolDir: string },
   options: { logger: Logger; signal?: AbortSignal; workers?: number; contract?: SchemaContract },
-): Promise<SpoolDrain> {
-  if (!(await hasWaitingFiles(spool.spoolDir))) return emptyDrain(spool.store, spool.spoolDir);
+): Promise<DrainRun> {
+  if (!(await hasWaitingFiles(spool.spoolDir))) return notDrained(spool.store, spool.spoolDir);
+  const started = performance.now();
   const runId = await warehouse.startRun({
     store: spool.store,
     command: 'ingest',
@@ -172,21 +192,22 @@ export async function drainStoreRun(
   } catch (error) {
     failure = error;
   }
+  const outcome = failure
+    ? 'failed'
+    : drain!.interrupted
+      ? 'interrupted'
+      : drain!.rejections > 0
+        ? 'completed_with_rejections'
+        : 'succeeded';
   await warehouse.finishRun(runId, {
-    outcome: failure
-      ? 'failed'
-      : drain!.interrupted
-        ? 'interrupted'
-        : drain!.rejections > 0
-          ? 'completed_with_rejections'
-          : 'succeeded',
+    outcome,
     counts: drain ? { documents: drain } : {},
     requests: 0,
     retries: 0,
     ...(failure ? { error: asStoreSyncError(failure).message } : {}),
   });
   if (failure) throw failure;
-  return drain!;
+  return { ...drain!, runId, seconds: (performance.now() - started) / 1000, outcome };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { SpoolDrain } from '../../../pipelines/drain.js';
+import type { DrainRun } from '../../../pipelines/drain.js';
 import type { SyncConfig } from '../../config.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
 import {
@@ -77,7 +77,6 @@ export async function ingestSpool(args: IngestSpoolArgs): Promise<void> {
     throw usage(
       '--spool drains the receiver spool and reads no other input: ingest the files in another run.',
     );
-  const started = Date.now();
   const workers = workersFrom(args);
   const logger = cliLogger(args);
   const config = withSchemaContract(
@@ -86,12 +85,12 @@ export async function ingestSpool(args: IngestSpoolArgs): Promise<void> {
   );
   applyWaitForLock(config, args);
   const spools = await spoolsOf(config, args);
-  const { drainStoreRun, emptyDrain, hasWaitingFiles } = await import('../../../pipelines/drain.js');
-  const drains = new Map<Spool, SpoolDrain>();
+  const { drainStoreRun, hasWaitingFiles, notDrained } = await import('../../../pipelines/drain.js');
+  const drains = new Map<Spool, DrainRun>();
   const waiting: Spool[] = [];
   for (const spool of spools) {
     if (await hasWaitingFiles(spool.spoolDir)) waiting.push(spool);
-    else drains.set(spool, emptyDrain(spool.store, spool.spoolDir));
+    else drains.set(spool, notDrained(spool.store, spool.spoolDir));
   }
   let stopped: NodeJS.Signals | null = null;
   // Nothing to drain (a drain every minute, say): the warehouse is not even opened.
@@ -109,7 +108,7 @@ export async function ingestSpool(args: IngestSpoolArgs): Promise<void> {
         for (const spool of waiting) {
           const contract = contractOf(config, spool.store);
           const drain = signal.aborted
-            ? { ...emptyDrain(spool.store, spool.spoolDir), interrupted: true }
+            ? notDrained(spool.store, spool.spoolDir, true)
             : await drainStoreRun(warehouse, config, spool, {
                 logger,
                 signal,
@@ -127,12 +126,13 @@ export async function ingestSpool(args: IngestSpoolArgs): Promise<void> {
     }
   }
   const report = spools.map((s) => drains.get(s)!);
-  if (args.json) process.stdout.write(`${JSON.stringify({ spools: report })}\n`);
-  else {
+  // The JSON is each spool's drain as before, without the run fields the table uses.
+  if (args.json) {
+    const spools = report.map(({ runId: _runId, seconds: _seconds, outcome: _outcome, ...drain }) => drain);
+    process.stdout.write(`${JSON.stringify({ spools })}\n`);
+  } else {
     const { newFieldsText } = await import('../../load/schema-changes.js');
-    process.stdout.write(
-      renderRunSummary(drainSummary(report, (Date.now() - started) / 1000), newFieldsText),
-    );
+    process.stdout.write(renderRunSummary(drainSummary(report), newFieldsText));
   }
   if (stopped)
     throw new StoreSyncError(

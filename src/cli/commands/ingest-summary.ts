@@ -1,4 +1,4 @@
-import type { SpoolDrain } from '../../../pipelines/drain.js';
+import type { DrainRun } from '../../../pipelines/drain.js';
 import type { IngestFileResult, IngestSummary } from '../../../pipelines/ingest.js';
 import type { RunSummary, StoreLine, SummaryRow } from '../output.js';
 
@@ -80,8 +80,8 @@ export function ingestSummary(
   };
 }
 
-/** A drain of each spool (`ingest --spool`): its files, and a line per spool. */
-export function drainSummary(drains: readonly SpoolDrain[], seconds: number): RunSummary {
+/** A drain of each spool (`ingest --spool`): its files, and a line per spool with that drain's outcome and time. */
+export function drainSummary(drains: readonly DrainRun[]): RunSummary {
   return {
     part: 'file',
     counts: COUNTS,
@@ -89,8 +89,8 @@ export function drainSummary(drains: readonly SpoolDrain[], seconds: number): Ru
     stores: drains.map(
       (d): StoreLine => ({
         store: d.store,
-        outcome: d.interrupted ? 'interrupted' : d.rejections > 0 ? 'completed_with_rejections' : 'succeeded',
-        seconds,
+        outcome: d.outcome,
+        seconds: d.seconds,
         details: figures(d),
         ref: `spool ${d.spoolDir}`,
         newFields: d.newFields,
