@@ -3,8 +3,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DEMO_SEED } from '../../pipelines/demo.js';
 import { STREAMS } from '../../src/extract/index.js';
-import { burstOf } from '../../src/extract/pacing.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { busiestSecond, busiestSecondBound, withSchedulingDelay } from '../extract/pacing-bounds.js';
 import {
   assertExit,
   jsonLines,
@@ -32,38 +32,6 @@ const GRANTED = ['catalogue:read', 'locations:read'];
 const LIST_ROUTE = Object.fromEntries(
   Object.values(STREAMS).map((s) => [s.name, `${s.operation.method} ${s.operation.path}`]),
 );
-
-/** The most arrivals any window of one second holds. */
-function busiestSecond(arrivals: readonly number[]): number {
-  const sorted = [...arrivals].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (sorted[i]! - sorted[j]! >= 1000) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-}
-
-/**
- * Runs `run` while a 5 ms timer notes how late this process's timers fire: the scheduling delay of the machine
- * at the time (a stall of D ms brings D × rate paced requests closer together, however exact the pacing).
- */
-async function withLateness<T>(run: () => Promise<T>): Promise<{ result: T; lateMs: number }> {
-  let lateMs = 0;
-  let due = performance.now() + 5;
-  let timer: NodeJS.Timeout;
-  const tick = () => {
-    lateMs = Math.max(lateMs, performance.now() - due);
-    due = performance.now() + 5;
-    timer = setTimeout(tick, 5);
-  };
-  timer = setTimeout(tick, 5);
-  try {
-    return { result: await run(), lateMs };
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 interface RunRow {
   outcome: string;
@@ -223,13 +191,13 @@ describe('sync spends no probe request', () => {
         { warehouse: 'paced.duckdb', rateLimit: RATE, stores: [{ name: 'shop', baseUrl: proxy.baseUrl }] },
         'paced.json',
       );
-      const { result, lateMs } = await withLateness(() => runCli(['sync', '--config', paced]));
+      const { result, lateMs } = await withSchedulingDelay(() => runCli(['sync', '--config', paced]));
       assertExit(result, 0);
       const stats = limited.stats();
       assert.equal(stats.byStatus['429'], undefined, JSON.stringify(stats.byStatus));
       assert.equal(proxy.arrivals.length, stats.requests);
       const busiest = busiestSecond(proxy.arrivals);
-      const bound = RATE + burstOf(RATE) + Math.ceil((lateMs * RATE) / 1000);
+      const bound = busiestSecondBound(RATE, lateMs);
       const gaps = proxy.arrivals.slice(1).map((t, i) => Math.round(t - proxy.arrivals[i]!));
       assert.ok(
         busiest <= bound,
