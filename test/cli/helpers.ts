@@ -315,31 +315,37 @@ export interface SandboxProxy {
 
 /**
  * A loopback proxy in front of a sandbox that passes requests through, links rewritten to itself. `answer`
- * may answer a request itself (status and body) before it goes on; `rewrite` may replace the parsed JSON body
- * of a successful answer (returning what to serve), given the request's path.
+ * may answer a request itself (status and body) before it goes on, and may return a promise: the request
+ * waits for it (a gate, a delay); `rewrite` may replace the parsed JSON body of a successful answer (returning
+ * what to serve), given the request's path.
  */
 async function startSandboxProxy(
   upstream: Sandbox,
   options: {
-    answer?: (url: string) => { status: number; body: unknown } | null;
+    answer?: (
+      url: string,
+    ) => { status: number; body: unknown } | null | Promise<{ status: number; body: unknown } | null>;
     rewrite?: (body: unknown, pathname: string) => unknown;
   },
 ): Promise<SandboxProxy> {
   let origin = '';
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
-    const own = options.answer?.(url);
-    if (own) {
-      const body = JSON.stringify(own.body);
-      res.writeHead(own.status, {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
-      });
-      res.end(body);
-      return;
-    }
-    request(`${upstream.origin}${url}`, { method: req.method as 'GET', headers: req.headers })
-      .then(async (answer) => {
+    Promise.resolve(options.answer?.(url) ?? null)
+      .then(async (own) => {
+        if (own) {
+          const body = JSON.stringify(own.body);
+          res.writeHead(own.status, {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          });
+          res.end(body);
+          return;
+        }
+        const answer = await request(`${upstream.origin}${url}`, {
+          method: req.method as 'GET',
+          headers: req.headers,
+        });
         let text = (await answer.body.text()).split(upstream.origin).join(origin);
         const type = String(answer.headers['content-type']);
         if (options.rewrite && answer.statusCode === 200 && type.includes('json'))
@@ -418,6 +424,40 @@ export async function startArrivalsProxy(upstream: Sandbox): Promise<SandboxProx
 }
 
 /**
+ * A loopback proxy in front of a sandbox whose requests wait while it is shut and pass through once it is
+ * open (it starts open): a sync that meets it shut holds the warehouse (opened before its first request) for
+ * as long as the test likes, with no timing. `waiting` counts the requests held at the gate now.
+ */
+export async function startGatedProxy(
+  upstream: Sandbox,
+): Promise<SandboxProxy & { shut: () => void; open: () => void; waiting: () => number }> {
+  let release: (() => void) | null = null;
+  let gate: Promise<void> = Promise.resolve();
+  let waiting = 0;
+  const proxy = await startSandboxProxy(upstream, {
+    answer: async () => {
+      waiting += 1;
+      try {
+        await gate;
+      } finally {
+        waiting -= 1;
+      }
+      return null;
+    },
+  });
+  return {
+    ...proxy,
+    shut: () => {
+      gate = new Promise((resolve) => {
+        release = resolve;
+      });
+    },
+    open: () => release?.(),
+    waiting: () => waiting,
+  };
+}
+
+/**
  * A loopback proxy in front of a sandbox that hands every successful JSON answer (list pages and single
  * records alike) to `rewrite`, which may change it in place.
  */
@@ -432,3 +472,4 @@ export function startRecordProxy(
     },
   });
 }
+

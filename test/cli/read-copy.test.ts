@@ -3,12 +3,9 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, watch } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { request } from 'undici';
 import { openWarehouse } from '../../src/load/index.js';
 import { publishingPath } from '../../src/load/read-copy.js';
 import type { Logger } from '../../src/log.js';
@@ -20,6 +17,7 @@ import {
   REPO_ROOT,
   runCli,
   startCli,
+  startGatedProxy,
   tempDir,
   testSandbox,
   waitForStderr,
@@ -32,60 +30,6 @@ import {
  * `status` read it (and say so) while a sync holds the warehouse; a writer killed while publishing leaves the
  * previous copy whole; a writer waits for another with --wait-for-lock.
  */
-
-/**
- * A loopback proxy in front of the sandbox whose requests wait while it is shut: a sync that meets it shut
- * holds the warehouse (opened before its first request) for as long as the test likes, with no timing.
- */
-async function startGate(upstream: Sandbox): Promise<{
-  baseUrl: string;
-  shut: () => void;
-  open: () => void;
-  waiting: () => number;
-  close: () => Promise<void>;
-}> {
-  let release: (() => void) | null = null;
-  let gate: Promise<void> = Promise.resolve();
-  let waiting = 0;
-  let origin = '';
-  const server: Server = createServer((req, res) => {
-    waiting += 1;
-    gate
-      .then(() => {
-        waiting -= 1;
-        return request(`${upstream.origin}${req.url ?? '/'}`, {
-          method: req.method as 'GET',
-          headers: req.headers,
-        });
-      })
-      .then(async (answer) => {
-        const text = (await answer.body.text()).split(upstream.origin).join(origin);
-        res.writeHead(answer.statusCode, {
-          'content-type': String(answer.headers['content-type']),
-          'content-length': Buffer.byteLength(text),
-        });
-        res.end(text);
-      })
-      .catch((error: Error) => res.destroy(error));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    baseUrl: `${origin}${new URL(upstream.baseUrl).pathname}`,
-    shut: () => {
-      gate = new Promise((resolve) => {
-        release = resolve;
-      });
-    },
-    open: () => release?.(),
-    waiting: () => waiting,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 const sha256 = async (file: string) =>
   createHash('sha256')
@@ -160,7 +104,7 @@ describe('store-sync: the published read copy (issue 28)', () => {
   });
 
   it('query and status during a running sync read the copy, exit 0 and say how old it is', async () => {
-    const gate = await startGate(sandbox);
+    const gate = await startGatedProxy(sandbox);
     try {
       const { config } = await job({}, gate.baseUrl);
       assertExit(await runCli(['sync', '--config', config]), 0);
