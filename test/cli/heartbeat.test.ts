@@ -1,13 +1,18 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Heartbeat, type HeartbeatClock, type Pulse } from '../../src/cli/heartbeat.js';
 import { createLogger } from '../../src/log.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { page, product } from '../chaos/support/hostile-server.js';
+import {
+  type HostileServer,
+  page,
+  product,
+  send,
+  sendJson,
+  startHostileServer,
+} from '../chaos/support/hostile-server.js';
 import {
   assertExit,
   assertNoSecretsOrEscapes,
@@ -170,37 +175,23 @@ describe('heartbeat on a virtual clock', () => {
 describe('sync: heartbeat lines and a stalled warning through the CLI', () => {
   let dir: string;
   let cleanup: () => Promise<void>;
-  let server: Server;
+  let server: HostileServer;
   let baseUrl: string;
-  const held: ServerResponse[] = [];
 
   before(async () => {
     ({ dir, cleanup } = await tempDir());
-    server = createServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      if (url.pathname !== '/api/products/') {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end('{"error":"no"}');
-        return;
-      }
-      // The second page is accepted and never answered: a stalled API, not a slow one.
-      if (url.searchParams.get('cursor') === '2') {
-        held.push(res);
-        return;
-      }
-      const text = JSON.stringify(page([product(1), product(2)], `${baseUrl}products/?cursor=2`));
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-      res.end(text);
+    server = await startHostileServer((_req, res, url, origin) => {
+      if (url.pathname !== '/api/products/') return send(res, 404, 'application/json', '{"error":"no"}');
+      // The second page is accepted and never answered (close destroys its socket): a stalled API, not a slow one.
+      if (url.searchParams.get('cursor') === '2') return;
+      sendJson(res, page([product(1), product(2)], `${origin}/api/products/?cursor=2`));
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`;
+    baseUrl = `${server.origin}/api/`;
   });
 
   after(async () => {
     killChildren();
-    for (const res of held) res.destroy();
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await server?.close();
     await cleanup?.();
   });
 
