@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -16,8 +16,10 @@ import {
   killChildren,
   readWarehouse,
   runCli,
+  type SandboxProxy,
   startBreakingProxy,
   startCli,
+  startTokenEchoServer,
   TOKEN,
   tempDir,
   testSandbox,
@@ -34,8 +36,7 @@ import {
 describe('store-sync under failure', () => {
   let slow: Sandbox;
   let failing: Sandbox;
-  let hostile: Server;
-  let hostileUrl: string;
+  let hostile: SandboxProxy;
   let dir: string;
   let cleanup: () => Promise<void>;
 
@@ -44,21 +45,14 @@ describe('store-sync under failure', () => {
       testSandbox({ scale: 40, pageSize: 5 }),
       testSandbox({ scale: 5, faults: '500:1' }),
     ]);
-    // A server that answers every request with a 500 whose body repeats the Authorization header.
-    hostile = createServer((request, response) => {
-      response.writeHead(500, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ detail: `cannot serve ${request.headers.authorization}` }));
-    });
-    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
-    hostileUrl = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}/api/`;
+    hostile = await startTokenEchoServer();
     ({ dir, cleanup } = await tempDir());
   });
 
   after(async () => {
     killChildren();
     await Promise.all([slow?.close(), failing?.close()]);
-    hostile?.closeAllConnections();
-    await new Promise((resolve) => hostile?.close(resolve));
+    await hostile?.close();
     await cleanup?.();
   });
 
@@ -495,7 +489,7 @@ describe('store-sync under failure', () => {
   it('a server that echoes the token in its errors: masked in the summary, the logs and the error', async () => {
     const config = await writeConfig(
       dir,
-      { warehouse: 'hostile.duckdb', maxRetries: 1, stores: [{ name: 'shop', baseUrl: hostileUrl }] },
+      { warehouse: 'hostile.duckdb', maxRetries: 1, stores: [{ name: 'shop', baseUrl: hostile.baseUrl }] },
       'hostile.json',
     );
     const result = await runCli(['sync', '--config', config, '--streams', 'locations', '--verbose']);

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { runReadOnlyQuery } from '../../src/load/index.js';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
+import { send, startHostileServer } from '../chaos/support/hostile-server.js';
 
 /**
  * The CLI as a user runs it: `node bin/store-sync.js …` in a child process with pipes (so never a TTY),
@@ -473,3 +474,18 @@ export function startRecordProxy(
   });
 }
 
+/**
+ * A loopback server that answers every request with a 500 whose body repeats the Authorization header: a
+ * store that echoes the bearer token back in its errors. `baseUrl` is its API root (no sandbox behind it).
+ */
+export async function startTokenEchoServer(): Promise<SandboxProxy> {
+  const server = await startHostileServer((request, response) =>
+    send(
+      response,
+      500,
+      'application/json',
+      JSON.stringify({ detail: `cannot serve ${request.headers.authorization}` }),
+    ),
+  );
+  return { baseUrl: `${server.origin}/api/`, close: server.close };
+}

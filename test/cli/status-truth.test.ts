@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Sandbox } from '../../src/sandbox/index.js';
@@ -12,6 +10,7 @@ import {
   runCli,
   startBreakingProxy,
   startCli,
+  startTokenEchoServer,
   TOKEN,
   TOKEN_ENV,
   tempDir,
@@ -239,14 +238,9 @@ describe('status after failed and interrupted runs', () => {
   });
 
   it('an error quoting the token is stored and shown masked', async () => {
-    // A server that answers every request with a 500 whose body repeats the Authorization header.
-    const hostile: Server = createServer((request, response) => {
-      response.writeHead(500, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ detail: `cannot serve ${request.headers.authorization}` }));
-    });
-    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    const hostile = await startTokenEchoServer();
     try {
-      const baseUrl = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}/api/`;
+      const baseUrl = hostile.baseUrl;
       const warehouse = path.join(dir, 'hostile.duckdb');
       const config = await writeConfig(
         dir,
@@ -264,8 +258,7 @@ describe('status after failed and interrupted runs', () => {
       );
       assert.ok(stored!.text.includes('***') && !stored!.text.includes(TOKEN), stored!.text);
     } finally {
-      hostile.closeAllConnections();
-      await new Promise((resolve) => hostile.close(resolve));
+      await hostile.close();
     }
     assertNoSecretsOrEscapes();
   });
