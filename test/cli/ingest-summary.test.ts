@@ -8,6 +8,7 @@ import {
   assertNoSecretsOrEscapes,
   type CliResult,
   killChildren,
+  queryJson,
   REPO_ROOT,
   runCli,
   scratchWarehouses,
@@ -75,22 +76,13 @@ describe('ingest prints a summary table', () => {
       line[3],
       `${summary.files.length} files, ${summary.documents} documents, ${summary.rows} rows`,
     );
-    const [{ runId }] = JSON.parse(
-      (
-        await runCli(
-          [
-            'query',
-            "SELECT _run_id AS runId FROM _sync_runs WHERE command = 'ingest'",
-            '--format',
-            'json',
-            '--warehouse',
-            warehouse,
-          ],
-          { cwd: dir },
-        )
-      ).stdout,
-    ) as [{ runId: string }];
-    assert.equal(line[5], runId);
+    const runs = await queryJson<{ runId: string }>(
+      ['--warehouse', warehouse],
+      "SELECT _run_id AS runId FROM _sync_runs WHERE command = 'ingest'",
+      { cwd: dir },
+    );
+    assert.equal(runs.length, 1, JSON.stringify(runs));
+    assert.equal(line[5], runs[0]!.runId);
 
     // Again: every file is unchanged, nothing is read, exit 0.
     const again = await runCli(['ingest', ...inputs, '--warehouse', warehouse], { cwd: dir });
