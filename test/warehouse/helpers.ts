@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { ingestPaths } from '../../pipelines/ingest.js';
+import { type IngestSummary, ingestPaths } from '../../pipelines/ingest.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { createLogger, type Logger, silentLogger } from '../../src/log.js';
 import { dataTables, ident, literal, tableDef } from '../../src/model/index.js';
@@ -24,7 +24,7 @@ export const ndjson = (docs: unknown[]): string => `${docs.map((d) => JSON.strin
 
 /**
  * Writes `docs` as `<dir>/<name>` and ingests it for store `shop` as run `name` (the name makes each file a
- * new one to the ledger, and the run id tells runs apart).
+ * new one to the ledger, and the run id tells runs apart); answers the ingest's summary.
  */
 export async function ingestDocuments(
   warehouse: Warehouse,
@@ -32,10 +32,10 @@ export async function ingestDocuments(
   name: string,
   docs: unknown[],
   options: { workers?: number } = {},
-): Promise<void> {
+): Promise<IngestSummary> {
   const file = path.join(dir, name);
   await writeFile(file, ndjson(docs));
-  await ingestPaths(warehouse, [file], { store: 'shop', runId: name, logger: silentLogger, ...options });
+  return ingestPaths(warehouse, [file], { store: 'shop', runId: name, logger: silentLogger, ...options });
 }
 
 export async function tempWarehouse(): Promise<{

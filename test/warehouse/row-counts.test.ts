@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ingestPaths } from '../../pipelines/ingest.js';
 import type { Warehouse } from '../../src/load/index.js';
-import { silentLogger } from '../../src/log.js';
 import { dataTables } from '../../src/model/index.js';
-import { count, ndjson, orderDoc, tempWarehouse } from './helpers.js';
+import { count, ingestDocuments, orderDoc, tempWarehouse } from './helpers.js';
 
 /**
  * The rows a load reports (the ingest and sync summaries, rows/s) are the rows it stored, inserted or
@@ -30,15 +26,9 @@ describe('row counts: rows stored, not rows read', () => {
   });
   after(async () => cleanup());
 
-  const ingest = async (name: string, docs: unknown[]) => {
-    const file = path.join(dir, name);
-    await writeFile(file, ndjson(docs));
-    return ingestPaths(warehouse, [file], { store: 'shop', runId: name, logger: silentLogger });
-  };
-
   it('a fresh load reports what count(*) finds: 40 orders of 7 customers are 7 customer rows', async () => {
     const docs = Array.from({ length: 40 }, (_, n) => orderDoc(n));
-    const summary = await ingest('fresh.ndjson', docs);
+    const summary = await ingestDocuments(warehouse, dir, 'fresh.ndjson', docs);
     assert.equal(await count(warehouse.connection, 'customers'), 7);
     assert.equal(await count(warehouse.connection, 'orders'), 40);
     const stored = await storedRows(warehouse);
@@ -51,7 +41,7 @@ describe('row counts: rows stored, not rows read', () => {
   it('documents older than the stored ones store nothing, and report no rows', async () => {
     const before = await storedRows(warehouse);
     const older = Array.from({ length: 5 }, (_, n) => orderDoc(n, '2024-04-01T10:00:00Z'));
-    const summary = await ingest('older.ndjson', older);
+    const summary = await ingestDocuments(warehouse, dir, 'older.ndjson', older);
     assert.equal(summary.records, 5);
     assert.equal(await storedRows(warehouse), before);
     assert.equal(summary.rows, 0);
