@@ -59,11 +59,9 @@ describe('commits in flight', () => {
     await sandbox?.close();
   });
 
-  it('reads ahead of unfinished commits, at most commitsInFlight pages, handed over in order', async () => {
-    const held = heldCommits();
-    const progress: StreamProgress[] = [];
-    sandbox.resetStats();
-    const running = runStream({
+  /** A full refresh of metadata_definitions committing through `held`, up to three commits in flight. */
+  const fullRefresh = (held: ReturnType<typeof heldCommits>, onProgress: (p: StreamProgress) => void) =>
+    runStream({
       stream: STREAMS.metadata_definitions,
       client,
       state: emptyStreamState(),
@@ -73,8 +71,14 @@ describe('commits in flight', () => {
       commit: held.commit,
       commitsInFlight: 3,
       logger,
-      onProgress: (p) => progress.push(p),
+      onProgress,
     });
+
+  it('reads ahead of unfinished commits, at most commitsInFlight pages, handed over in order', async () => {
+    const held = heldCommits();
+    const progress: StreamProgress[] = [];
+    sandbox.resetStats();
+    const running = fullRefresh(held, (p) => progress.push(p));
     await held.handedOver(3);
     // The chain has fetched the fourth page (prefetched as the third was handed over) and waits for a commit.
     while (sandbox.stats().requests < 4) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -98,9 +102,9 @@ describe('commits in flight', () => {
     const pages = held.handed.map((h) => h.page);
     const records = pages.flatMap((p) => p.records);
     assert.deepEqual(
-      records.map((r) => String(r['id'])).sort(),
-      [...truth(sandbox, 'metadata_definitions').keys()].sort(),
-      'every definition, once',
+      records.map((r) => String(r['id'])),
+      [...truth(sandbox, 'metadata_definitions').keys()],
+      'every definition, once, in the order the store lists them',
     );
     assert.equal(
       summary.pages,
@@ -121,19 +125,8 @@ describe('commits in flight', () => {
   it('hands over nothing after a commit failed, and counts only the commits that finished', async () => {
     const held = heldCommits();
     let last: StreamProgress | undefined;
-    const running = runStream({
-      stream: STREAMS.metadata_definitions,
-      client,
-      state: emptyStreamState(),
-      mode: 'full_refresh',
-      options: defaultStreamOptions('metadata_definitions'),
-      now,
-      commit: held.commit,
-      commitsInFlight: 3,
-      logger,
-      onProgress: (p) => {
-        last = p;
-      },
+    const running = fullRefresh(held, (p) => {
+      last = p;
     });
     running.catch(() => {});
     await held.handedOver(3);
