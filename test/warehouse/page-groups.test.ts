@@ -35,6 +35,7 @@ function stateAfter(stream: string, page: number, last: boolean): StreamState {
 describe('page groups', () => {
   let sandbox: Sandbox;
   let pages: PageCommit[];
+  let subscriptionRecords: Row[];
   const one = { warehouse: null as unknown as Warehouse, cleanup: async () => {} };
   const grouped = { warehouse: null as unknown as Warehouse, cleanup: async () => {} };
 
@@ -43,6 +44,7 @@ describe('page groups', () => {
     const records = (resource: string) =>
       JSON.parse(JSON.stringify(sandbox.store.snapshot(resource as never))) as Row[];
     const subscriptions = records('subscriptions').slice(0, 40);
+    subscriptionRecords = subscriptions;
     const products = records('products').slice(0, 12);
     const locations = records('locations');
     const split = (stream: string, entity: EntityKind, rows: Row[], size: number): PageCommit[] => {
@@ -87,6 +89,33 @@ describe('page groups', () => {
     await grouped.cleanup();
     await sandbox?.close();
   });
+
+  /** Pages of subscriptions of run `runId`, of the sizes given, in order, the records never repeated. */
+  const subscriptionPages = (sizes: { runId: string; records: number }[]): PageCommit[] => {
+    let next = 0;
+    return sizes.map(({ runId, records }, n) => {
+      const slice = subscriptionRecords.slice(next, next + records);
+      next += records;
+      assert.equal(slice.length, records, 'the sandbox has records enough');
+      return {
+        store: 'shop',
+        stream: 'subscriptions',
+        entity: 'subscription',
+        runId,
+        records: slice,
+        rejections: [],
+        state: stateAfter('subscriptions', n, n === sizes.length - 1),
+      };
+    });
+  };
+
+  /** The landing blocks of a warehouse in order: records in each and the run it belongs to. */
+  const landingBlocks = async (warehouse: Warehouse) =>
+    (
+      await warehouse.connection.runAndReadAll(
+        'SELECT records::INTEGER AS records, _run_id FROM _raw_landing ORDER BY first_seq',
+      )
+    ).getRowObjectsJson();
 
   it('pages committed as one group load what they load one transaction each, with their own counts', async () => {
     const alone: PageCounts[] = [];
@@ -134,6 +163,54 @@ describe('page groups', () => {
       where: `id = ${Number(pages[0]!.records[3]!['id'])}`,
     });
     assert.equal(canceled[0]?.['status'], 'canceled', 'the newer copy of the record won');
+  });
+
+  it('a group takes pages in order until the next would pass its record limit, one page at least', async () => {
+    const { warehouse, cleanup } = await tempWarehouse();
+    try {
+      // Handed over in one turn: every page waits for the first group. At 10 records a group: 4 + 4 (a third
+      // would make 12), 4 + 4, the 12-record page alone (over the limit, but one page at least), then 4.
+      const handed = subscriptionPages([4, 4, 4, 4, 12, 4].map((records) => ({ runId: 'run-3', records })));
+      const groups = new PageGroups(warehouse, 10);
+      const counts = await Promise.all(handed.map((p) => groups.commit(p)));
+      await groups.close();
+      assert.equal(counts.length, handed.length);
+      assert.deepEqual(
+        (await landingBlocks(warehouse)).map((b) => b['records']),
+        [8, 8, 12, 4],
+        'four landing blocks, one per group',
+      );
+      assert.equal(await count(warehouse.connection, 'subscriptions'), 32);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('pages of two runs never share a group: each landing block holds one run', async () => {
+    const { warehouse, cleanup } = await tempWarehouse();
+    try {
+      // Interleaved runs (a, a, b, a, b, b), all under the group limit: a block ends wherever the run changes.
+      const runs = ['run-a', 'run-a', 'run-b', 'run-a', 'run-b', 'run-b'];
+      const handed = subscriptionPages(runs.map((runId) => ({ runId, records: 3 })));
+      const groups = new PageGroups(warehouse);
+      await Promise.all(handed.map((p) => groups.commit(p)));
+      await groups.close();
+      assert.deepEqual(await landingBlocks(warehouse), [
+        { records: 6, _run_id: 'run-a' },
+        { records: 3, _run_id: 'run-b' },
+        { records: 3, _run_id: 'run-a' },
+        { records: 6, _run_id: 'run-b' },
+      ]);
+      const loaded = await warehouse.connection.runAndReadAll(
+        'SELECT _run_id, count(*)::INTEGER AS n FROM subscriptions GROUP BY ALL ORDER BY ALL',
+      );
+      assert.deepEqual(loaded.getRowObjectsJson(), [
+        { _run_id: 'run-a', n: 9 },
+        { _run_id: 'run-b', n: 9 },
+      ]);
+    } finally {
+      await cleanup();
+    }
   });
 
   it('a page that cannot be committed fails its own stream, and no later page of that stream is committed', async () => {
