@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { emptyStreamState } from '../../src/contracts.js';
 import type { Warehouse } from '../../src/load/index.js';
-import { ingestDocuments, tempDir, tempWarehouse } from './helpers.js';
+import { ingestDocuments, tempWarehouse } from './helpers.js';
 
 /**
  * `<table>_history` as loads write it (src/load/history.ts): versions from full scans of locations (created,
@@ -15,8 +15,8 @@ const pause = () => new Promise((resolve) => setTimeout(resolve, 5));
 describe('observed-version history', () => {
   let warehouse: Warehouse;
   let cleanup: () => Promise<void>;
+  /** The warehouse's temp folder, where the ingested documents are written too. */
   let docs: string;
-  let removeDocs: () => Promise<void>;
   const passes: string[] = [];
 
   const versions = async (table: string, columns: string) => {
@@ -51,12 +51,10 @@ describe('observed-version history', () => {
   }
 
   before(async () => {
-    ({ warehouse, cleanup } = await tempWarehouse());
-    ({ dir: docs, cleanup: removeDocs } = await tempDir());
+    ({ warehouse, dir: docs, cleanup } = await tempWarehouse());
   });
   after(async () => {
     await cleanup();
-    await removeDocs();
   });
 
   it('full scans: created, deleted at the scan start, reappeared, changed, and nothing for the unchanged', async () => {
