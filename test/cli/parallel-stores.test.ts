@@ -32,6 +32,29 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/**
+ * The stores' starts and ends in the order their lines reached the parent's stderr (`<store> | sync.start`,
+ * `<store> | sync.done`): the parent relays a child's lines before it starts the next child.
+ */
+function startsAndEnds(stderr: string): { store: string; event: 'start' | 'done' }[] {
+  return [...stderr.matchAll(/^(\S+) \| sync\.(start|done) /gm)].map((m) => ({
+    store: m[1]!,
+    event: m[2] as 'start' | 'done',
+  }));
+}
+
+/** The most stores between their sync.start and sync.done at one time, by the order of those lines. */
+function mostAtOnce(events: { store: string; event: 'start' | 'done' }[]): number {
+  const running = new Set<string>();
+  let most = 0;
+  for (const { store, event } of events) {
+    if (event === 'start') running.add(store);
+    else running.delete(store);
+    most = Math.max(most, running.size);
+  }
+  return most;
+}
+
 /** The rows of the per-store table `sync --parallel` prints: store → exit code and result. */
 function storeRows(stdout: string): Map<string, { exit: string; result: string }> {
   const rows = new Map<string, { exit: string; result: string }>();
@@ -51,8 +74,10 @@ describe('store-sync sync --parallel: one child process and one warehouse file p
 
   before(async () => {
     // Different seeds and sizes: each store's counts are its own, so a file holding another store's data shows.
+    // Some latency on every request: a store's sync lasts long enough that stores run one after another or
+    // side by side shows in the order of their start and done lines.
     for (const [i, seed] of [11, 22, 33].entries())
-      sandboxes.push(await testSandbox({ seed, scale: 30 + 10 * i, pageSize: 25 }));
+      sandboxes.push(await testSandbox({ seed, scale: 30 + 10 * i, pageSize: 25, latencyMs: 20 }));
     ({ dir, cleanup } = await tempDir());
   });
 
@@ -78,6 +103,18 @@ describe('store-sync sync --parallel: one child process and one warehouse file p
     );
     // Every child's log lines reach the parent's stderr under its store's name.
     for (const name of names) assert.match(result.stderr, new RegExp(`^${name} \\| sync\\.start `, 'm'));
+    // At the same time: every store started before any finished.
+    const events = startsAndEnds(result.stderr);
+    const firstDone = events.findIndex((e) => e.event === 'done');
+    assert.ok(firstDone > 0, result.stderr);
+    assert.deepEqual(
+      events
+        .slice(0, firstDone)
+        .map((e) => e.store)
+        .sort(),
+      [...names].sort(),
+      `every store's sync.start precedes the first sync.done: ${JSON.stringify(events)}`,
+    );
     for (const [i, name] of names.entries()) {
       const counts = await readWarehouse<{ _store: string; n: bigint | number }>(
         storeFile(name),
@@ -114,6 +151,28 @@ describe('store-sync sync --parallel: one child process and one warehouse file p
     ]);
     assertExit(one, 0);
     assert.deepEqual(JSON.parse(one.stdout), [{ n: sandboxes[1]!.store.counts.subscriptions }]);
+  });
+
+  it('--parallel 2 over three stores runs two at a time, never three', async () => {
+    const config = await writeConfig(
+      dir,
+      {
+        warehouse: 'pairs/warehouse.duckdb',
+        warehouseLayout: 'per-store',
+        maxRetries: 0,
+        stores: names.map((name, i) => ({ name, baseUrl: sandboxes[i]!.baseUrl })),
+      },
+      'pairs.json',
+    );
+    const result = await runCli(['sync', '--parallel', '2', '--config', config], { timeoutMs: 240_000 });
+    assertExit(result, 0);
+    const events = startsAndEnds(result.stderr);
+    assert.deepEqual(
+      names.map((name) => events.filter((e) => e.store === name).map((e) => e.event)),
+      names.map(() => ['start', 'done']),
+      JSON.stringify(events),
+    );
+    assert.equal(mostAtOnce(events), 2, `two stores at once, never three: ${JSON.stringify(events)}`);
   });
 
   it("one store's closed port fails that store alone; the others sync and the exit code is the worst", async () => {
