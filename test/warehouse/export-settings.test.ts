@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { cp } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { exportParquet } from '../../pipelines/export.js';
 import { ingestPaths } from '../../pipelines/ingest.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
+import { EXPORT_MEMORY_LIMIT } from '../../src/load/runtime-profile.js';
 import { silentLogger } from '../../src/log.js';
 import { count, currentSetting, FIXTURES, tempWarehouse } from './helpers.js';
 
@@ -35,6 +37,35 @@ describe('export settings', () => {
     await ingestPaths(warehouse, [path.join(dir, 'in')], { store: 'shop', runId: 'r', logger: silentLogger });
   });
   after(async () => cleanup());
+
+  it('every COPY of the export runs under the export memory limit with insertion order not preserved', async () => {
+    // How DuckDB shows EXPORT_MEMORY_LIMIT (256MB reads back as 244.1 MiB).
+    const shown = await DuckDBInstance.create(':memory:', { memory_limit: EXPORT_MEMORY_LIMIT });
+    const expected = {
+      memory_limit: await currentSetting(await shown.connect(), 'memory_limit'),
+      preserve_insertion_order: 'false',
+    };
+    shown.closeSync();
+    // The COPY runs inside RUNTIME_PROFILES.bulkCopy (DuckDB's default limit): without the export's own
+    // settings it would meet that default, whatever limit the writer had.
+    const before = await settings(warehouse);
+    // Each COPY notes the settings it meets.
+    const during: Record<string, string>[] = [];
+    const copyToParquet = warehouse.copyToParquet;
+    warehouse.copyToParquet = async function (this: Warehouse, ...args) {
+      during.push(await settings(warehouse));
+      return copyToParquet.apply(this, args);
+    };
+    let tables: number;
+    try {
+      tables = (await exportParquet(warehouse, path.join(dir, 'parquet-during'))).tables.length;
+    } finally {
+      warehouse.copyToParquet = copyToParquet;
+    }
+    assert.ok(tables > 10 && during.length >= tables, `${during.length} copies of ${tables} tables`);
+    assert.deepEqual(new Set(during.map((d) => JSON.stringify(d))), new Set([JSON.stringify(expected)]));
+    assert.deepEqual(await settings(warehouse), before);
+  });
 
   it("a writer's memory limit and insertion order are as before once its export is done", async () => {
     const before = await settings(warehouse);
