@@ -26,20 +26,6 @@ import {
  * half replaced.
  */
 
-/** Opens a DuckDB file read-only in this process, runs `sql`, closes it: rows as plain objects. */
-async function readFile(file: string, sql: string): Promise<Record<string, unknown>[]> {
-  const instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', threads: '1' });
-  try {
-    const connection = await instance.connect();
-    const reader = await connection.runAndReadAll(sql);
-    const rows = reader.getRowObjectsJS() as Record<string, unknown>[];
-    connection.closeSync();
-    return rows;
-  } finally {
-    instance.closeSync();
-  }
-}
-
 /** Three tables' per-store counts in one statement: a reader sees them all from one export or from the next. */
 const COUNTS_SQL =
   "SELECT 'products' AS t, _store, count(*)::INTEGER AS n FROM products GROUP BY ALL " +
@@ -86,7 +72,7 @@ describe('store-sync export --lake: one lake of many stores, with a catalog', ()
     assert.deepEqual(await readdir(path.join(lake, 'subscriptions', '_store=south')), ['data.parquet']);
     const catalog = path.join(lake, 'catalog.duckdb');
     for (const def of exportableTables()) {
-      const inLake = await readFile(
+      const inLake = await readWarehouse(
         catalog,
         `SELECT _store, count(*)::INTEGER AS n FROM ${def.name} GROUP BY ALL ORDER BY 1`,
       );
@@ -102,7 +88,7 @@ describe('store-sync export --lake: one lake of many stores, with a catalog', ()
       assert.deepEqual(inLake, own, `per-store counts of ${def.name}`);
     }
     // A store's rows differ by seed, so a catalog naming one store's files twice would not pass the above.
-    const subscriptions = await readFile(
+    const subscriptions = await readWarehouse(
       catalog,
       'SELECT _store, count(*)::INTEGER AS n FROM subscriptions GROUP BY ALL',
     );
@@ -112,13 +98,13 @@ describe('store-sync export --lake: one lake of many stores, with a catalog', ()
       storeFile('north'),
       "SELECT comment FROM duckdb_tables() WHERE table_name = 'orders'",
     );
-    const [viewComment] = await readFile(
+    const [viewComment] = await readWarehouse(
       catalog,
       "SELECT comment FROM duckdb_views() WHERE view_name = 'orders'",
     );
     assert.ok(ownComment?.comment);
     assert.equal(viewComment?.comment, ownComment!.comment);
-    const [column] = await readFile(
+    const [column] = await readWarehouse(
       catalog,
       "SELECT comment FROM duckdb_columns() WHERE table_name = 'orders' AND column_name = '_store'",
     );
@@ -150,7 +136,7 @@ describe('store-sync export --lake: one lake of many stores, with a catalog', ()
 
   it('a reader of the catalog during a re-export sees each store old or new, never half replaced', async () => {
     const catalog = path.join(lake, 'catalog.duckdb');
-    const before = JSON.stringify(await readFile(catalog, COUNTS_SQL));
+    const before = JSON.stringify(await readWarehouse(catalog, COUNTS_SQL));
     // North loses half its products and subscriptions in its own warehouse: the re-export changes its counts.
     const instance = await DuckDBInstance.create(storeFile('north'));
     const connection = await instance.connect();
@@ -166,22 +152,22 @@ describe('store-sync export --lake: one lake of many stores, with a catalog', ()
       return r;
     });
     const seen: string[] = [];
-    while (!finished) seen.push(JSON.stringify(await readFile(catalog, COUNTS_SQL)));
+    while (!finished) seen.push(JSON.stringify(await readWarehouse(catalog, COUNTS_SQL)));
     assertExit(await done, 0);
-    const afterwards = JSON.stringify(await readFile(catalog, COUNTS_SQL));
+    const afterwards = JSON.stringify(await readWarehouse(catalog, COUNTS_SQL));
     assert.notEqual(afterwards, before);
     assert.ok(seen.length > 0);
     const other = seen.filter((s) => s !== before && s !== afterwards);
     assert.deepEqual(other, [], `of ${seen.length} reads, these were neither the old nor the new counts`);
     // The store's own warehouse now says what the lake says.
     const north = await readWarehouse(storeFile('north'), 'SELECT count(*)::INTEGER AS n FROM subscriptions');
-    const lakeNorth = await readFile(
+    const lakeNorth = await readWarehouse(
       catalog,
       "SELECT count(*)::INTEGER AS n FROM subscriptions WHERE _store = 'north'",
     );
     assert.deepEqual(lakeNorth, north);
     // A reader of the layout itself (a fixed-depth glob through the store links) reads the new export too.
-    const [globbed] = await readFile(
+    const [globbed] = await readWarehouse(
       catalog,
       `SELECT count(*)::INTEGER AS n FROM read_parquet('${path.join(lake, 'subscriptions', '*', '*.parquet')}', hive_partitioning = true) WHERE _store = 'north'`,
     );
@@ -208,10 +194,13 @@ describe('store-sync export --lake: one lake of many stores, with a catalog', ()
       );
     const catalog = path.join(lake, 'catalog.duckdb');
     assert.deepEqual(
-      await readFile(catalog, 'SELECT _store, count(*)::INTEGER AS n FROM customers GROUP BY ALL ORDER BY 1'),
+      await readWarehouse(
+        catalog,
+        'SELECT _store, count(*)::INTEGER AS n FROM customers GROUP BY ALL ORDER BY 1',
+      ),
       own,
     );
-    const linked = await readFile(
+    const linked = await readWarehouse(
       catalog,
       `SELECT _store, count(*)::INTEGER AS n FROM read_parquet('${path.join(lake, 'customers', '*', '*.parquet')}', hive_partitioning = true) GROUP BY ALL ORDER BY 1`,
     );
