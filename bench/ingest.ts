@@ -1,13 +1,22 @@
-import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, existsSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { type Benchmark, type BenchResult, ratioResult, runAloneIfMain } from './lib.js';
+import {
+  type Benchmark,
+  type BenchResult,
+  benchRounds,
+  CLI,
+  fromRepo,
+  type ProcessRun,
+  quantiles,
+  ratioResult,
+  runAloneIfMain,
+  runCli,
+  timeProcess,
+} from './lib.js';
 import { TABLES } from './peers/tables.js';
 import { UNKNOWN_FIELDS, writeOrderFiles } from './warehouse-data.js';
 import { commandNodeFlags, prepare, step } from './warehouse-lib.js';
@@ -18,9 +27,9 @@ import { commandNodeFlags, prepare, step } from './warehouse-lib.js';
  * bench/warehouse-data.ts) as one NDJSON file and as a folder of 8 files. In the same interleaved rounds, on
  * the same file and into the same ten tables, its peers (bench/peers/): DuckDB alone (a typed read_ndjson and
  * SQL with UNNEST) and a plain Node script (readline, JSON.parse, Appender rows); and the floor, a read +
- * JSON.parse of the file and nothing else. Each is measured by GNU time (`/usr/bin/time`): wall, CPU-seconds
- * (user + system of the process and the children it waited for) and peak RSS (the largest process's; every
- * command here is one process, its threads included).
+ * JSON.parse of the file and nothing else. Each runs as a process under GNU time (bench/lib.ts, runCli and
+ * timeProcess): wall from spawn to exit, CPU-seconds (user + system of the process and the children it waited
+ * for) and peak RSS (the largest process's; every command here is one process, its threads included).
  *
  * Sizes: BENCH_DOCS (comma-separated, e.g. `200000,1000000`; the default) or `--docs N`; BENCH_QUICK=1 runs
  * 20,000. Rounds: BENCH_ROUNDS (default 3). BENCH_PEERS=duckdb,node,floor,folder picks what runs beside the
@@ -35,38 +44,15 @@ import { commandNodeFlags, prepare, step } from './warehouse-lib.js';
 export const unknownFieldsSelected = (): boolean =>
   process.env.BENCH_UNKNOWN_FIELDS === '1' || process.argv.includes('--unknown-fields');
 
-/** A file of the repository, from this module as a source (bench/) or compiled (dist/bench/). */
-const fromRepo = (file: string): string =>
-  fileURLToPath(new URL(`${import.meta.url.endsWith('.js') ? '../../' : '../'}${file}`, import.meta.url));
-
-const CLI = fromRepo('bin/store-sync.js');
 const COMPILED_BENCH = fromRepo('dist/bench/');
-const TIME = '/usr/bin/time';
-const run = promisify(execFile);
 
 export { TABLES };
 
-export interface Measured {
-  wall: number;
-  cpu: number;
-  peakRssMb: number;
-  stdout: string;
-}
+export type Measured = ProcessRun;
 
-/** Runs a command under GNU time; its wall, CPU-seconds and peak RSS. */
-export async function measure(command: string, args: string[]): Promise<Measured> {
-  if (!existsSync(TIME))
-    throw new Error(`${TIME} (GNU time) is missing: it measures each command's CPU and peak RSS`);
-  const out = path.join(os.tmpdir(), `store-sync-bench-time-${process.pid}`);
-  const { stdout } = await run(TIME, ['-f', '%e %U %S %M', '-o', out, command, ...args], {
-    maxBuffer: 16 << 20,
-    env: process.env,
-  });
-  const fields = (await readFile(out, 'utf8')).trim().split('\n').at(-1)!.split(' ').map(Number);
-  await rm(out, { force: true });
-  const [wall, user, system, kb] = fields as [number, number, number, number];
-  return { wall, cpu: user + system, peakRssMb: kb / 1024, stdout };
-}
+/** A command under GNU time (the CLI through its `#!` line, a peer through node). */
+const measure = (command: string, args: string[]): Promise<Measured> =>
+  command === CLI ? runCli(args) : timeProcess(command, args);
 
 /** Rows of each of the ten tables of a DuckDB file. */
 async function tableRows(database: string): Promise<Record<string, number>> {
@@ -84,13 +70,6 @@ async function tableRows(database: string): Promise<Record<string, number>> {
 
 const sameRows = (a: Record<string, number>, b: Record<string, number>) =>
   TABLES.every((table) => a[table] === b[table]);
-
-const quantiles = (values: number[]) => {
-  const sorted = [...values].sort((x, y) => x - y);
-  const mid = sorted.length >> 1;
-  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  return { min: sorted[0]!, median, max: sorted.at(-1)! };
-};
 
 const fmt = (q: { min: number; median: number; max: number }, digits = 2) =>
   `${q.median.toFixed(digits)} (${q.min.toFixed(digits)}–${q.max.toFixed(digits)})`;
@@ -328,9 +307,7 @@ async function benchSize(count: number, rounds: number, log: (line: string) => v
 const bench: Benchmark = async ({ quick, log }) => {
   if (!existsSync(path.join(COMPILED_BENCH, 'peers/duckdb-alone.js')))
     throw new Error(`${COMPILED_BENCH}peers/ is missing: run \`npm run build\` first`);
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-  if (!Number.isSafeInteger(rounds) || rounds < 1)
-    throw new Error(`BENCH_ROUNDS: expected a count ≥ 1, got ${process.env.BENCH_ROUNDS}`);
+  const rounds = benchRounds(3);
   const results: BenchResult[] = [];
   for (const count of benchSizes(quick)) results.push(...(await benchSize(count, rounds, log)));
   if (unknownFieldsSelected()) results.push(await unknownFields(quick ? 20_000 : 200_000, log));
