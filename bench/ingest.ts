@@ -39,7 +39,8 @@ import { commandNodeFlags, prepare, step } from './warehouse-lib.js';
  * With `--unknown-fields` (or BENCH_UNKNOWN_FIELDS=1) it also runs the measured step of
  * bench/warehouse-child.ts on the `unknown-fields` variant of the documents (three fields the model does not
  * map in each, kept in `_extra`), against that step on the standard documents: a diagnostic of what a
- * store whose every document carries new fields costs.
+ * store whose every document carries new fields costs. It fails unless `_extra` holds each unknown field of
+ * each document.
  */
 export const unknownFieldsSelected = (): boolean =>
   process.env.BENCH_UNKNOWN_FIELDS === '1' || process.argv.includes('--unknown-fields');
@@ -315,6 +316,21 @@ const bench: Benchmark = async ({ quick, log }) => {
 };
 
 /**
+ * Fails unless `_extra` held each unknown field of each document: bench/warehouse-data.ts puts one in each
+ * order, in its first line and in that line's first tax line, so each of the three tables has exactly as many
+ * rows holding its field as there are documents. `kept` is bench/warehouse-child.ts's `extra` step.
+ */
+export function assertUnknownFieldsKept(kept: Record<string, unknown>, documents: number): void {
+  const short = Object.entries(UNKNOWN_FIELDS)
+    .filter(([table]) => Number(kept[table]) !== documents)
+    .map(([table, field]) => `${table} ${String(kept[table])} rows with _extra.${field}`);
+  if (short.length)
+    throw new Error(
+      `the unknown fields were not each kept in _extra: expected ${documents} rows in each table, found ${short.join(', ')}`,
+    );
+}
+
+/**
  * The `unknown-fields` variant, through bench/warehouse-child.ts's measured step (a diagnostic): its time
  * against the standard documents', and proof that `_extra` holds each unknown field of each document.
  */
@@ -333,6 +349,7 @@ async function unknownFields(documents: number, log: (line: string) => void): Pr
   log(
     `  unknown-fields variant: ${seconds.toFixed(1)} s against ${(s.ingest.work ?? s.ingest.seconds).toFixed(1)} s; rows with the unknown field in _extra: ${keptIn.join(', ')} (of ${documents.toLocaleString('en')} documents)`,
   );
+  assertUnknownFieldsKept(kept, documents);
   return ratioResult(
     {
       name: 'ingest-unknown-fields',
