@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { API_VERSION_HEADER } from '../schemas/headers.js';
 import { emptyStreamState } from '../src/contracts.js';
 import { ApiClient, DEFAULT_MAX_IN_FLIGHT, STREAMS } from '../src/extract/index.js';
-import { NODE_FLAGS } from '../src/load/runtime-profile.js';
 import { defaultStreamOptions } from '../src/streams.js';
 import {
   ALL_STREAMS,
@@ -15,73 +13,45 @@ import {
   spawnSandbox,
   syncAll,
 } from './extract-support.js';
-import { type Benchmark, type BenchResult, ratioResult, runAloneIfMain } from './lib.js';
+import {
+  type Benchmark,
+  type BenchResult,
+  benchRounds,
+  fromRepo,
+  median,
+  type ProcessRun,
+  ratioResult,
+  runAloneIfMain,
+  runCli,
+  timeProcess,
+} from './lib.js';
 import type { BareSpec } from './peers/bare-download.js';
 
 /**
  * `store-sync sync` as users run it, against the bare download of the same pages. A large store served with
- * 20 ms latency and no rate limit is synced by the CLI (bin/store-sync.js) as a process of its own into a
- * fresh warehouse, and downloaded by a bare undici loop (bench/peers/bare-download.ts), also a process of
+ * 20 ms latency and no rate limit is synced by the CLI (bin/store-sync.js through its `#!` line, with its Node
+ * flags) as a process of its own into a fresh warehouse, and downloaded by a bare undici loop (bench/peers/bare-download.ts), also a process of
  * its own, that follows the same chains (the sync's plan: each slice's first page, then the `next` links)
  * with the same concurrency and only parses the pages. The two alternate in rounds (BENCH_ROUNDS, 3 by
  * default; the first of each round alternates too), after one bare warm-up of the sandbox's caches. Each
  * round's ratio is the sync's wall time over the bare loop's; the result is their median, with min and max,
- * each process's CPU seconds and peak RSS beside it.
+ * each process's CPU seconds and peak RSS (GNU time, bench/lib.ts) beside it.
  *
  * Diagnostic only (BENCH_NOOP_COMMIT=1): the extraction alone in this process with a commit that does
  * nothing, which is not a program users run.
  */
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = path.join(ROOT, 'bin', 'store-sync.js');
-// Built beside the CLI (tsconfig.build.json includes bench/): the peer runs as plain JavaScript, as the CLI does.
-const PEER = path.join(ROOT, 'dist', 'bench', 'peers', 'bare-download.js');
-const USAGE_PROBE = pathToFileURL(path.join(ROOT, 'dist', 'bench', 'peers', 'usage-probe.js')).href;
+// Built beside the CLI (tsconfig.build.json includes bench/): the peer runs as plain JavaScript, as the CLI does,
+// but with node's defaults: the CLI's Node flags (its `#!` line, NODE_FLAGS) are the CLI's own.
+const PEER = fromRepo('dist/bench/peers/bare-download.js');
 const TOKEN_ENV = 'STORE_SYNC_BENCH_TOKEN';
-
-interface ProcessRun {
-  ms: number;
-  cpuSeconds: number;
-  peakRssMb: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs `node args…` to its end with the usage probe loaded, and with the Node flags of bin/store-sync.js's
- * `#!` line (NODE_FLAGS), which a `node bin/store-sync.js` would not read; a non-zero exit is an error.
- */
-async function measure(args: string[], dir: string, env: Record<string, string> = {}): Promise<ProcessRun> {
-  const usageFile = path.join(dir, 'usage.json');
-  await rm(usageFile, { force: true });
-  const started = performance.now();
-  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', USAGE_PROBE, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env, BENCH_USAGE_FILE: usageFile },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  const ms = performance.now() - started;
-  if (code !== 0)
-    throw new Error(
-      `${path.basename(args[0]!)} exited with ${code}:\n${stderr.slice(-2000)}${stdout.slice(-500)}`,
-    );
-  const usage = JSON.parse(await readFile(usageFile, 'utf8')) as { cpuSeconds: number; peakRssMb: number };
-  return { ms, ...usage, stdout, stderr };
-}
 
 /** The chains a sync of a fresh warehouse reads (every stream's plan), for the bare loop. */
 function bareSpec(baseUrl: string, now: Date): BareSpec {
   const client = new ApiClient({ baseUrl, token: SANDBOX_TOKEN, rateLimit: 0 });
   const spec: BareSpec = {
     token: SANDBOX_TOKEN,
+    versionHeader: API_VERSION_HEADER,
     connections: DEFAULT_MAX_IN_FLIGHT,
     streams: ALL_STREAMS.map((name) => {
       const stream = STREAMS[name];
@@ -110,12 +80,6 @@ function syncedPages(stderr: string): number {
   return pages;
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
 async function noopCommitDiagnostic(sandbox: SandboxProcess, scale: string): Promise<BenchResult> {
   const client = new ApiClient({ baseUrl: sandbox.baseUrl, token: SANDBOX_TOKEN, rateLimit: 0 });
   try {
@@ -139,7 +103,7 @@ async function noopCommitDiagnostic(sandbox: SandboxProcess, scale: string): Pro
 
 const bench: Benchmark = async ({ quick, log }) => {
   const scale = quick ? 'medium' : 'large';
-  const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+  const rounds = benchRounds(3);
   const sandbox = await spawnSandbox(['--scale', scale, '--rate-limit', '0', '--latency-ms', '20']);
   const dir = await mkdtemp(path.join(tmpdir(), 'store-sync-bench-unlimited-'));
   try {
@@ -147,11 +111,11 @@ const bench: Benchmark = async ({ quick, log }) => {
     const specFile = path.join(dir, 'bare.json');
     await writeFile(specFile, JSON.stringify(bareSpec(sandbox.baseUrl, new Date())));
     const bare = async () => {
-      const run = await measure([PEER, specFile], dir);
+      const run = await timeProcess(process.execPath, [PEER, specFile]);
       return { ...run, ...(JSON.parse(run.stdout) as { pages: number; records: number }) };
     };
     const warm = await bare(); // JIT of the sandbox, its lazy caches
-    log(`  warm-up bare download: ${seconds(warm.ms)} s, ${warm.pages} pages`);
+    log(`  warm-up bare download: ${warm.wall.toFixed(1)} s, ${warm.pages} pages`);
     const syncs: ProcessRun[] = [];
     const bares: (ProcessRun & { pages: number; records: number })[] = [];
     const ratios: number[] = [];
@@ -167,8 +131,8 @@ const bench: Benchmark = async ({ quick, log }) => {
             stores: [{ name: 'bench', baseUrl: sandbox.baseUrl, tokenEnv: TOKEN_ENV }],
           }),
         );
-        const run = await measure([CLI, 'sync', '--config', config, '--log-format', 'json'], dir, {
-          [TOKEN_ENV]: SANDBOX_TOKEN,
+        const run = await runCli(['sync', '--config', config, '--log-format', 'json'], {
+          env: { ...process.env, [TOKEN_ENV]: SANDBOX_TOKEN },
         });
         await rm(roundDir, { recursive: true, force: true });
         return run;
@@ -189,13 +153,13 @@ const bench: Benchmark = async ({ quick, log }) => {
         );
       syncs.push(s);
       bares.push(b);
-      ratios.push(s.ms / b.ms);
+      ratios.push(s.wall / b.wall);
       log(
-        `  round ${round + 1}: sync ${seconds(s.ms)} s (${s.cpuSeconds.toFixed(1)} CPU-s, ${Math.round(s.peakRssMb)} MB), bare ${seconds(b.ms)} s (${b.cpuSeconds.toFixed(1)} CPU-s, ${Math.round(b.peakRssMb)} MB), ${pages} pages: ${(s.ms / b.ms).toFixed(2)}×`,
+        `  round ${round + 1}: sync ${s.wall.toFixed(1)} s (${s.cpu.toFixed(1)} CPU-s, ${Math.round(s.peakRssMb)} MB), bare ${b.wall.toFixed(1)} s (${b.cpu.toFixed(1)} CPU-s, ${Math.round(b.peakRssMb)} MB), ${pages} pages: ${(s.wall / b.wall).toFixed(2)}×`,
       );
     }
-    const syncMs = median(syncs.map((r) => r.ms));
-    const bareMs = median(bares.map((r) => r.ms));
+    const syncSeconds = median(syncs.map((r) => r.wall));
+    const bareSeconds = median(bares.map((r) => r.wall));
     const peakRss = Math.max(...syncs.map((r) => r.peakRssMb));
     const results: BenchResult[] = [
       {
@@ -203,8 +167,8 @@ const bench: Benchmark = async ({ quick, log }) => {
           {
             name: 'extract-unlimited',
             figure: `store-sync sync (whole process, into a warehouse) / bare undici download of the same pages, ${scale} store, 20 ms latency; median of ${rounds} rounds' ratios`,
-            measured: seconds(syncMs),
-            bound: seconds(bareMs),
+            measured: Number(syncSeconds.toFixed(2)),
+            bound: Number(bareSeconds.toFixed(2)),
             target: '≤ 1.25',
           },
           'max',
@@ -219,8 +183,8 @@ const bench: Benchmark = async ({ quick, log }) => {
           'ratio min': Number(Math.min(...ratios).toFixed(3)),
           'ratio median': Number(median(ratios).toFixed(3)),
           'ratio max': Number(Math.max(...ratios).toFixed(3)),
-          'sync CPU-s (median)': Number(median(syncs.map((r) => r.cpuSeconds)).toFixed(1)),
-          'bare CPU-s (median)': Number(median(bares.map((r) => r.cpuSeconds)).toFixed(1)),
+          'sync CPU-s (median)': Number(median(syncs.map((r) => r.cpu)).toFixed(1)),
+          'bare CPU-s (median)': Number(median(bares.map((r) => r.cpu)).toFixed(1)),
           'sync peak RSS MB (max)': Math.round(peakRss),
           'bare peak RSS MB (max)': Math.round(Math.max(...bares.map((r) => r.peakRssMb))),
         },

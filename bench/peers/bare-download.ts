@@ -14,6 +14,8 @@ import { Pool } from 'undici';
 
 export interface BareSpec {
   token: string;
+  /** The request header the API version goes in (schemas/headers.ts, API_VERSION_HEADER). */
+  versionHeader: string;
   /** Requests in flight at once: the sync's pool (ApiClient maxInFlight). */
   connections: number;
   streams: {
@@ -36,7 +38,7 @@ async function download(spec: BareSpec): Promise<{ pages: number; records: numbe
   const started = performance.now();
   await Promise.all(
     spec.streams.map((stream) => {
-      const headers = { authorization: `Bearer ${spec.token}`, 'x-platform-api-version': stream.version };
+      const headers = { authorization: `Bearer ${spec.token}`, [spec.versionHeader]: stream.version };
       const chains = pLimit(stream.concurrency);
       return Promise.all(
         stream.startUrls.map((start) =>
