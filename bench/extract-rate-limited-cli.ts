@@ -1,11 +1,8 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { SANDBOX_TOKEN, seconds, spawnSandbox } from './extract-support.js';
-import { type Benchmark, ratioResult, runAloneIfMain } from './lib.js';
+import { type Benchmark, median, ratioResult, runAloneIfMain, runCli } from './lib.js';
 
 /**
  * `store-sync sync` as a user runs it, a whole process through bin/store-sync.js (start-up, warehouse,
@@ -22,7 +19,6 @@ const RATE = 4;
 const PAGE_SIZE = 20;
 const LATENCY_MS = 50;
 const TARGET = 1.05;
-const BIN = fileURLToPath(new URL('../bin/store-sync.js', import.meta.url));
 const TOKEN_ENV = 'STORE_SYNC_BENCH_TOKEN';
 
 interface Round {
@@ -42,8 +38,7 @@ interface Round {
 }
 
 async function syncOnce(baseUrl: string, dir: string): Promise<{ wall: number; log: string }> {
-  const child = spawn(
-    BIN,
+  const run = await runCli(
     [
       'sync',
       '--base-url',
@@ -58,21 +53,9 @@ async function syncOnce(baseUrl: string, dir: string): Promise<{ wall: number; l
       'json',
       '--verbose',
     ],
-    {
-      cwd: dir,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, [TOKEN_ENV]: SANDBOX_TOKEN },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
+    { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, [TOKEN_ENV]: SANDBOX_TOKEN } },
   );
-  const started = Date.now();
-  let log = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
-    log += chunk.toString();
-  });
-  const [code] = (await once(child, 'exit')) as [number | null];
-  const wall = Date.now() - started;
-  if (code !== 0) throw new Error(`store-sync sync exited ${code}:\n${log.slice(-2000)}`);
-  return { wall: wall / 1000, log: `${started}\n${log}` };
+  return { wall: run.wall, log: `${run.startedAt}\n${run.stderr}` };
 }
 
 /** Start-up, request span and tail of one run, from its JSON log (http.request is logged at each answer). */
@@ -99,12 +82,6 @@ function phases(
     refusedAt: answers.filter((a) => a.status === 429).map((a) => (a.start - firstStart) / 1000),
   };
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 const bench: Benchmark = async ({ quick, log }) => {
   const rounds = quick ? 1 : 3;

@@ -1,14 +1,12 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { SANDBOX_TOKEN, type SandboxProcess, seconds, spawnSandbox } from './extract-support.js';
-import { type Benchmark, type BenchResult, ratioResult, runAloneIfMain } from './lib.js';
+import { type Benchmark, type BenchResult, ratioResult, runAloneIfMain, runCli } from './lib.js';
 
 /**
- * What a nightly run costs, as users run it: `store-sync sync` as a whole process (bin/store-sync.js) into a
+ * What a nightly run costs, as users run it: `store-sync sync` as a whole process (bin/store-sync.js through
+ * its `#!` line, bench/lib.ts runCli) into a
  * real warehouse, against a large sandbox store in its own process. A first sync reads everything; a second
  * one, with nothing changed, should cost at most 5 % of its requests; after 1 % of the store changes
  * (subscriptions, products, fulfillment orders), a third at most 10 %. Requests are the sandbox's own count
@@ -20,7 +18,6 @@ import { type Benchmark, type BenchResult, ratioResult, runAloneIfMain } from '.
  * budget (`maxRefreshPerRun`), as a store's second night does.
  */
 
-const CLI = fileURLToPath(new URL('../bin/store-sync.js', import.meta.url));
 const TOKEN_ENV = 'STORE_SYNC_BENCH_TOKEN';
 const SUBSCRIPTIONS = { medium: 10_000, large: 100_000 } as const;
 
@@ -32,18 +29,10 @@ interface SyncRun {
 
 async function timedSync(sandbox: SandboxProcess, config: string): Promise<SyncRun> {
   await sandbox.resetStats();
-  const started = performance.now();
-  const child = spawn(process.execPath, [CLI, 'sync', '--config', config], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const run = await runCli(['sync', '--config', config], {
     env: { ...process.env, [TOKEN_ENV]: SANDBOX_TOKEN },
   });
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
-  });
-  const [code] = (await once(child, 'exit')) as [number | null];
-  const ms = performance.now() - started;
-  if (code !== 0) throw new Error(`store-sync sync exited ${code}:\n${stderr}`);
+  const ms = run.wall * 1000;
   const stats = (await sandbox.stats()) as { requests: number; byRoute?: Record<string, number> };
   return { ms, requests: stats.requests, byRoute: stats.byRoute ?? {} };
 }
