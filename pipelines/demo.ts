@@ -1,7 +1,6 @@
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { expectedStreams } from '../src/cli/context.js';
-import { parseConfig } from '../src/config.js';
+import { enabledStreams, parseConfig } from '../src/config.js';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import { ApiClient } from '../src/extract/index.js';
 import { openWarehouse } from '../src/load/index.js';
@@ -201,7 +200,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       const store = config.stores[0]!;
       const report = await writeReport(warehouse, path.join(dir, 'report.html'), {
         warehousePath,
-        expected: expectedStreams(config, { store: store.name }),
+        expected: enabledStreams([store]),
         freshnessHours: config.freshnessHours,
         spools: [await spoolStatus(store.name, spoolDir)],
       });

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import type { StoreConfig, SyncConfig } from '../config.js';
+import { enabledStreams, type StoreConfig, type SyncConfig } from '../config.js';
 import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { FAST_PATH_VARIABLE } from '../normalize/fast-switch.js';
@@ -167,13 +167,7 @@ export function expectedStreams(
   args: { store?: string | undefined },
   fromFlags = false,
 ): { store: string; stream: StreamName }[] {
-  if (fromFlags) return [];
-  return selectStores(config, args.store).flatMap((store) =>
-    STREAM_NAMES.filter((stream) => store.streams[stream].enabled).map((stream) => ({
-      store: store.name,
-      stream,
-    })),
-  );
+  return fromFlags ? [] : enabledStreams(selectStores(config, args.store));
 }
 
 /** Parses --streams a,b and refuses names that are not streams. */
