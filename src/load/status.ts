@@ -1,8 +1,9 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ident, literal, tableDef, timestampLiteral } from '../model/index.js';
-import { listStates, newestStreamRuns, type StreamRun } from '../state/index.js';
+import { listStates, newestStreamRuns, type RunningFile, type StreamRun } from '../state/index.js';
 import { streamDeclaration } from '../streams.js';
 import { DOCUMENTS_STREAM } from './documents.js';
+import { ageText as agoText } from './read-copy.js';
 import type { NewFields } from './schema-changes.js';
 import type { Warehouse } from './warehouse.js';
 
@@ -342,4 +343,35 @@ export function recentNewFields(
       `first_seen_at > ${timestampLiteral(nowMs - days * 86_400_000)}`,
     );
   });
+}
+
+/** The runs a live writer has in progress (src/state/running.ts), those of `store` (and of no one store) only. */
+export function runningOf(file: RunningFile | null, store: string | undefined): RunningFile | null {
+  if (file === null) return null;
+  const runs = file.runs.filter((run) => store === undefined || run.store === null || run.store === store);
+  return runs.length ? { ...file, runs } : null;
+}
+
+const counted = (n: number, one: string, many = `${one}s`) =>
+  `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+
+/**
+ * `status`'s lines for runs in progress: each run's command, store, start and commits so far, then a line of
+ * its streams' pages and records (a sync's), e.g.
+ * `shop sync (incremental), run 01J…, started 3 min ago: 4 commits, 800 records, last commit 2 s ago`.
+ */
+export function runningLines(file: RunningFile, nowMs: number): string[] {
+  const lines = [`running now (pid ${file.pid} writes the warehouse):`];
+  for (const run of file.runs) {
+    const what = [run.store, run.command].filter(Boolean).join(' ') + (run.mode ? ` (${run.mode})` : '');
+    const commits = run.lastCommitAt
+      ? `${counted(run.commits, 'commit')}, ${counted(run.records, 'record')}, last commit ${agoText(new Date(run.lastCommitAt), nowMs)}`
+      : 'nothing committed yet';
+    lines.push(`  ${what}, run ${run.runId}, started ${agoText(new Date(run.startedAt), nowMs)}: ${commits}`);
+    const streams = Object.entries(run.streams).map(
+      ([name, s]) => `${name} ${counted(s.pages, 'page')}, ${counted(s.records, 'record')}`,
+    );
+    if (streams.length) lines.push(`    ${streams.join('; ')}`);
+  }
+  return lines;
 }

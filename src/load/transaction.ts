@@ -27,8 +27,8 @@ export interface TransactionOwner {
   readonly keyRanges: KeyRanges;
   /** Gives a batch's buffers back once it is written (or failed). */
   discard(batch: BatchWriter): void;
-  /** A commit made the records before `nextSeq` durable. */
-  committed(nextSeq: number): void;
+  /** A commit made the records before `nextSeq` durable: `recordsByRun` of each run (by run id). */
+  committed(nextSeq: number, recordsByRun: ReadonlyMap<string, number>): void;
   /** A rollback lost the batches written in the transaction. */
   rolledBack(): void;
 }
@@ -43,6 +43,8 @@ export class Transaction {
   private nextSeq = 0;
   /** Rows appended so far: from CHECKPOINTED_COMMIT_ROWS on, the commit goes through a checkpoint. */
   private appendedRows = 0;
+  /** Records written so far, by the run of their batch (the running file tells `status`). */
+  private readonly recordsByRun = new Map<string, number>();
   private done = false;
   /** The first write that failed: the transaction can then only roll back. */
   private failure: unknown = null;
@@ -68,6 +70,8 @@ export class Transaction {
         );
         this.nextSeq = Math.max(this.nextSeq, batch.nextSeq);
         this.appendedRows += batch.appendedRows;
+        const { runId } = batch.meta;
+        this.recordsByRun.set(runId, (this.recordsByRun.get(runId) ?? 0) + counts.records);
         return counts;
       } catch (error) {
         this.failure ??= asStoreSyncError(error, ERROR_CODES.WAREHOUSE);
@@ -111,7 +115,7 @@ export class Transaction {
     try {
       if (this.appendedRows >= CHECKPOINTED_COMMIT_ROWS) await commitThroughCheckpoint(this.connection);
       else await this.connection.run('COMMIT');
-      this.warehouse.committed(this.nextSeq);
+      this.warehouse.committed(this.nextSeq, this.recordsByRun);
     } catch (error) {
       await this.rollback();
       throw asStoreSyncError(error, ERROR_CODES.WAREHOUSE);

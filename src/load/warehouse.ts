@@ -12,8 +12,10 @@ import {
   listStates,
   newRunId,
   type RunFinish,
+  RunningRuns,
   type RunStart,
   readState,
+  runningFilePath,
   type SavedState,
   startRunSql,
   writeStateSql,
@@ -88,6 +90,8 @@ export class Warehouse {
   readonly keyRanges = new KeyRanges();
   /** Runs recorded as finished by this writer: close publishes the read copy when there is one. */
   private runsFinished = 0;
+  /** A writer's runs in progress, for `status` while the warehouse is held (src/state/running.ts). */
+  private readonly running: RunningRuns | null;
 
   private constructor(
     readonly path: string,
@@ -104,6 +108,14 @@ export class Warehouse {
     private readonly options: WarehouseOptions,
   ) {
     this.appenders = new AppenderPool(connection);
+    this.running = readOnly
+      ? null
+      : new RunningRuns(path, (error) =>
+          logger.warn('warehouse.running_file_failed', {
+            file: runningFilePath(path),
+            message: `status cannot show this run's progress: ${(error as Error).message}`,
+          }),
+        );
   }
 
   static async open(file: string, options: WarehouseOptions = {}): Promise<Warehouse> {
@@ -347,8 +359,9 @@ export class Warehouse {
   }
 
   /** Called by Transaction: a committed batch's records are durable, so new batches land after them. */
-  committed(nextSeq: number): void {
+  committed(nextSeq: number, recordsByRun: ReadonlyMap<string, number>): void {
     this.committedSeq = Math.max(this.committedSeq, nextSeq);
+    this.running?.committed(recordsByRun);
   }
 
   /** Called by Transaction after a rollback: batches built on top of the lost ones start over. */
@@ -412,6 +425,10 @@ export class Warehouse {
       throw error;
     }
     await this.commit(batch);
+    this.running?.pagesCommitted(
+      runId,
+      pages.map((page) => ({ stream: page.stream, records: page.records.length + page.rejections.length })),
+    );
     for (const scan of completed) await this.warnUnkeyed(scan);
     return results;
   }
@@ -512,6 +529,7 @@ export class Warehouse {
     this.assertWritable();
     const runId = newRunId();
     await this.exclusive(() => this.connection.run(startRunSql(runId, run)));
+    this.running?.started(runId, run);
     return runId;
   }
 
@@ -525,6 +543,7 @@ export class Warehouse {
     };
     await this.exclusive(() => this.connection.run(finishRunSql(runId, masked)));
     this.runsFinished += 1;
+    this.running?.finished(runId);
   }
 
   /** Rows in a table (every one, deleted ones included): reading them all verifies each block's checksum. */
@@ -659,6 +678,8 @@ export class Warehouse {
       this.connection.closeSync();
       this.instance.closeSync();
     } finally {
+      // A run not finished by now (its process is stopping) is no longer in progress.
+      this.running?.clear();
       this.release();
     }
   }

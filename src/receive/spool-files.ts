@@ -3,6 +3,7 @@ import { open, readdir, readFile, rename, stat, truncate, unlink, writeFile } fr
 import path from 'node:path';
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { processAlive } from '../processes.js';
 
 /**
  * The spool's files. Events are appended to one open file, `events-<opened at>-<seq>-<rand>.ndjson.open`,
@@ -168,16 +169,6 @@ export async function recentEventIds(files: string[], max: number): Promise<stri
   return found.flat().slice(-max);
 }
 
-/** Whether a process with this id is running (EPERM: it is, under another user). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Makes this process the spool's only receiver: two appending to one spool would recover each other's open
  * file. A lock left by a receiver that was killed (its process is gone) is taken over.
@@ -203,7 +194,7 @@ export async function lockSpool(dir: string): Promise<() => Promise<void>> {
     }
     const pid = Number.parseInt(await readFile(file, 'utf8').catch(() => ''), 10);
     // In a container a restarted receiver can get its predecessor's pid: that one is not a rival.
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid))
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid))
       throw new StoreSyncError(
         ERROR_CODES.USAGE,
         `another store-sync receive (pid ${pid}) is writing the spool ${dir}; one receiver per spool folder.`,

@@ -1,6 +1,14 @@
 /** State: stream cursors and watermarks (`_sync_state`) and the run log (`_sync_runs`). */
 
 export {
+  type RunningFile,
+  type RunningRun,
+  RunningRuns,
+  type RunningStream,
+  readRunning,
+  runningFilePath,
+} from './running.js';
+export {
   ABANDONED_RUN_MESSAGE,
   CLOSE_ABANDONED_RUNS_SQL,
   finishRunSql,

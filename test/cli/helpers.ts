@@ -428,15 +428,33 @@ export async function startArrivalsProxy(upstream: Sandbox): Promise<SandboxProx
  * A loopback proxy in front of a sandbox whose requests wait while it is shut and pass through once it is
  * open (it starts open): a sync that meets it shut holds the warehouse (opened before its first request) for
  * as long as the test likes, with no timing. `waiting` counts the requests held at the gate now.
+ * `shutAfter(n)` lets n more requests through and shuts on the next: a sync has committed pages and waits.
  */
-export async function startGatedProxy(
-  upstream: Sandbox,
-): Promise<SandboxProxy & { shut: () => void; open: () => void; waiting: () => number }> {
+export async function startGatedProxy(upstream: Sandbox): Promise<
+  SandboxProxy & {
+    shut: () => void;
+    shutAfter: (requests: number) => void;
+    open: () => void;
+    waiting: () => number;
+  }
+> {
   let release: (() => void) | null = null;
   let gate: Promise<void> = Promise.resolve();
   let waiting = 0;
+  let passing: number | null = null;
+  const shut = () => {
+    gate = new Promise((resolve) => {
+      release = resolve;
+    });
+  };
   const proxy = await startSandboxProxy(upstream, {
     answer: async () => {
+      if (passing !== null) {
+        if (passing === 0) {
+          passing = null;
+          shut();
+        } else passing -= 1;
+      }
       waiting += 1;
       try {
         await gate;
@@ -448,12 +466,14 @@ export async function startGatedProxy(
   });
   return {
     ...proxy,
-    shut: () => {
-      gate = new Promise((resolve) => {
-        release = resolve;
-      });
+    shut,
+    shutAfter: (requests) => {
+      passing = requests;
     },
-    open: () => release?.(),
+    open: () => {
+      passing = null;
+      release?.();
+    },
     waiting: () => waiting,
   };
 }

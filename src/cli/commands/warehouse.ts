@@ -2,7 +2,7 @@ import type { CommandModule } from 'yargs';
 import type { RebuildProgress } from '../../../pipelines/rebuild.js';
 import type { SyncConfig } from '../../config.js';
 import type { SchemaContract } from '../../contracts.js';
-import { ERROR_CODES, StoreSyncError } from '../../errors.js';
+import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../../errors.js';
 import {
   applyWaitForLock,
   cliLogger,
@@ -46,7 +46,7 @@ interface StatusArgs extends JobArgs, ReadCopyArgs {
 export const statusCommand: CommandModule<object, StatusArgs> = {
   command: 'status',
   describe:
-    'Per store and stream: last success and its age, rows, watermark, cursor in progress, rejections, the last run (ok, failed, interrupted, skipped) and the last error; then how many orders the store references that `orders` does not hold (order_coverage), and the fields no column maps first seen in the last 7 days. Exit 3 when a stream is stale or its last run did not complete it',
+    'Per store and stream: last success and its age, rows, watermark, cursor in progress, rejections, the last run (ok, failed, interrupted, skipped) and the last error; then how many orders the store references that `orders` does not hold (order_coverage), and the fields no column maps first seen in the last 7 days; while a run writes the warehouse, the read copy and what the running run has committed. Exit 3 when a stream is stale or its last run did not complete it',
   builder: (yargs) =>
     withReadCopyOption(withJobOptions(yargs))
       .option('json', { type: 'boolean', description: 'JSON instead of a table' })
@@ -75,32 +75,46 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
       lastRunText,
       readJudgedStatus,
       recentNewFields,
+      runningLines,
+      runningOf,
       shownLastError,
     } = await import('../../load/status.js');
-    // While a run writes the warehouse, its read copy (the state after the last run) is what can be read.
-    const warehouse = await readWarehouseOrCopy(config, args, (file) =>
-      openWarehouse(file, { readOnly: true }),
-    );
-    const now = Date.now();
-    let report: Awaited<ReturnType<typeof readJudgedStatus>>;
-    let recent: Awaited<ReturnType<typeof recentNewFields>>;
-    const { orderCoverageLine, readOrderCoverage } = await import('../../load/models.js');
-    let coverage: Awaited<ReturnType<typeof readOrderCoverage>>;
+    const { readRunning } = await import('../../state/index.js');
+    // While a run writes the warehouse, its read copy (the state after the last run) is what can be read,
+    // and what the run has committed since is in its running file (src/state/running.ts).
+    let warehouse: Awaited<ReturnType<typeof openWarehouse>> | null;
+    let running: ReturnType<typeof runningOf>;
     try {
-      report = await readJudgedStatus(warehouse, {
-        expected,
-        store: args.store,
-        nowMs: now,
-        freshnessHours: hours,
-      });
-      recent = await recentNewFields(warehouse, now);
-      // `orders` holds captured documents only: how many the store references beyond them (docs/analytics.md).
-      coverage = (await readOrderCoverage(warehouse)).filter(
-        (c) => args.store === undefined || c.store === args.store,
-      );
-    } finally {
-      await warehouse.close();
+      warehouse = await readWarehouseOrCopy(config, args, (file) => openWarehouse(file, { readOnly: true }));
+      running = runningOf(readRunning(config.warehouse), args.store);
+    } catch (error) {
+      // A warehouse's first run: no read copy is published yet, but the run's progress can be told.
+      running = runningOf(readRunning(config.warehouse), args.store);
+      if (running === null || !isStoreSyncError(error, ERROR_CODES.QUERY)) throw error;
+      process.stderr.write(`${error.message}\n`);
+      warehouse = null;
     }
+    const now = Date.now();
+    let report: Awaited<ReturnType<typeof readJudgedStatus>> = [];
+    let recent: Awaited<ReturnType<typeof recentNewFields>> = [];
+    const { orderCoverageLine, readOrderCoverage } = await import('../../load/models.js');
+    let coverage: Awaited<ReturnType<typeof readOrderCoverage>> = [];
+    if (warehouse !== null)
+      try {
+        report = await readJudgedStatus(warehouse, {
+          expected,
+          store: args.store,
+          nowMs: now,
+          freshnessHours: hours,
+        });
+        recent = await recentNewFields(warehouse, now);
+        // `orders` holds captured documents only: how many the store references beyond them (docs/analytics.md).
+        coverage = (await readOrderCoverage(warehouse)).filter(
+          (c) => args.store === undefined || c.store === args.store,
+        );
+      } finally {
+        await warehouse.close();
+      }
     // Field paths no column maps, first seen in the last NEW_FIELDS_DAYS days (values in the rows' `_extra`).
     const newFields = recent.filter((entry) => args.store === undefined || entry.store === args.store);
     // A receiver's spool: events received and not yet drained into the warehouse (docs/receiver.md).
@@ -109,10 +123,14 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
     if (args.json) {
       const receivers = spools.length ? { receivers: spools } : {};
       process.stdout.write(
-        `${JSON.stringify({ freshnessHours: hours, streams: report, ...receivers, newFields, orderCoverage: coverage }, null, 2)}\n`,
+        `${JSON.stringify({ freshnessHours: hours, streams: report, running, ...receivers, newFields, orderCoverage: coverage }, null, 2)}\n`,
       );
     } else if (report.length === 0) {
-      process.stdout.write('nothing synced yet: run store-sync sync (or ingest)\n');
+      process.stdout.write(
+        running
+          ? 'nothing published yet: the first run is in progress (below)\n'
+          : 'nothing synced yet: run store-sync sync (or ingest)\n',
+      );
     } else {
       const columns = [
         'store',
@@ -159,6 +177,7 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
         process.stdout.write(`\nlast errors:\n${lines.join('\n')}\n`);
       }
     }
+    if (!args.json && running) process.stdout.write(`\n${runningLines(running, now).join('\n')}\n`);
     if (!args.json && coverage.length) {
       const several = coverage.length > 1;
       const lines = coverage.map((c) => `${several ? `${c.store} ` : ''}${orderCoverageLine(c)}`);
