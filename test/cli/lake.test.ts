@@ -3,6 +3,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { writeOrderFiles } from '../../bench/warehouse-data.js';
 import { exportableTables } from '../../pipelines/export.js';
 import { exportLake } from '../../pipelines/lake.js';
 import { ERROR_CODES } from '../../src/errors.js';
@@ -52,6 +53,16 @@ describe('store-sync export --lake: one lake of many stores, with a catalog', ()
       stores: names.map((name, i) => ({ name, baseUrl: sandboxes[i]!.baseUrl })),
     });
     assertExit(await runCli(['sync', '--parallel', '3', '--config', config], { timeoutMs: 240_000 }), 0);
+    // Orders come from ingested documents (the API's streams bring none): north and south get some, of
+    // several months, each its own; west none, so its order tables are empty.
+    for (const [name, count, seed] of [
+      ['north', 300, 42],
+      ['south', 200, 43],
+    ] as const) {
+      const docs = path.join(dir, `docs-${name}`);
+      await writeOrderFiles(docs, count, 1, seed);
+      assertExit(await runCli(['ingest', docs, '--store', name, '--config', config]), 0);
+    }
   });
 
   after(async () => {
@@ -64,13 +75,36 @@ describe('store-sync export --lake: one lake of many stores, with a catalog', ()
     const result = await runCli(['export', '--lake', lake, '--config', config], { timeoutMs: 180_000 });
     assertExit(result, 0);
     for (const name of names) assert.match(result.stdout, new RegExp(`^${name}\\s+\\d+\\s+\\d+\\s`, 'm'));
-    // The layout readers rely on: order-dated tables by month under the store, the others a file per store.
-    // (The API's streams bring no orders, which come from ingested documents: their month is unknown here.)
-    assert.deepEqual(await readdir(path.join(lake, 'orders', '_store=north')), [
+    // The layout readers rely on: order-dated tables by month of the order under the store, the others a
+    // file per store; a store without orders has its one empty file in the default month.
+    const catalog = path.join(lake, 'catalog.duckdb');
+    for (const name of ['north', 'south']) {
+      const months = await readWarehouse<{ month: string }>(
+        storeFile(name),
+        "SELECT DISTINCT strftime(date_placed, '%Y-%m') AS month FROM orders ORDER BY 1",
+      );
+      assert.ok(months.length > 1, `${name}'s orders span several months`);
+      for (const table of ['orders', 'order_lines'])
+        assert.deepEqual(
+          (await readdir(path.join(lake, table, `_store=${name}`))).sort(),
+          months.map((m) => `month=${m.month}`),
+          `${table} of ${name} by month`,
+        );
+      // Per month, the catalog's rows are the store's own.
+      const own = await readWarehouse(
+        storeFile(name),
+        "SELECT strftime(o.date_placed, '%Y-%m') AS month, count(*)::INTEGER AS n FROM order_lines l LEFT JOIN orders o ON o.number = l.order_number GROUP BY ALL ORDER BY 1",
+      );
+      const inLake = await readWarehouse(
+        catalog,
+        `SELECT month, count(*)::INTEGER AS n FROM order_lines WHERE _store = '${name}' GROUP BY ALL ORDER BY 1`,
+      );
+      assert.deepEqual(inLake, own, `order_lines of ${name} per month`);
+    }
+    assert.deepEqual(await readdir(path.join(lake, 'orders', '_store=west')), [
       'month=__HIVE_DEFAULT_PARTITION__',
     ]);
     assert.deepEqual(await readdir(path.join(lake, 'subscriptions', '_store=south')), ['data.parquet']);
-    const catalog = path.join(lake, 'catalog.duckdb');
     for (const def of exportableTables()) {
       const inLake = await readWarehouse(
         catalog,
