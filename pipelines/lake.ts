@@ -119,9 +119,13 @@ export async function exportLake(
     // Before anything is written: every place a link of the chosen tables goes must be export's or free. Every
     // version a store's links point at now is kept by the cleanup below: the tables not exported this time go
     // on reading theirs, and the chosen ones' are what the previous catalog names.
+    // The catalog in place names its versions too: after an export killed between moving the links and
+    // writing its catalog, the links point past what the catalog (and its readers) read. Null: it could not be
+    // read, and the cleanup deletes nothing.
+    const cataloged = await catalogVersions(absolute);
     const previous = new Map<string, Set<string>>();
     for (const { store } of sources) {
-      const versions = new Set<string>();
+      const versions = new Set<string>(cataloged?.get(store) ?? []);
       for (const def of all) {
         const linked = await linkedVersion(absolute, def.name, store, chosen.includes(def));
         if (linked) versions.add(linked);
@@ -166,7 +170,7 @@ export async function exportLake(
     const catalog = await writeCatalog(absolute, all, sources[0]?.warehouse ?? null);
     // Each store keeps this version and every one its links pointed at before it: the previous catalog's (a
     // reader may have it open), and those of the tables not exported now, which still link to theirs.
-    for (const { store } of sources) {
+    for (const { store } of cataloged === null ? [] : sources) {
       const keep = new Set([version, ...(previous.get(store) ?? [])]);
       const root = path.join(absolute, VERSIONS, store);
       for (const entry of await readdir(root))
@@ -234,6 +238,37 @@ async function writeCatalog(dir: string, all: TableDef[], warehouse: Warehouse |
   await rm(`${temporary}.wal`, { force: true });
   return file;
 }
+
+/**
+ * The versions each store's views in `DIR/catalog.duckdb` read (their `.versions/<store>/<version>/` paths):
+ * an empty map when there is no catalog yet, null when there is one that cannot be read.
+ */
+async function catalogVersions(dir: string): Promise<Map<string, Set<string>> | null> {
+  const file = path.join(dir, CATALOG_FILE);
+  if (!(await lstat(file).catch(() => null))) return new Map();
+  const found = new Map<string, Set<string>>();
+  try {
+    const instance = await duckdbApi.DuckDBInstance.create(file, { access_mode: 'READ_ONLY', threads: '1' });
+    try {
+      const connection = await instance.connect();
+      const reader = await connection.runAndReadAll('SELECT sql FROM duckdb_views() WHERE NOT internal');
+      connection.closeSync();
+      const folder = new RegExp(`${escapeRegExp(path.join(dir, VERSIONS))}/([^/]+)/([^/]+)/`, 'g');
+      for (const [sql] of reader.getRows())
+        for (const [, store, version] of String(sql).matchAll(folder)) {
+          if (!found.has(store!)) found.set(store!, new Set());
+          found.get(store!)!.add(version!);
+        }
+    } finally {
+      instance.closeSync();
+    }
+  } catch {
+    return null;
+  }
+  return found;
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The warehouse's COMMENTs: `table` and `table.column` → text. */
 async function commentsOf(warehouse: Warehouse): Promise<Map<string, string>> {

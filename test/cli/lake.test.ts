@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { cp, readdir, rename, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -239,5 +239,47 @@ describe('store-sync export --lake: one lake of many stores, with a catalog', ()
       `SELECT _store, count(*)::INTEGER AS n FROM read_parquet('${path.join(lake, 'customers', '*', '*.parquet')}', hive_partitioning = true) GROUP BY ALL ORDER BY 1`,
     );
     assert.deepEqual(linked, own);
+  });
+
+  it("an export killed after moving its links, before its catalog, does not cost the catalog's readers their files", async () => {
+    const own = path.join(dir, 'lake-killed');
+    const warehouse = await openWarehouse(storeFile('north'), { readOnly: true });
+    try {
+      const sources = [{ store: 'north', warehouse }];
+      const first = await exportLake(own, sources, { tables: ['products', 'customers'] });
+      const v1 = first.stores[0]!.version;
+      // What a killed export leaves: a version written and every link moved to it, the catalog still the first.
+      const v2 = `${v1}-killed`;
+      const versions = path.join(own, '.versions', 'north');
+      await cp(path.join(versions, v1), path.join(versions, v2), { recursive: true });
+      for (const table of ['products', 'customers']) {
+        const place = path.join(own, table, '_store=north');
+        const temporary = path.join(own, '.versions', 'link-test');
+        await symlink(path.join('..', '.versions', 'north', v2, table, '_store=north'), temporary, 'dir');
+        await rename(temporary, place);
+      }
+      // A reader has the catalog open (it names v1) while the next export runs to the end.
+      const reader = await DuckDBInstance.create(path.join(own, 'catalog.duckdb'), {
+        access_mode: 'READ_ONLY',
+      });
+      try {
+        const connection = await reader.connect();
+        const count = async () =>
+          Number((await connection.runAndReadAll('SELECT count(*) FROM products')).getRows()[0]![0]);
+        const before = await count();
+        const third = await exportLake(own, sources, { tables: ['products', 'customers'] });
+        assert.deepEqual((await readdir(versions)).sort(), [v1, v2, third.stores[0]!.version].sort());
+        assert.equal(await count(), before, "the open catalog's files are all there");
+        connection.closeSync();
+      } finally {
+        reader.closeSync();
+      }
+      // The next export may let v1 and v2 go: the catalog in place names only the third's.
+      const fourth = await exportLake(own, sources, { tables: ['products', 'customers'] });
+      assert.equal((await readdir(versions)).includes(v1), false);
+      assert.ok((await readdir(versions)).includes(fourth.stores[0]!.version));
+    } finally {
+      await warehouse.close();
+    }
   });
 });
