@@ -200,7 +200,7 @@ export function cliLogger(args: JobArgs, write?: (line: string) => void): Logger
  * docs/querying.md says, not 2, because nothing the user asked for is wrong and the same command will work
  * once the sync finishes. (A second WRITER is a usage error, exit 2, and stays one.)
  */
-export function readerBlocked(error: unknown): unknown {
+function readerBlocked(error: unknown): unknown {
   return isStoreSyncError(error, ERROR_CODES.WAREHOUSE_LOCKED)
     ? new StoreSyncError(ERROR_CODES.QUERY, error.message, { cause: error })
     : error;

@@ -133,6 +133,11 @@ describe('store-sync: the published read copy (issue 28)', () => {
       ]);
       assertExit(exported, 0);
       assert.match(exported.stderr, note);
+      const report = await runCli(['report', '--config', config]);
+      assertExit(report, 0);
+      assert.match(report.stderr, note);
+      const html = await readFile(report.stdout.trim(), 'utf8');
+      assert.ok(html.includes('w.read.duckdb'), 'the report names the read copy it was made from');
       assert.ok(gate.waiting() > 0, 'the sync was still held at the gate while the readers ran');
       gate.open();
       assertExit(await running.done, 0);

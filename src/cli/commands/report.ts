@@ -6,14 +6,16 @@ import {
   type JobArgs,
   jobFromFlags,
   positiveNumberOption,
-  readerBlocked,
+  type ReadCopyArgs,
+  readWarehouseOrCopy,
   resolveJob,
   selectStores,
   withJobOptions,
+  withReadCopyOption,
 } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 
-interface ReportArgs extends JobArgs {
+interface ReportArgs extends JobArgs, ReadCopyArgs {
   out?: string;
   'freshness-hours'?: number;
 }
@@ -26,7 +28,7 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
   describe:
     'Write one self-contained HTML file (no network needed to view it): freshness per store and stream, run history charts, table sizes, new fields, rejections with examples, receiver spools, and a diagram of the tables and keys',
   builder: (yargs) =>
-    withJobOptions(yargs)
+    withReadCopyOption(withJobOptions(yargs))
       .option('out', {
         type: 'string',
         description: `The HTML file to write (default: ${REPORT_FILE} in the warehouse's folder); replaced whole`,
@@ -56,14 +58,18 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
     const { openWarehouse } = await import('../../load/index.js');
     const { receiverSpools } = await import('../../receive/status.js');
     const { writeReport } = await import('../../report/index.js');
-    const warehouse = await openWarehouse(config.warehouse, { readOnly: true }).catch((error: unknown) => {
-      throw readerBlocked(error);
+    // While a run writes the warehouse, the report is of its read copy (the state after the last run), and
+    // names that file.
+    let read = config.warehouse;
+    const warehouse = await readWarehouseOrCopy(config, args, (file) => {
+      read = file;
+      return openWarehouse(file, { readOnly: true });
     });
     const now = Date.now();
     let written: Awaited<ReturnType<typeof writeReport>>;
     try {
       written = await writeReport(warehouse, out, {
-        warehousePath: config.warehouse,
+        warehousePath: read,
         expected,
         freshnessHours: hours,
         ...(args.store === undefined ? {} : { store: args.store }),
