@@ -1,6 +1,6 @@
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { enabledStreams, parseConfig } from '../src/config.js';
+import { parseConfig } from '../src/config.js';
 import { ERROR_CODES, StoreSyncError } from '../src/errors.js';
 import { ApiClient } from '../src/extract/index.js';
 import { openWarehouse } from '../src/load/index.js';
@@ -11,6 +11,7 @@ import { deliverThroughReceiver } from '../src/receive/loopback.js';
 import { spoolStatus } from '../src/receive/status.js';
 import { writeReport } from '../src/report/index.js';
 import { DEFAULT_TOKEN, startSandbox } from '../src/sandbox/index.js';
+import { enabledStreams } from '../src/streams.js';
 import { type CapturedDocuments, captureDemoDocuments } from './demo-documents.js';
 import { drainStoreRun } from './drain.js';
 import { exportParquet } from './export.js';

@@ -657,16 +657,3 @@ export function readToken(
 export function configJsonSchema(): unknown {
   return z.toJSONSchema(SyncConfigInput, { io: 'input', target: 'draft-2020-12' });
 }
-
-/**
- * The streams each store enables, as `{store, stream}`: what `status`, the report and the demo list, even a
- * stream that has never completed a pass.
- */
-export function enabledStreams(stores: readonly StoreConfig[]): { store: string; stream: StreamName }[] {
-  return stores.flatMap((store) =>
-    STREAM_NAMES.filter((stream) => store.streams[stream].enabled).map((stream) => ({
-      store: store.name,
-      stream,
-    })),
-  );
-}

@@ -117,3 +117,18 @@ export function defaultStreamOptions(
   const declared = typeof stream === 'string' ? streamDeclaration(stream) : stream;
   return { ...DEFAULT_STREAM_OPTIONS, ...declared?.defaults };
 }
+
+/**
+ * The streams each store enables, as `{store, stream}`: what `status`, the report and the demo list, even a
+ * stream that has never completed a pass. Here, not in config.ts, so that commands reach it without loading zod.
+ */
+export function enabledStreams(
+  stores: readonly { name: string; streams: Record<StreamName, { enabled: boolean }> }[],
+): { store: string; stream: StreamName }[] {
+  return stores.flatMap((store) =>
+    STREAM_NAMES.filter((stream) => store.streams[stream].enabled).map((stream) => ({
+      store: store.name,
+      stream,
+    })),
+  );
+}

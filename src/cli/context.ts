@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { enabledStreams, type StoreConfig, type SyncConfig } from '../config.js';
+import type { StoreConfig, SyncConfig } from '../config.js';
 import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { FAST_PATH_VARIABLE } from '../normalize/fast-switch.js';
-import { STREAM_NAMES, type StreamName } from '../streams.js';
+import { enabledStreams, STREAM_NAMES, type StreamName } from '../streams.js';
 
 /**
  * What every command shares: where the job comes from (a config file, or flags for a one-off job), which
