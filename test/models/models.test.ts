@@ -474,7 +474,7 @@ describe('analyst models over a synced store with captured orders of both shapes
     assert.deepEqual(rows, expected);
   });
 
-  it('fulfillment_backlog: the unfinished fulfillment orders, aged from their order placement', async () => {
+  it('fulfillment_backlog: the unfinished fulfillment orders, aged from their order placement, else from when first seen', async () => {
     const finished = new Set(['closed', 'fulfilled', 'cancelled', 'canceled', 'incomplete']);
     const open = (
       snapshotOf(store, 'fulfillment_orders') as {
@@ -497,14 +497,24 @@ describe('analyst models over a synced store with captured orders of both shapes
       on_hold: boolean;
       basis: string | null;
       age_days: number | null;
+      first_seen: string;
+      first_synced: string;
     }>(
-      `SELECT fulfillment_order_id::INTEGER AS id, status, location_id::INTEGER AS location_id,
-              units_to_fulfil::VARCHAR AS units, on_hold, age_basis AS basis, age_days::INTEGER AS age_days
-       FROM fulfillment_backlog ORDER BY id`,
+      `SELECT b.fulfillment_order_id::INTEGER AS id, status, location_id::INTEGER AS location_id,
+              units_to_fulfil::VARCHAR AS units, on_hold, age_basis AS basis, age_days::INTEGER AS age_days,
+              strftime(b.first_seen_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS first_seen,
+              (SELECT strftime(min(h._synced_at), '%Y-%m-%dT%H:%M:%S.%gZ') FROM fulfillment_orders_history h
+                WHERE h._store = b._store AND h.id = b.fulfillment_order_id) AS first_synced
+       FROM fulfillment_backlog b ORDER BY id`,
     );
     const afterMs = Date.now();
+    // First seen: the load that first stored a version of it, an observed time not after this test began.
+    for (const row of rows) {
+      assert.equal(row.first_seen, row.first_synced, `first_seen_at of ${row.id}`);
+      assert.ok(Date.parse(row.first_seen) <= before, `${row.id} was first seen by the sync`);
+    }
     assert.deepEqual(
-      rows.map(({ age_days: _, ...r }) => r),
+      rows.map(({ age_days: _, first_seen: _s, first_synced: _f, ...r }) => r),
       open
         .sort((a, b) => a.id - b.id)
         .map((fo) => ({
@@ -513,19 +523,15 @@ describe('analyst models over a synced store with captured orders of both shapes
           location_id: fo.assigned_location.id,
           units: decimal(sum(fo.line_items.map((l) => milli(l.fulfillable_quantity)))),
           on_hold: fo.fulfillment_holds.length > 0,
-          basis: capturedPlaced.has(fo.order_number) ? 'order_placed' : null,
+          basis: capturedPlaced.has(fo.order_number) ? 'order_placed' : 'first_seen',
         })),
     );
     assert.ok(
-      rows.some((r) => r.basis === 'order_placed'),
-      'some backlog orders were captured',
+      rows.some((r) => r.basis === 'order_placed') && rows.some((r) => r.basis === 'first_seen'),
+      'some backlog orders were captured, some not',
     );
     for (const [i, row] of rows.entries()) {
-      const placed = capturedPlaced.get(open[i]!.order_number);
-      if (placed === undefined) {
-        assert.equal(row.age_days, null);
-        continue;
-      }
+      const placed = capturedPlaced.get(open[i]!.order_number) ?? row.first_seen;
       // The view ages to now(), somewhere between the two clock readings around the query.
       const low = Math.floor((before - Date.parse(placed)) / 86_400_000);
       const high = Math.floor((afterMs - Date.parse(placed)) / 86_400_000);

@@ -65,16 +65,18 @@ export const FINISHED_FULFILLMENT_STATUSES = [
   'incomplete',
 ] as const;
 
-const AGE_FROM = 'coalesce(fo.created_at, o.placed_at)';
+const AGE_FROM = 'coalesce(fo.created_at, o.placed_at, f.first_seen_at)';
 
 export const fulfillmentBacklog: AnalyticsModel = {
   name: 'fulfillment_backlog',
   comment:
     `One row per fulfillment order not finished (status not ${FINISHED_FULFILLMENT_STATUSES.join(', ')}): ` +
     "what is still to ship, where, and for how long. The age runs from the fulfillment order's created_at " +
-    "when the server sent one (spec 2.4 shows none), else from its order's placement when that order was " +
-    'captured (fct_orders), else it is unknown (NULL); age_basis says which. The time a fulfillment order was ' +
-    'first seen by a sync is not used yet. Ages are to now(): the view is current whenever it is read.',
+    "when the server sent one (spec 2.4 shows none; the API's time), else from its order's placement when that " +
+    "order was captured (fct_orders; the API's time, a lower bound of the creation), else from when a load " +
+    'first observed it (first_seen_at, from fulfillment_orders_history: an upper bound of the creation, precise ' +
+    'to the interval between syncs, so the age is at least that); age_basis says which. Ages are to now(): the ' +
+    'view is current whenever it is read.',
   columns: [
     { name: '_store', comment: 'Configured name of the store.' },
     { name: 'fulfillment_order_id', comment: 'Fulfillment order id.' },
@@ -90,12 +92,19 @@ export const fulfillmentBacklog: AnalyticsModel = {
     { name: 'on_hold', comment: 'Whether the fulfillment order has a hold (fulfillment_order_holds).' },
     { name: 'order_placed_at', comment: 'When its order was placed (NULL when the order was not captured).' },
     {
+      name: 'first_seen_at',
+      comment:
+        'When a load first observed the fulfillment order: the `_synced_at` of its first version in fulfillment_orders_history (observed, precision: the interval since the sync before; the record existed by then). Its first observation since history was kept, for a record loaded before that.',
+    },
+    {
       name: 'age_from',
-      comment: 'The time the age runs from: created_at of the fulfillment order, else order_placed_at.',
+      comment:
+        'The time the age runs from: created_at of the fulfillment order, else order_placed_at, else first_seen_at.',
     },
     {
       name: 'age_basis',
-      comment: 'fulfillment_order_created, order_placed, or NULL when neither time is known.',
+      comment:
+        'fulfillment_order_created, order_placed or first_seen (which time age_from is), NULL when none is known.',
     },
     { name: 'age_days', comment: 'Whole days (of 24 hours) from age_from to now(); NULL when age_from is.' },
   ],
@@ -105,6 +114,8 @@ WITH units AS (
   FROM fulfillment_order_line_items GROUP BY _store, fulfillment_order_id
 ), holds AS (
   SELECT DISTINCT _store, fulfillment_order_id FROM fulfillment_order_holds
+), first_seen AS (
+  SELECT _store, id, min(_synced_at) AS first_seen_at FROM fulfillment_orders_history GROUP BY _store, id
 )
 SELECT
   fo._store,
@@ -117,14 +128,17 @@ SELECT
   CAST(coalesce(u.units, 0) AS DECIMAL(18,3)) AS units_to_fulfil,
   h.fulfillment_order_id IS NOT NULL AS on_hold,
   o.placed_at AS order_placed_at,
+  f.first_seen_at,
   ${AGE_FROM} AS age_from,
   CASE WHEN fo.created_at IS NOT NULL THEN 'fulfillment_order_created'
-       WHEN o.placed_at IS NOT NULL THEN 'order_placed' END AS age_basis,
+       WHEN o.placed_at IS NOT NULL THEN 'order_placed'
+       WHEN f.first_seen_at IS NOT NULL THEN 'first_seen' END AS age_basis,
   CAST(floor((epoch(now()) - epoch(${AGE_FROM})) / 86400) AS BIGINT) AS age_days
 FROM fulfillment_orders fo
 LEFT JOIN fct_orders o ON o._store = fo._store AND o.number = fo.order_number
 LEFT JOIN units u ON u._store = fo._store AND u.fulfillment_order_id = fo.id
 LEFT JOIN holds h ON h._store = fo._store AND h.fulfillment_order_id = fo.id
+LEFT JOIN first_seen f ON f._store = fo._store AND f.id = fo.id
 WHERE fo.status IS NULL OR fo.status NOT IN (${FINISHED_FULFILLMENT_STATUSES.map((s) => `'${s}'`).join(', ')})`,
 };
 
