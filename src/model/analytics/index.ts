@@ -2,6 +2,7 @@ import { dimDate } from './calendar.js';
 import { customersSummary } from './customers.js';
 import { fulfillmentBacklog, inventoryLevels, orderCoverage } from './operations.js';
 import { dailySales, fctOrderLines, fctOrders } from './orders.js';
+import { subscriptionEvents } from './subscription-events.js';
 import type { AnalyticsModel } from './types.js';
 
 /**
@@ -17,6 +18,7 @@ export const analyticsModels: readonly AnalyticsModel[] = [
   inventoryLevels,
   fulfillmentBacklog,
   orderCoverage,
+  subscriptionEvents,
   dimDate,
 ];
 

@@ -1,0 +1,98 @@
+import type { AnalyticsModel } from './types.js';
+
+/** Statuses that end a subscription (the sandbox says `canceled`; `cancelled` is accepted as the same). */
+const CANCELLED = "('canceled', 'cancelled')";
+/** Statuses of a subscription whose payment failed and is being retried. */
+const FAILING = "('past_due', 'retrying')";
+
+/**
+ * `subscription_events`: what happened to each subscription, one row per event, from the versions
+ * `subscriptions_history` keeps (src/model/tables/history.ts) and the API's own times where it gives them.
+ * Subscriptions carry no version time, so a change is dated by the load that first saw it.
+ */
+export const subscriptionEvents: AnalyticsModel = {
+  name: 'subscription_events',
+  comment:
+    "One row per event of a subscription: `created` (at date_created, the API's time), `cancelled`, `recovered` " +
+    '(active again after a failed payment: past_due or retrying), `reactivated` (active again after being ' +
+    'cancelled), `status_changed` (any other change of status, e.g. active → past_due), `renewed` (one per ' +
+    'billing cycle from the second on, from subscription_orders) and `deleted` (a completed full scan no longer ' +
+    'returned it). Status events come from subscriptions_history: the API gives no time for them, so `occurred_at` is ' +
+    'when a sync first saw the new status (`at_basis` observed: it happened after the previous sync and by ' +
+    'then), or, for the state a subscription already had when first seen, that first observation (`at_basis` ' +
+    "by_first_observation: it happened at or before it, when is unknown). A renewal is dated by its order's " +
+    'placement when that order was captured (`api`), else by the first version that counted it (num_orders); ' +
+    'NULL (occurred_at and at_basis) for one no version counted (loaded before history was kept). ' +
+    'Re-syncing an unchanged store adds no event.',
+  columns: [
+    { name: '_store', comment: 'Configured name of the store.' },
+    { name: 'subscription_id', comment: 'Subscription id.' },
+    {
+      name: 'event',
+      comment: 'created, cancelled, recovered, reactivated, status_changed, renewed or deleted.',
+    },
+    { name: 'occurred_at', comment: 'When it happened, as at_basis says.' },
+    {
+      name: 'at_basis',
+      comment:
+        "api: the API's own time (date_created, a captured order's placement); observed: the load that first saw it (the event happened between the sync before and then); by_first_observation: the state the subscription had when first seen (it happened by then).",
+    },
+    {
+      name: 'from_status',
+      comment: 'Status before the event (NULL for created and for a first observation).',
+    },
+    { name: 'to_status', comment: 'Status after the event.' },
+    { name: 'billing_cycle', comment: 'For renewed: the billing cycle the renewal paid for; else NULL.' },
+    {
+      name: 'order_number',
+      comment: 'For renewed: the order of that billing cycle (subscription_orders); else NULL.',
+    },
+    {
+      name: '_observed_run_id',
+      comment: 'The run whose load recorded the version the event comes from (NULL for created and renewed).',
+    },
+  ],
+  sql: `
+WITH versions AS (
+  SELECT _store, id, status, num_orders, _version, _valid_from, _observed_run_id, _change,
+         lag(status) OVER (PARTITION BY _store, id ORDER BY _version) AS previous_status,
+         lag(_change) OVER (PARTITION BY _store, id ORDER BY _version) AS previous_change
+  FROM subscriptions_history
+), status_events AS (
+  SELECT _store, id,
+         CASE WHEN _change = 'deleted' THEN 'deleted'
+              WHEN lower(status) IN ${CANCELLED} THEN 'cancelled'
+              WHEN lower(status) = 'active' AND lower(previous_status) IN ${CANCELLED} THEN 'reactivated'
+              WHEN lower(status) = 'active' AND lower(previous_status) IN ${FAILING} THEN 'recovered'
+              ELSE 'status_changed' END AS event,
+         _valid_from AS occurred_at,
+         CASE WHEN _version = 1 THEN 'by_first_observation' ELSE 'observed' END AS at_basis,
+         previous_status AS from_status, status AS to_status, _observed_run_id
+  FROM versions
+  WHERE _change = 'deleted'
+     OR (_version = 1 AND lower(status) <> 'active')
+     OR (_version > 1 AND previous_change <> 'deleted' AND status IS DISTINCT FROM previous_status)
+), counted AS (
+  SELECT so._store, so.subscription_id, so.billing_cycle, so.order_number,
+         min(v._valid_from) AS seen_at, min(v._version) AS seen_version
+  FROM subscription_orders so
+  LEFT JOIN versions v ON v._store = so._store AND v.id = so.subscription_id AND v.num_orders >= so.billing_cycle
+  WHERE so.billing_cycle >= 2
+  GROUP BY ALL
+)
+SELECT _store, id AS subscription_id, 'created' AS event, date_created AS occurred_at, 'api' AS at_basis,
+       NULL AS from_status, NULL AS to_status, NULL::BIGINT AS billing_cycle, NULL AS order_number,
+       NULL AS _observed_run_id
+FROM subscriptions WHERE date_created IS NOT NULL
+UNION ALL
+SELECT _store, id, event, occurred_at, at_basis, from_status, to_status, NULL, NULL, _observed_run_id FROM status_events
+UNION ALL
+SELECT c._store, c.subscription_id, 'renewed',
+       coalesce(o.placed_at, c.seen_at),
+       CASE WHEN o.placed_at IS NOT NULL THEN 'api'
+            WHEN c.seen_version = 1 THEN 'by_first_observation'
+            WHEN c.seen_version > 1 THEN 'observed' END,
+       NULL, NULL, c.billing_cycle, c.order_number, NULL
+FROM counted c
+LEFT JOIN fct_orders o ON o._store = c._store AND o.number = c.order_number`,
+};
