@@ -68,6 +68,31 @@ describe('mutations between syncs', () => {
     assert.equal(store.counts.subscriptions, before.length + 3);
   });
 
+  it('requantify subscriptions: the first line gains or loses a unit, and the total its unit price', () => {
+    const store = fresh();
+    const before = new Map((store.snapshot('subscriptions') as SubscriptionRecord[]).map((s) => [s.id, s]));
+    const summary = store.mutate({ requantifySubscriptions: 4, seed: 4 });
+    const changed = summary.changed.subscriptions!;
+    assert.equal(changed.length, 4);
+    const after = new Map((store.snapshot('subscriptions') as SubscriptionRecord[]).map((s) => [s.id, s]));
+    const cents = (text: string | null | undefined) => Math.round(Number(text) * 1000);
+    const deltas = changed.map((id) => {
+      const [old, now] = [before.get(id)!, after.get(id)!];
+      assert.notEqual(old.status, 'canceled');
+      assertValid(Subscription, now, `subscription ${id}`);
+      const delta = now.lines![0]!.quantity! - old.lines![0]!.quantity!;
+      assert.equal(cents(now.total) - cents(old.total), delta * cents(old.lines![0]!.price));
+      assert.deepEqual(now.lines!.slice(1), old.lines!.slice(1));
+      assert.deepEqual({ ...now, lines: [], total: '' }, { ...old, lines: [], total: '' });
+      return { delta, quantity: old.lines![0]!.quantity! };
+    });
+    assert.deepEqual(
+      deltas.map((d) => d.delta),
+      deltas.map((d, i) => (i % 2 === 1 && d.quantity > 1 ? -1 : 1)),
+    );
+    assert.ok(deltas.some((d) => d.delta === -1) && deltas.some((d) => d.delta === 1));
+  });
+
   it('create, update and remove products; removed ones leave the list', () => {
     const store = fresh();
     const before = store.snapshot('products') as { id: number; date_updated: string }[];

@@ -63,7 +63,7 @@ export const subscriptionMonths: AnalyticsModel = {
   name: 'subscription_months',
   comment:
     'One row per subscription, currency and month (UTC) from the month it starts in that currency to the current ' +
-    'month (or the latest version\'s, if later): its state at the end of the month and how its MRR moved from the ' +
+    "month (or the latest version's, if later): its state at the end of the month and how its MRR moved from the " +
     `month before. ${STATE} ${NORMALISATION} subscription_mrr_monthly, subscription_churn_monthly and ` +
     'subscription_cohorts add these rows up.',
   columns: [
@@ -77,9 +77,13 @@ export const subscriptionMonths: AnalyticsModel = {
     { name: 'month', comment: 'First day of the month (UTC).' },
     {
       name: 'signup_month',
-      comment: "Month (UTC) of the subscription's date_created (the API's time) in its first observed version.",
+      comment:
+        "Month (UTC) of the subscription's date_created (the API's time) in its first observed version.",
     },
-    { name: 'months_since_signup', comment: 'Whole months from signup_month to month: 0 for the signup month.' },
+    {
+      name: 'months_since_signup',
+      comment: 'Whole months from signup_month to month: 0 for the signup month.',
+    },
     {
       name: 'status',
       comment:
@@ -88,7 +92,7 @@ export const subscriptionMonths: AnalyticsModel = {
     {
       name: 'state_basis',
       comment:
-        "Where the month-end state comes from: `observed` (a version from when a sync saw it), `before_first_observation` (the first observed version, stretched back to date_created), `inferred_from_renewals` (a subscription first observed canceled, before its first observation: billing until the end of its last paid period, canceled after); NULL before the subscription began.",
+        'Where the month-end state comes from: `observed` (a version from when a sync saw it), `before_first_observation` (the first observed version, stretched back to date_created), `inferred_from_renewals` (a subscription first observed canceled, before its first observation: billing until the end of its last paid period, canceled after); NULL before the subscription began.',
     },
     {
       name: 'is_active',
@@ -101,7 +105,8 @@ export const subscriptionMonths: AnalyticsModel = {
     },
     {
       name: 'mrr',
-      comment: 'monthly_amount when is_active (0 when it has none), else 0: its contribution to MRR at the end of the month.',
+      comment:
+        'monthly_amount when is_active (0 when it has none), else 0: its contribution to MRR at the end of the month.',
     },
     { name: 'previous_mrr', comment: 'mrr of the month before (0 in its first month).' },
     { name: 'was_active', comment: 'is_active of the month before (false in its first month).' },
@@ -216,15 +221,18 @@ export const subscriptionMrrMonthly: AnalyticsModel = {
     },
     {
       name: 'contraction_mrr',
-      comment: 'Decrease (as a positive amount) of the MRR of subscriptions billing both months whose amount went down.',
+      comment:
+        'Decrease (as a positive amount) of the MRR of subscriptions billing both months whose amount went down.',
     },
     {
       name: 'churned_mrr',
-      comment: 'MRR, at the end of the month before, of subscriptions that billed then and do not now (positive).',
+      comment:
+        'MRR, at the end of the month before, of subscriptions that billed then and do not now (positive).',
     },
     {
       name: 'reactivated_mrr',
-      comment: 'MRR of subscriptions billing again after a month or more without (canceled, or deleted and back).',
+      comment:
+        'MRR of subscriptions billing again after a month or more without (canceled, or deleted and back).',
     },
     { name: 'subscriptions', comment: 'Subscriptions billing at the end of the month.' },
     {
@@ -263,16 +271,28 @@ export const subscriptionChurnMonthly: AnalyticsModel = {
     { name: 'month', comment: 'First day of the month (UTC).' },
     { name: 'currency', comment: 'Currency of the subscriptions (and of churned_mrr).' },
     { name: 'active_at_start', comment: 'Subscriptions billing at the end of the month before.' },
-    { name: 'churned', comment: 'Of those, the ones not billing at the end of this month (canceled or deleted).' },
-    { name: 'new_subscriptions', comment: 'Subscriptions billing at the end of the month for the first time.' },
-    { name: 'reactivated', comment: 'Subscriptions billing again at the end of the month after a month or more without.' },
+    {
+      name: 'churned',
+      comment: 'Of those, the ones not billing at the end of this month (canceled or deleted).',
+    },
+    {
+      name: 'new_subscriptions',
+      comment: 'Subscriptions billing at the end of the month for the first time.',
+    },
+    {
+      name: 'reactivated',
+      comment: 'Subscriptions billing again at the end of the month after a month or more without.',
+    },
     { name: 'active_at_end', comment: 'Subscriptions billing at the end of the month.' },
     {
       name: 'churn_rate',
       comment:
         'churned / active_at_start as a fraction (0.0125 = 1.25%), rounded half up to 4 decimals in exact integer arithmetic; NULL when active_at_start is 0.',
     },
-    { name: 'churned_mrr', comment: 'MRR lost with the churned subscriptions (their MRR at the end of the month before).' },
+    {
+      name: 'churned_mrr',
+      comment: 'MRR lost with the churned subscriptions (their MRR at the end of the month before).',
+    },
   ],
   sql: `
 WITH counts AS (
@@ -296,13 +316,16 @@ FROM counts`,
 export const subscriptionCohorts: AnalyticsModel = {
   name: 'subscription_cohorts',
   comment:
-    'One row per store, signup month (UTC month of date_created, the API\'s time) and month since signup, up to ' +
+    "One row per store, signup month (UTC month of date_created, the API's time) and month since signup, up to " +
     'the current month: how many of the subscriptions that signed up that month bill at the end of the month ' +
     `signup_month + months_since_signup (in any currency). Test subscriptions are left out. ${STATE}`,
   columns: [
     { name: '_store', comment: 'Configured name of the store.' },
     { name: 'signup_month', comment: "First day of the cohort's signup month (UTC)." },
-    { name: 'months_since_signup', comment: 'Whole months after signup_month: 0 is the signup month itself.' },
+    {
+      name: 'months_since_signup',
+      comment: 'Whole months after signup_month: 0 is the signup month itself.',
+    },
     { name: 'month', comment: 'First day of the month described: signup_month + months_since_signup.' },
     { name: 'cohort_subscriptions', comment: 'Subscriptions that signed up in signup_month.' },
     { name: 'active', comment: 'Of those, the ones billing at the end of month.' },

@@ -1,6 +1,7 @@
 import type { Subscription } from '../../../schemas/index.js';
 import { editedProduct } from './catalogue-writes.js';
 import { postcodeFor } from './customers.js';
+import { formatMinor, parseMinor } from './money.js';
 import { subscriptionPaymentDetails } from './payments.js';
 import { hash32, type Rng, rngFor, sampleIndexes } from './random.js';
 import { makeProduct } from './seed-catalogue.js';
@@ -143,6 +144,22 @@ function mutateSubscriptions(
     const next = { ...s, status: rng.chance(0.5) ? 'past_due' : 'retrying', next_renewal_date: iso(retry) };
     publish(parts, next, { ...book.factsOf(s), nextRenewalDay: dayNumber(retry) }, changes);
   }
+  choose(rng, book.items, plan.requantifySubscriptions, (x) => live(x) && (x.lines?.length ?? 0) > 0).forEach(
+    (s, i) => {
+      const [line, ...rest] = s.lines!;
+      const quantity = line!.quantity ?? 1;
+      const delta = i % 2 === 1 && quantity > 1 ? -1 : 1;
+      const currency = s.currency!;
+      // A line's price is a unit price (subscription_lines.price): the renewal total moves by one unit.
+      const unit = parseMinor(line!.price ?? '0', currency)!;
+      const next = {
+        ...s,
+        lines: [{ ...line!, quantity: quantity + delta }, ...rest],
+        total: formatMinor(parseMinor(s.total ?? '0', currency)! + delta * unit, currency),
+      };
+      publish(parts, next, book.factsOf(s), changes);
+    },
+  );
   for (let i = 0; i < (plan.createSubscriptions ?? 0); i++) {
     const basics = draftSubscriptionBasics(rng, parts.subscriptionDraft, nowMs);
     const id = parts.ids.subscription.next();

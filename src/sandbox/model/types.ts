@@ -75,6 +75,11 @@ export interface MutationPlan {
   recoverSubscriptions?: number;
   /** Moves active subscriptions to past_due or retrying. */
   failSubscriptions?: number;
+  /**
+   * Changes the quantity of the first line of live (not canceled) subscriptions, and their total with it: one
+   * more unit for the first, third … chosen, one less for the second, fourth … (one more where it has one unit).
+   */
+  requantifySubscriptions?: number;
   createProducts?: number;
   removeProducts?: number;
   updateProducts?: number;
