@@ -53,6 +53,16 @@ FROM fct_orders WHERE NOT is_test GROUP BY ALL ORDER BY month DESC, currency LIM
 FROM subscriptions WHERE _deleted_at IS NULL GROUP BY ALL ORDER BY subscriptions DESC`,
   },
   {
+    title:
+      'MRR by currency now, and what moved it over the last 12 months (subscription_mrr_monthly; states at month ends)',
+    sql: `SELECT currency, sum(previous_mrr) FILTER (WHERE month = first_month) AS mrr_12_months_ago, sum(new_mrr) AS new,
+  sum(expansion_mrr) AS expansion, sum(contraction_mrr) AS contraction, sum(churned_mrr) AS churned,
+  sum(reactivated_mrr) AS reactivated, sum(mrr) FILTER (WHERE month = last_month) AS mrr_now
+FROM subscription_mrr_monthly,
+  (SELECT max(month) AS last_month, CAST(max(month) - INTERVAL 11 MONTH AS DATE) AS first_month FROM subscription_mrr_monthly)
+WHERE month BETWEEN first_month AND last_month GROUP BY currency ORDER BY mrr_now DESC`,
+  },
+  {
     title: 'Top products by units ordered (fct_order_lines)',
     sql: `SELECT product_id, any_value(product_title) AS product_title, sum(quantity) AS units,
   sum(refunded_quantity) AS refunded, count(DISTINCT order_number) AS orders

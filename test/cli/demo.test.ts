@@ -71,6 +71,7 @@ describe('store-sync demo', () => {
     for (const title of [
       'Revenue by month and currency',
       'Subscriptions by status',
+      'MRR by currency now',
       'Top products by units ordered',
       'Fulfillment backlog by location',
     ])

@@ -61,6 +61,9 @@ describe('docs/analytics.md: every query runs against a demo-like warehouse', ()
       'Stock-outs and low stock',
       'Fulfillment backlog by location',
       'Order coverage',
+      'MRR and its movements',
+      'Churn per month',
+      'Cohort retention',
     ])
       assert.ok(
         queries.some((q) => q.question === question),

@@ -29,8 +29,9 @@ const NORMALISATION =
 const STATE =
   'A subscription bills (counts in MRR and as active) at the end of a month when the version of ' +
   '`subscriptions_history` holding just before the next month begins (UTC) has status active, past_due or ' +
-  "retrying, is not `deleted` (a full scan no longer returned it) and is not is_test. Version times are the API's " +
-  'date_created for the start, else observed (`_valid_from`: when a sync saw the change, precision one run). ' +
+  'retrying, is not `deleted` (a full scan no longer returned it) and is not is_test. A subscription starts at ' +
+  "its date_created (the API's time); a later change is dated by its version's `_valid_from` (observed: when a " +
+  "sync saw it, precision one run; for an ingested document, the envelope's timestamp). " +
   'History starts at the first sync: the first observed version stands for the subscription from its ' +
   "date_created (the API's time) on; if it was first observed canceled, it counts as billing with that " +
   "version's amounts from date_created until the end of its last paid period, date_created + num_orders × " +
