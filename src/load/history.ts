@@ -1,9 +1,12 @@
 import {
   BOOKKEEPING_COLUMNS,
+  HISTORIES_OF,
   HISTORY_OF,
   historyName,
   ident,
   literal,
+  OWNED_HISTORY_OF,
+  ownedBy,
   type TableDef,
   tableDef,
   versionedColumns,
@@ -22,7 +25,11 @@ import {
 export const historyTracked = (table: string): boolean => HISTORY_OF.includes(table);
 
 /** The history tables, for rebuild to empty before it replays the landing. */
-export const historyTables = (): string[] => HISTORY_OF.map(historyName);
+export const historyTables = (): string[] => HISTORIES_OF.map(historyName);
+
+/** The tables of `unit` that keep a history of their own (OWNED_HISTORY_OF), in registry order. */
+const ownedHistories = (unit: string): TableDef[] =>
+  ownedBy(unit).filter((def) => OWNED_HISTORY_OF.includes(def.name));
 
 /** `md5` of a row's content columns (BOOKKEEPING_COLUMNS left out), as text of a named struct. */
 function contentHash(def: TableDef, alias: string): string {
@@ -36,18 +43,89 @@ const CHANGES = 'temp.main.history_changes';
 
 /**
  * The statements that add the versions of the rows of `table` (a tracked unit table) matching `rows` (a
- * condition on its alias `t`), for one store, as observed by run `runId`.
+ * condition on its alias `t`), for one store, as observed by run `runId`, then those of the tables it owns that
+ * keep a history, for the same units.
  */
 export function historySql(table: string, store: string, runId: string, rows: string): string {
+  return [
+    unitHistorySql(table, store, runId, rows),
+    ...ownedHistories(table).map((owned) => ownedHistorySql(owned, tableDef(table), store, runId, rows)),
+  ].join(';\n');
+}
+
+/** The statement closing the current versions that `history_changes` replaces, then the one adding them. */
+function closeAndInsert(def: TableDef, store: string, runId: string, keys: readonly string[]): string[] {
+  const history = ident(historyName(def.name));
+  const columns = versionedColumns(def).map((c) => c.name);
+  const same = keys.map((k) => `${history}.${ident(k)} = c.${ident(k)}`).join(' AND ');
+  return [
+    `UPDATE ${history} SET _valid_to = c._valid_from FROM ${CHANGES} c ` +
+      `WHERE ${history}._store = ${literal(store)} AND ${same} AND ${history}._valid_to IS NULL`,
+    `INSERT INTO ${history} BY NAME SELECT ${columns.map(ident).join(', ')}, ` +
+      `_version, _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, _change FROM ${CHANGES}`,
+    `DROP TABLE ${CHANGES}`,
+  ];
+}
+
+/** The API's own time of a unit row where it has one (its version), else the event's, else the observation's. */
+const observedAtOf = (unit: TableDef, alias = ''): string => {
+  const a = alias ? `${alias}.` : '';
+  return `coalesce(${unit.unit!.version ? `${a}${ident(unit.unit!.version)}, ` : ''}${a}_event_at, ${a}_synced_at)`;
+};
+
+/**
+ * The versions of the rows `owned` (a table `unit` owns) holds for the units matching `rows`: each row compared
+ * with the current version of its key; a current version whose row the unit no longer has becomes `deleted`
+ * (the unit was loaded without it), with its last columns. A unit not loaded again keeps its rows, so it is
+ * never among `rows` and its rows' versions stand.
+ */
+function ownedHistorySql(
+  owned: TableDef,
+  unit: TableDef,
+  store: string,
+  runId: string,
+  rows: string,
+): string {
+  const history = ident(historyName(owned.name));
+  const owner = ident(owned.owner!.column);
+  const keys = owned.key.filter((k) => k !== '_store');
+  const same = (a: string, b: string) => keys.map((k) => `${a}.${ident(k)} = ${b}.${ident(k)}`).join(' AND ');
+  const columns = versionedColumns(owned).map((c) => ident(c.name));
+  const deleted = owned.fullScan ? 'cur._deleted_at IS NOT NULL' : 'false';
+  const s = literal(store);
+  return [
+    `CREATE OR REPLACE TEMP TABLE history_changes AS ` +
+      `WITH owners AS (SELECT t.${ident(unit.unit!.key)} AS _owner, ${observedAtOf(unit, 't')} AS _owner_at ` +
+      `FROM ${ident(unit.name)} t WHERE t._store = ${s} AND (${rows})), ` +
+      `cur AS (SELECT r.*, ${contentHash(owned, 'r')} AS _content_hash, w._owner_at FROM ${ident(owned.name)} r ` +
+      `JOIN owners w ON r.${owner} = w._owner WHERE r._store = ${s}), ` +
+      `o AS (SELECT h.*, ${contentHash(owned, 'h')} AS _open_hash, w._owner_at FROM ${history} h ` +
+      `JOIN owners w ON h.${owner} = w._owner WHERE h._store = ${s} AND h._valid_to IS NULL) ` +
+      `SELECT * FROM (` +
+      `SELECT ${columns.map((c) => `cur.${c}`).join(', ')}, coalesce(o._version, 0) + 1 AS _version, ` +
+      `CASE WHEN ${deleted} THEN (CASE WHEN o._change IS DISTINCT FROM 'deleted' THEN 'deleted' END) ` +
+      `WHEN o._version IS NULL THEN 'created' ` +
+      `WHEN o._change = 'deleted' THEN 'reappeared' ` +
+      `WHEN o._open_hash <> cur._content_hash THEN 'changed' END AS _change, ` +
+      `greatest(CASE WHEN ${deleted} THEN cur._deleted_at ELSE cur._owner_at END, o._valid_from) AS _valid_from ` +
+      `FROM cur LEFT JOIN o ON ${same('o', 'cur')} ` +
+      `UNION ALL ` +
+      `SELECT ${columns.map((c) => `o.${c}`).join(', ')}, o._version + 1, 'deleted', greatest(o._owner_at, o._valid_from) ` +
+      `FROM o ANTI JOIN cur ON ${same('o', 'cur')} WHERE o._change <> 'deleted'` +
+      `) WHERE _change IS NOT NULL`,
+    ...closeAndInsert(owned, store, runId, keys),
+  ].join(';\n');
+}
+
+/** The versions of the rows of `table`, a tracked unit table, matching `rows` (see historySql). */
+function unitHistorySql(table: string, store: string, runId: string, rows: string): string {
   const def = tableDef(table);
   const key = ident(def.unit!.key);
   const history = ident(historyName(table));
   const deleted = def.fullScan ? 'cur._deleted_at IS NOT NULL' : 'false';
   // The API's own time where the record has one (its version), else the event's, else the observation's.
   // Unqualified: the joined versions' columns are all named `_open_*`, so the version's SQL reads the row's.
-  const version = def.unit!.version ? `${def.unit!.version}, ` : '';
-  const observedAt = `coalesce(${version}_event_at, _synced_at)`;
-  const columns = versionedColumns(def).map((c) => c.name);
+  const observedAt = observedAtOf(def);
   return [
     // Only the current versions of the rows' records are read (and hashed): the semi join bounds them.
     `CREATE OR REPLACE TEMP TABLE history_changes AS ` +
@@ -67,11 +145,7 @@ export function historySql(table: string, store: string, runId: string, rows: st
       `${def.fullScan ? `CASE WHEN NOT (${deleted}) THEN ${observedAt} END` : observedAt}, o._open_from) AS _valid_from ` +
       `FROM cur LEFT JOIN o ON o._open_key = cur.${key}) ` +
       `WHERE _change IS NOT NULL`,
-    `UPDATE ${history} SET _valid_to = c._valid_from FROM ${CHANGES} c ` +
-      `WHERE ${history}._store = ${literal(store)} AND ${history}.${key} = c.${key} AND ${history}._valid_to IS NULL`,
-    `INSERT INTO ${history} BY NAME SELECT ${columns.map(ident).join(', ')}, ` +
-      `_version, _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, _change FROM ${CHANGES}`,
-    `DROP TABLE ${CHANGES}`,
+    ...closeAndInsert(def, store, runId, [def.unit!.key]),
   ].join(';\n');
 }
 

@@ -128,7 +128,7 @@ by a sync. A subscriptions scan bounded by the stream's \`startDate\` reads only
 
 ## Observed versions
 
-The tables keep the current state. For subscriptions, fulfillment orders and locations, \`<table>_history\` also
+The tables keep the current state. For subscriptions, fulfillment orders, locations and products, \`<table>_history\` also
 keeps every version of a record the loads observed: the row's columns, \`_version\` (1, 2, … per record),
 \`_valid_from\`, \`_valid_to\` (NULL for the current version), \`_observed_run_id\` and \`_change\`: \`created\`,
 \`changed\`, \`deleted\` (a completed full scan no longer returned it; the version keeps its last columns and
@@ -139,7 +139,11 @@ versions are written in the transaction that merges the rows (and with a full sc
 that loses to a newer stored row writes none. \`_valid_from\` is the API's time where the table has a version
 (\`updated_at\` of a fulfillment order), else an ingested event's \`timestamp\`, else when the load observed it
 (precision: one run); each column's comment says which. Rebuild re-derives the history from the raw landing, in
-landing order. Only the record's own row is versioned: its lines and other owned rows are not (yet).
+landing order. Of the rows a record owns, a product's variants, their prices and their stock
+(\`variants_history\`, \`variant_prices_history\`, \`variant_stockrecords_history\`) are versioned too, each row by
+its own key: whenever its product is loaded, a row that changed gets a version, one that appeared is \`created\`,
+and one the product no longer carries is \`deleted\` (with its last columns), at the product's time
+(\`date_updated\`, the API's). Other owned rows (order and subscription lines …) are not versioned.
 
 Subscriptions as they stood at a moment:
 

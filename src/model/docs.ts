@@ -4,14 +4,14 @@ import { analyticsModels } from './analytics/index.js';
 import { WAREHOUSE_GUIDE } from './docs-guide.js';
 import {
   type ColumnDef,
-  HISTORY_OF,
+  HISTORIES_OF,
   historyName,
   type Source,
   type TableDef,
   tableDefinitions,
 } from './index.js';
 
-const HISTORIES: ReadonlySet<string> = new Set(HISTORY_OF.map(historyName));
+const HISTORIES: ReadonlySet<string> = new Set(HISTORIES_OF.map(historyName));
 
 /**
  * docs/warehouse.md, generated from the table registry (`npm run docs:warehouse`); a test fails when the

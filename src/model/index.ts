@@ -7,7 +7,14 @@
 
 export { addPlan, type PlanNode, plans, planTables } from './plans.js';
 export { ident, literal, timestampLiteral } from './sql.js';
-export { BOOKKEEPING_COLUMNS, HISTORY_OF, historyName, versionedColumns } from './tables/history.js';
+export {
+  BOOKKEEPING_COLUMNS,
+  HISTORIES_OF,
+  HISTORY_OF,
+  historyName,
+  OWNED_HISTORY_OF,
+  versionedColumns,
+} from './tables/history.js';
 export {
   addTables,
   dataTables,

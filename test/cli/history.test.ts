@@ -42,7 +42,7 @@ describe('store-sync sync: observed-version history', () => {
         `${table === 'subscriptions' ? 'status' : 'NULL::VARCHAR'} AS status, _observed_run_id AS run ` +
         `FROM ${table}_history ORDER BY id, _version`,
     );
-  const everything = (table: string) => read(`SELECT * FROM ${table}_history ORDER BY id, _version`);
+  const everything = (table: string) => read(`SELECT * FROM ${table}_history ORDER BY ALL`);
   const lastRun = async () =>
     (
       await read<{ run: string }>(
@@ -158,10 +158,103 @@ describe('store-sync sync: observed-version history', () => {
     assert.deepEqual(await everything('locations'), settledLocations);
   });
 
+  it("a product's variants, prices and stock keep their versions: changed prices, a product removed, one added", async () => {
+    const tables = ['products', 'variants', 'variant_prices', 'variant_stockrecords'] as const;
+    const count = async (table: string, where = 'true') =>
+      (await read<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${table}_history WHERE ${where}`))[0]!.n;
+    // Each row of the tables has its created version (the first syncs of this file wrote them).
+    for (const table of tables)
+      assert.equal(
+        await count(table, "_change = 'created'"),
+        (await read<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${table}`))[0]!.n,
+        `${table}: one created version per row`,
+      );
+    const before = Object.fromEntries(await Promise.all(tables.map(async (t) => [t, await everything(t)])));
+    const summary = sandbox.store.mutate({
+      updateProducts: 2,
+      removeProducts: 1,
+      createProducts: 1,
+      seed: 11,
+    });
+    const updated = summary.changed['products']!;
+    const removed = summary.removed['products']!;
+    const created = summary.created['products']!;
+    assert.equal(updated.length, 2);
+    await sync();
+    const run = await lastRun();
+    const truth = sandbox.store.snapshot('products') as {
+      id: number;
+      variants: { id: number; prices: { price: string }[]; stockrecords: unknown[] }[];
+    }[];
+    const byId = new Map(truth.map((p) => [p.id, p]));
+    const added = (table: string) =>
+      read<{ product_id: number; change: string; n: number }>(
+        `SELECT ${table === 'products' ? 'id' : 'product_id'}::INTEGER AS product_id, _change AS change, count(*)::INTEGER AS n ` +
+          `FROM ${table}_history WHERE _observed_run_id = '${run}' GROUP BY ALL ORDER BY ALL`,
+      );
+    const variantsOf = (id: number) => byId.get(id)!.variants;
+    // The edited products changed (their date_updated), and each of their prices changed; their variants too
+    // (date_updated); their stock did not.
+    const expect = (rows: [number, string, number][]) =>
+      rows.filter(([, , n]) => n > 0).sort((a, b) => a[0] - b[0] || a[1].localeCompare(b[1]));
+    const beforeRows = (table: string, id: number) =>
+      (before[table] as Record<string, unknown>[]).filter(
+        (r) => Number(table === 'products' ? r.id : r.product_id) === id && r._valid_to === null,
+      ).length;
+    assert.deepEqual(
+      (await added('products')).map((r) => [r.product_id, r.change, r.n]),
+      expect([
+        ...updated.map((id): [number, string, number] => [id, 'changed', 1]),
+        [removed[0]!, 'deleted', 1],
+        [created[0]!, 'created', 1],
+      ]),
+    );
+    assert.deepEqual(
+      (await added('variant_prices')).map((r) => [r.product_id, r.change, r.n]),
+      expect([
+        ...updated.map((id): [number, string, number] => [
+          id,
+          'changed',
+          variantsOf(id).reduce((n, v) => n + v.prices.length, 0),
+        ]),
+        [removed[0]!, 'deleted', beforeRows('variant_prices', removed[0]!)],
+        [created[0]!, 'created', variantsOf(created[0]!).reduce((n, v) => n + v.prices.length, 0)],
+      ]),
+    );
+    assert.deepEqual(
+      (await added('variant_stockrecords')).map((r) => [r.product_id, r.change, r.n]),
+      expect([
+        [removed[0]!, 'deleted', beforeRows('variant_stockrecords', removed[0]!)],
+        [created[0]!, 'created', variantsOf(created[0]!).reduce((n, v) => n + v.stockrecords.length, 0)],
+      ]),
+    );
+    // The new price of a changed one is the store's, and its previous version ends where it begins.
+    const [price] = await read<{ price: string; previous: string; joined: boolean }>(
+      `SELECT h.price::VARCHAR AS price, p.price::VARCHAR AS previous, p._valid_to = h._valid_from AS joined ` +
+        `FROM variant_prices_history h JOIN variant_prices_history p ON p.product_id = h.product_id ` +
+        `AND p.variant_id = h.variant_id AND p."index" = h."index" AND p._version = h._version - 1 ` +
+        `WHERE h._observed_run_id = '${run}' AND h.product_id = ${updated[0]} AND h.variant_id = ${variantsOf(updated[0]!)[0]!.id} AND h."index" = 0`,
+    );
+    assert.equal(Number(price!.price), Number(variantsOf(updated[0]!)[0]!.prices[0]!.price));
+    assert.notEqual(price!.price, price!.previous);
+    assert.equal(price!.joined, true);
+    // Again: nothing changed, nothing added.
+    const settled = Object.fromEntries(await Promise.all(tables.map(async (t) => [t, await everything(t)])));
+    await sync();
+    for (const table of tables) assert.deepEqual(await everything(table), settled[table], table);
+  });
+
   it('rebuild re-derives the same history from the raw landing', async () => {
-    const before = { s: await everything('subscriptions'), l: await everything('locations') };
+    const tables = [
+      'subscriptions',
+      'locations',
+      'products',
+      'variants',
+      'variant_prices',
+      'variant_stockrecords',
+    ];
+    const before = await Promise.all(tables.map((t) => everything(t)));
     assertExit(await runCli(['rebuild', '--warehouse', warehouse]), 0);
-    assert.deepEqual(await everything('subscriptions'), before.s);
-    assert.deepEqual(await everything('locations'), before.l);
+    for (const [i, table] of tables.entries()) assert.deepEqual(await everything(table), before[i], table);
   });
 });

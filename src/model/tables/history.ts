@@ -8,7 +8,16 @@ import type { ColumnDef, TableDef } from '../types.js';
  */
 
 /** The unit tables that keep a history. */
-export const HISTORY_OF: readonly string[] = ['subscriptions', 'fulfillment_orders', 'locations'];
+export const HISTORY_OF: readonly string[] = ['subscriptions', 'fulfillment_orders', 'locations', 'products'];
+
+/**
+ * Tables owned by a unit of HISTORY_OF that keep a history of their own (a product's variants, their prices and
+ * their stock): their rows are replaced whenever their unit is loaded, so what changed in them is only here.
+ */
+export const OWNED_HISTORY_OF: readonly string[] = ['variants', 'variant_prices', 'variant_stockrecords'];
+
+/** Every table with a `<table>_history`, units first. */
+export const HISTORIES_OF: readonly string[] = [...HISTORY_OF, ...OWNED_HISTORY_OF];
 
 export const historyName = (table: string): string => `${table}_history`;
 
@@ -32,7 +41,10 @@ export const BOOKKEEPING_COLUMNS: ReadonlySet<string> = new Set([
 ]);
 
 /** What `_valid_from` is for a table: the API's time where the record carries a version, else observed. */
-function validFromComment(base: TableDef): string {
+function validFromComment(base: TableDef, unit: TableDef): string {
+  // An owned row carries no time of its own: it changes when its unit is loaded, at the unit's time.
+  if (base !== unit)
+    return `When the version began: the time its \`${unit.name}\` row was loaded with, as \`${historyName(unit.name)}._valid_from\` is (${unit.unit?.version ? `its \`${unit.unit.version}\`, the API's time, ` : ''}else the event's \`timestamp\`, else the load's \`_synced_at\`: observed); for a \`deleted\` version, \`_deleted_at\` of the row, or for a row its unit no longer carries, the unit's time. Never earlier than the previous version's \`_valid_from\`.`;
   const observed =
     "else the envelope's `timestamp` for a row from an ingested event document (the API's time), else " +
     '`_synced_at` of the load that observed it (observed, precision: one run: the change happened after the ' +
@@ -53,9 +65,12 @@ function validFromComment(base: TableDef): string {
 export const versionedColumns = (base: TableDef): ColumnDef[] =>
   base.columns.filter((c) => c.name !== '_run_id');
 
-/** The history table of a unit table (its columns as the registry gives them, standard ones included). */
-export function historyTable(base: TableDef): TableDef {
-  if (!base.unit) throw new Error(`${base.name}: only a unit table can keep a history`);
+/**
+ * The history table of a unit table, or of a table `unit` owns (its columns as the registry gives them,
+ * standard ones included).
+ */
+export function historyTable(base: TableDef, unit: TableDef = base): TableDef {
+  if (!unit.unit) throw new Error(`${base.name}: only a unit table or one a unit owns can keep a history`);
   const columns: ColumnDef[] = [];
   for (const c of versionedColumns(base)) {
     // Bookkeeping: the loader fills every column, so none carries a source.
@@ -72,7 +87,7 @@ export function historyTable(base: TableDef): TableDef {
       'BIGINT',
       "The version's number among the record's versions: 1 for the first observed, then one more each time. Two versions can share a `_valid_from` (see it), never a number.",
     ),
-    meta('_valid_from', 'TIMESTAMPTZ', validFromComment(base)),
+    meta('_valid_from', 'TIMESTAMPTZ', validFromComment(base, unit)),
     meta(
       '_valid_to',
       'TIMESTAMPTZ',
@@ -84,14 +99,17 @@ export function historyTable(base: TableDef): TableDef {
       'VARCHAR',
       '`created` (first observation), `changed` (its columns differ from the previous version, ignoring `_synced_at`, `_run_id`, `_event_*`, `_api_version_label`, `_envelope` and `_absent_fields`), ' +
         (base.fullScan
-          ? '`deleted` (a completed full scan no longer returned it: the version carries its last columns), `reappeared` (observed again after `deleted`).'
+          ? `\`deleted\` (a completed full scan no longer returned it${base === unit ? '' : `, or its \`${unit.name}\` row was loaded without it`}: the version carries its last columns), \`reappeared\` (observed again after \`deleted\`).`
           : 'or `changed`; this table is not fed by full scans, so no version is `deleted` or `reappeared`.'),
     ),
   );
   return {
     name: historyName(base.name),
-    comment: `Every observed version of \`${base.name}\` rows: a version is added when a load sees the record's columns change, when a full scan no longer returns it and when it comes back; re-loading an unchanged record adds none. Re-derived by rebuild. Owned rows (lines …) are not versioned.`,
-    key: ['_store', base.unit.key, '_version'],
+    comment:
+      base === unit
+        ? `Every observed version of \`${base.name}\` rows: a version is added when a load sees the record's columns change, when a full scan no longer returns it and when it comes back; re-loading an unchanged record adds none. Re-derived by rebuild. Owned rows are versioned only where their own history table exists.`
+        : `Every observed version of \`${base.name}\` rows (owned by \`${unit.name}\`): a version is added when a load of their ${unit.name} row sees a row's columns change, a row appear or a row go, and when a full scan no longer returns their ${unit.name} row; re-loading an unchanged ${unit.name} row adds none. Re-derived by rebuild.`,
+    key: base === unit ? ['_store', unit.unit.key, '_version'] : [...base.key, '_version'],
     entity: 'bookkeeping',
     columns,
   };

@@ -3,7 +3,7 @@ import type { ColumnDef, TableDef } from '../types.js';
 import { bookkeepingTables } from './bookkeeping.js';
 import { catalogueTables } from './catalogue.js';
 import { fulfillmentTables } from './fulfillment.js';
-import { HISTORY_OF, historyTable } from './history.js';
+import { HISTORIES_OF, historyTable } from './history.js';
 import { orderTables } from './orders.js';
 import { peopleTables } from './people.js';
 
@@ -134,7 +134,10 @@ const standard: TableDef[] = [...orderTables, ...fulfillmentTables, ...catalogue
 const registry: TableDef[] = [
   ...standard,
   // After the data tables, from their full definitions: a history has the columns of its table's rows.
-  ...HISTORY_OF.map((name) => historyTable(standard.find((t) => t.name === name)!)),
+  ...HISTORIES_OF.map((name) => {
+    const base = standard.find((t) => t.name === name)!;
+    return historyTable(base, base.owner ? standard.find((t) => t.name === base.owner!.table) : base);
+  }),
   ...bookkeepingTables,
 ];
 
