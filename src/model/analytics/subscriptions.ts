@@ -88,12 +88,12 @@ export const subscriptionMonths: AnalyticsModel = {
     {
       name: 'status',
       comment:
-        'Status at the end of the month: of the version holding then (in any currency), or canceled before an inferred cancellation; NULL before the subscription began.',
+        'Status at the end of the month: of the version holding then (in any currency); `active` while a subscription first observed canceled is inferred to bill (state_basis `inferred_from_renewals`).',
     },
     {
       name: 'state_basis',
       comment:
-        'Where the month-end state comes from: `observed` (a version from when a sync saw it), `before_first_observation` (the first observed version, stretched back to date_created), `inferred_from_renewals` (a subscription first observed canceled, before its first observation: billing until the end of its last paid period, canceled after); NULL before the subscription began.',
+        'Where the month-end state comes from: `observed` (a version from when a sync saw it), `before_first_observation` (the first observed version, stretched back to date_created), `inferred_from_renewals` (a subscription first observed canceled, before its first observation: billing until the end of its last paid period, canceled after).',
     },
     {
       name: 'is_active',
@@ -154,16 +154,23 @@ WITH h AS (
   SELECT k._store, k.id, k.currency,
          CAST(unnest(generate_series(CAST(k.first_month AS TIMESTAMP), CAST(l.m AS TIMESTAMP), INTERVAL 1 MONTH)) AS DATE) AS month
   FROM keys k CROSS JOIN last_month l
-), at_end AS (
-  SELECT g._store, g.id, g.currency, g.month, s.status, s.basis,
+), covered AS (
+  -- A span holds at the end of month m when it began before m+1 and lasts until m+1 or later: m runs from its
+  -- first month to the month before the one it ends in. Versions do not overlap (src/model/tables/history.ts),
+  -- so each month-end has at most one span: an equality join, not a range join over every pair.
+  SELECT s._store, s.id, s.status, s.basis, s.currency,
          s.status IN (${BILLING_STATUSES.map((x) => `'${x}'`).join(', ')}) AND s._change IS DISTINCT FROM 'deleted'
-           AND s.is_test IS NOT TRUE AND s.currency IS NOT DISTINCT FROM g.currency AS billing,
-         CASE WHEN s.currency IS NOT DISTINCT FROM g.currency THEN ${monthlyAmount('s.total', 's.interval', 's.interval_count')} END AS monthly_amount
+           AND s.is_test IS NOT TRUE AS billing,
+         ${monthlyAmount('s.total', 's.interval', 's.interval_count')} AS monthly_amount,
+         CAST(unnest(generate_series(date_trunc('month', s.span_from),
+           coalesce(date_trunc('month', s.span_to) - INTERVAL 1 MONTH, CAST(l.m AS TIMESTAMP)), INTERVAL 1 MONTH)) AS DATE) AS month
+  FROM spans s CROSS JOIN last_month l
+), at_end AS (
+  SELECT g._store, g.id, g.currency, g.month, c.status, c.basis,
+         c.billing AND c.currency IS NOT DISTINCT FROM g.currency AS billing,
+         CASE WHEN c.currency IS NOT DISTINCT FROM g.currency THEN c.monthly_amount END AS monthly_amount
   FROM grid g
-  LEFT JOIN spans s ON s._store = g._store AND s.id = g.id
-   AND s.span_from < CAST(g.month + INTERVAL 1 MONTH AS TIMESTAMP)
-   AND (s.span_to IS NULL OR s.span_to >= CAST(g.month + INTERVAL 1 MONTH AS TIMESTAMP))
-  QUALIFY row_number() OVER (PARTITION BY g._store, g.id, g.currency, g.month ORDER BY s.span_from DESC NULLS LAST) = 1
+  LEFT JOIN covered c ON c._store = g._store AND c.id = g.id AND c.month = g.month
 ), valued AS (
   SELECT *, coalesce(billing, false) AS is_active,
          CASE WHEN billing THEN coalesce(monthly_amount, 0) ELSE 0 END::DECIMAL(18,3) AS mrr
