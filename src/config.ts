@@ -309,6 +309,12 @@ export const SyncConfigInput = z.strictObject({
     .positive()
     .default(36)
     .describe('status flags a stream whose last success is older than this.'),
+  keepHistory: z
+    .boolean()
+    .default(true)
+    .describe(
+      'Write <table>_history versions (subscriptions, fulfillment orders, locations, products and their variants, prices and stock) as loads observe changes. false writes none (a rebuild then re-derives none; turned on again, versions resume from the next load, with the gap not filled).',
+    ),
   readCopy: z
     .strictObject({
       enabled: z
@@ -405,6 +411,7 @@ export interface SyncConfig {
   maxDocumentBytes: number;
   maxRunMinutes: number | null;
   freshnessHours: number;
+  keepHistory: boolean;
   readCopy: ReadCopySettings;
   waitForLockSeconds: number;
   /** Settings of store-sync receive (defaults when the config has none). */
@@ -509,6 +516,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string): Sync
     maxDocumentBytes: input.maxDocumentBytes,
     maxRunMinutes: input.maxRunMinutes,
     freshnessHours: input.freshnessHours,
+    keepHistory: input.keepHistory,
     readCopy: {
       enabled: input.readCopy.enabled,
       path: input.readCopy.path ? path.resolve(baseDir, input.readCopy.path) : null,

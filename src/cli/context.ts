@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Argv } from 'yargs';
 import type { StoreConfig, SyncConfig } from '../config.js';
 import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../errors.js';
+import { HISTORY_VARIABLE } from '../load/history-switch.js';
 import { createLogger, type Logger } from '../log.js';
 import { FAST_PATH_VARIABLE } from '../normalize/fast-switch.js';
 import { enabledStreams, STREAM_NAMES, type StreamName } from '../streams.js';
@@ -71,8 +72,28 @@ export function jobFromFlags(args: JobArgs): boolean {
   );
 }
 
-/** The job as a config, from --config / ./sync.config.json, or from flags. `needsApi` requires a base URL. */
+/**
+ * The job as a config, from --config / ./sync.config.json, or from flags. `needsApi` requires a base URL. The
+ * config's `keepHistory` is put in force for the run (history-switch.ts), after checking a value the
+ * environment gave the switch.
+ */
 export async function resolveJob(
+  args: JobArgs,
+  options: Parameters<typeof resolveJobConfig>[1],
+): Promise<SyncConfig> {
+  const given = process.env[HISTORY_VARIABLE];
+  if (given !== undefined && given !== '' && given !== '0' && given !== '1')
+    throw new StoreSyncError(
+      ERROR_CODES.USAGE,
+      `${HISTORY_VARIABLE}=${JSON.stringify(given)}: expected 0 (no history versions) or 1 (keep them)`,
+      { details: { field: HISTORY_VARIABLE } },
+    );
+  const config = await resolveJobConfig(args, options);
+  if (!config.keepHistory) process.env[HISTORY_VARIABLE] = '0';
+  return config;
+}
+
+async function resolveJobConfig(
   args: JobArgs,
   options: {
     needsApi: boolean;

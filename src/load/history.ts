@@ -11,6 +11,7 @@ import {
   tableDef,
   versionedColumns,
 } from '../model/index.js';
+import { historyOn } from './history-switch.js';
 
 /**
  * Observed-version history (src/model/tables/history.ts; docs/warehouse.md, "History"). After a batch's unit
@@ -22,7 +23,8 @@ import {
  * replays the raw landing through the same path, in landing order) re-derives the same history.
  */
 
-export const historyTracked = (table: string): boolean => HISTORY_OF.includes(table);
+/** Whether loads of `table` write history versions: a unit table of HISTORY_OF, with history on. */
+export const historyTracked = (table: string): boolean => HISTORY_OF.includes(table) && historyOn();
 
 /** The history tables, for rebuild to empty before it replays the landing. */
 export const historyTables = (): string[] => HISTORIES_OF.map(historyName);
