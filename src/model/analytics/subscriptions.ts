@@ -30,8 +30,9 @@ const STATE =
   'A subscription bills (counts in MRR and as active) at the end of a month when the version of ' +
   '`subscriptions_history` holding just before the next month begins (UTC) has status active, past_due or ' +
   'retrying, is not `deleted` (a full scan no longer returned it) and is not is_test. A subscription starts at ' +
-  "its date_created (the API's time); a later change is dated by its version's `_valid_from` (observed: when a " +
-  "sync saw it, precision one run; for an ingested document, the envelope's timestamp). " +
+  "its date_created (the API's time); a later change is dated by its version's `_valid_from` (observed: the " +
+  'sync that saw it; it happened after the previous sync that returned the subscription, which for a changed ' +
+  "price or quantity is the previous full scan; for an ingested document, the envelope's timestamp). " +
   'History starts at the first sync: the first observed version stands for the subscription from its ' +
   "date_created (the API's time) on; if it was first observed canceled, it counts as billing with that " +
   "version's amounts from date_created until the end of its last paid period, date_created + num_orders × " +
