@@ -44,6 +44,36 @@ const routes = (run: SyncRun) =>
     .map(([route, n]) => `${route} ${n}`)
     .join(', ');
 
+/**
+ * Changes 1 % of each kind of record of a `scale` store: subscriptions (new, canceled, recovered, failed),
+ * products (changed, new, removed) and fulfillment orders (moved, closed, new). Returns how many of each.
+ */
+export async function changeOnePercent(
+  sandbox: SandboxProcess,
+  scale: 'medium' | 'large',
+  seed: number,
+): Promise<{ subscriptions: number; products: number; fulfillmentOrders: number }> {
+  const subscriptions = SUBSCRIPTIONS[scale] / 100;
+  const products = Math.round(SUBSCRIPTIONS[scale] * 0.0006);
+  const fulfillmentOrders = Math.round(SUBSCRIPTIONS[scale] * 0.0015);
+  const quarter = Math.round(subscriptions / 4);
+  const third = (n: number) => Math.round(n / 3);
+  await sandbox.mutate({
+    createSubscriptions: quarter,
+    cancelSubscriptions: quarter,
+    recoverSubscriptions: quarter,
+    failSubscriptions: subscriptions - 3 * quarter,
+    updateProducts: products - 2 * third(products),
+    createProducts: third(products),
+    removeProducts: third(products),
+    moveFulfillmentOrders: third(fulfillmentOrders),
+    closeFulfillmentOrders: third(fulfillmentOrders),
+    createFulfillmentOrders: fulfillmentOrders - 2 * third(fulfillmentOrders),
+    seed,
+  });
+  return { subscriptions, products, fulfillmentOrders };
+}
+
 const bench: Benchmark = async ({ quick, log }) => {
   const scale = quick ? 'medium' : 'large';
   const sandbox = await spawnSandbox(['--scale', scale, '--rate-limit', '0']);
@@ -66,25 +96,7 @@ const bench: Benchmark = async ({ quick, log }) => {
       `  nothing changed: ${unchanged.requests} requests in ${seconds(unchanged.ms)} s (${routes(unchanged)})`,
     );
 
-    // 1 % of each kind of record changes: subscriptions, products, fulfillment orders.
-    const subscriptions = SUBSCRIPTIONS[scale] / 100;
-    const products = Math.round(SUBSCRIPTIONS[scale] * 0.0006);
-    const fulfillmentOrders = Math.round(SUBSCRIPTIONS[scale] * 0.0015);
-    const quarter = Math.round(subscriptions / 4);
-    const third = (n: number) => Math.round(n / 3);
-    await sandbox.mutate({
-      createSubscriptions: quarter,
-      cancelSubscriptions: quarter,
-      recoverSubscriptions: quarter,
-      failSubscriptions: subscriptions - 3 * quarter,
-      updateProducts: products - 2 * third(products),
-      createProducts: third(products),
-      removeProducts: third(products),
-      moveFulfillmentOrders: third(fulfillmentOrders),
-      closeFulfillmentOrders: third(fulfillmentOrders),
-      createFulfillmentOrders: fulfillmentOrders - 2 * third(fulfillmentOrders),
-      seed: 11,
-    });
+    const { subscriptions, products, fulfillmentOrders } = await changeOnePercent(sandbox, scale, 11);
     const changed = await timedSync(sandbox, config);
     log(`  1 % changed: ${changed.requests} requests in ${seconds(changed.ms)} s (${routes(changed)})`);
 

@@ -14,6 +14,7 @@ const BENCHMARKS = [
   'extract-rate-limited-cli',
   'extract-unlimited',
   'incremental',
+  'history-cost',
   'ingest',
   'rebuild',
   'export',
