@@ -42,6 +42,15 @@ function contentHash(def: TableDef, alias: string): string {
 }
 
 const CHANGES = 'temp.main.history_changes';
+/**
+ * The rows being versioned (and, for an owned table, their units), put in temporary tables before they are
+ * joined with the history: with their exact size known, DuckDB builds its join's hash table on these few rows
+ * and streams the history past it, pruned by their keys' range. Joined in one statement with the history, the
+ * optimizer misjudged them as the larger side and built the hash table on every open version, with all its
+ * columns: a cost that grew with the history, batch after batch (docs/performance.md, "Issue 27").
+ */
+const ROWS = 'temp.main.history_rows';
+const OWNERS = 'temp.main.history_owners';
 
 /**
  * The statements that add the versions of the rows of `table` (a tracked unit table) matching `rows` (a
@@ -66,6 +75,7 @@ function closeAndInsert(def: TableDef, store: string, runId: string, keys: reado
     `INSERT INTO ${history} BY NAME SELECT ${columns.map(ident).join(', ')}, ` +
       `_version, _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, _change FROM ${CHANGES}`,
     `DROP TABLE ${CHANGES}`,
+    `DROP TABLE ${ROWS}`,
   ];
 }
 
@@ -96,13 +106,13 @@ function ownedHistorySql(
   const deleted = owned.fullScan ? 'cur._deleted_at IS NOT NULL' : 'false';
   const s = literal(store);
   return [
+    `CREATE OR REPLACE TEMP TABLE history_owners AS SELECT t.${ident(unit.unit!.key)} AS _owner, ` +
+      `${observedAtOf(unit, 't')} AS _owner_at FROM ${ident(unit.name)} t WHERE t._store = ${s} AND (${rows})`,
+    `CREATE OR REPLACE TEMP TABLE history_rows AS SELECT r.*, ${contentHash(owned, 'r')} AS _content_hash, ` +
+      `w._owner_at FROM ${ident(owned.name)} r JOIN ${OWNERS} w ON r.${owner} = w._owner WHERE r._store = ${s}`,
     `CREATE OR REPLACE TEMP TABLE history_changes AS ` +
-      `WITH owners AS (SELECT t.${ident(unit.unit!.key)} AS _owner, ${observedAtOf(unit, 't')} AS _owner_at ` +
-      `FROM ${ident(unit.name)} t WHERE t._store = ${s} AND (${rows})), ` +
-      `cur AS (SELECT r.*, ${contentHash(owned, 'r')} AS _content_hash, w._owner_at FROM ${ident(owned.name)} r ` +
-      `JOIN owners w ON r.${owner} = w._owner WHERE r._store = ${s}), ` +
-      `o AS (SELECT h.*, ${contentHash(owned, 'h')} AS _open_hash, w._owner_at FROM ${history} h ` +
-      `JOIN owners w ON h.${owner} = w._owner WHERE h._store = ${s} AND h._valid_to IS NULL) ` +
+      `WITH o AS (SELECT h.*, ${contentHash(owned, 'h')} AS _open_hash, w._owner_at FROM ${history} h ` +
+      `JOIN ${OWNERS} w ON h.${owner} = w._owner WHERE h._store = ${s} AND h._valid_to IS NULL) ` +
       `SELECT * FROM (` +
       `SELECT ${columns.map((c) => `cur.${c}`).join(', ')}, coalesce(o._version, 0) + 1 AS _version, ` +
       `CASE WHEN ${deleted} THEN (CASE WHEN o._change IS DISTINCT FROM 'deleted' THEN 'deleted' END) ` +
@@ -110,12 +120,13 @@ function ownedHistorySql(
       `WHEN o._change = 'deleted' THEN 'reappeared' ` +
       `WHEN o._open_hash <> cur._content_hash THEN 'changed' END AS _change, ` +
       `greatest(CASE WHEN ${deleted} THEN cur._deleted_at ELSE cur._owner_at END, o._valid_from) AS _valid_from ` +
-      `FROM cur LEFT JOIN o ON ${same('o', 'cur')} ` +
+      `FROM ${ROWS} cur LEFT JOIN o ON ${same('o', 'cur')} ` +
       `UNION ALL ` +
       `SELECT ${columns.map((c) => `o.${c}`).join(', ')}, o._version + 1, 'deleted', greatest(o._owner_at, o._valid_from) ` +
-      `FROM o ANTI JOIN cur ON ${same('o', 'cur')} WHERE o._change <> 'deleted'` +
+      `FROM o ANTI JOIN ${ROWS} cur ON ${same('o', 'cur')} WHERE o._change <> 'deleted'` +
       `) WHERE _change IS NOT NULL`,
     ...closeAndInsert(owned, store, runId, keys),
+    `DROP TABLE ${OWNERS}`,
   ].join(';\n');
 }
 
@@ -129,13 +140,13 @@ function unitHistorySql(table: string, store: string, runId: string, rows: strin
   // Unqualified: the joined versions' columns are all named `_open_*`, so the version's SQL reads the row's.
   const observedAt = observedAtOf(def);
   return [
-    // Only the current versions of the rows' records are read (and hashed): the semi join bounds them.
+    `CREATE OR REPLACE TEMP TABLE history_rows AS SELECT t.*, ${contentHash(def, 't')} AS _content_hash ` +
+      `FROM ${ident(table)} t WHERE t._store = ${literal(store)} AND (${rows})`,
+    // Only the current versions of the rows' records are read (and hashed): the join with them bounds them.
     `CREATE OR REPLACE TEMP TABLE history_changes AS ` +
-      `WITH cur AS (SELECT t.*, ${contentHash(def, 't')} AS _content_hash FROM ${ident(table)} t ` +
-      `WHERE t._store = ${literal(store)} AND (${rows})), ` +
-      `o AS (SELECT h.${key} AS _open_key, ${contentHash(def, 'h')} AS _open_hash, ` +
+      `WITH o AS (SELECT h.${key} AS _open_key, ${contentHash(def, 'h')} AS _open_hash, ` +
       `h._change AS _open_change, h._valid_from AS _open_from, h._version AS _open_version FROM ${history} h ` +
-      `SEMI JOIN cur ON h.${key} = cur.${key} ` +
+      `JOIN ${ROWS} r ON h.${key} = r.${key} ` +
       `WHERE h._store = ${literal(store)} AND h._valid_to IS NULL) ` +
       `SELECT * FROM (SELECT cur.*, coalesce(o._open_version, 0) + 1 AS _version, ` +
       `CASE WHEN ${deleted} THEN (CASE WHEN o._open_change IS DISTINCT FROM 'deleted' THEN 'deleted' END) ` +
@@ -145,7 +156,7 @@ function unitHistorySql(table: string, store: string, runId: string, rows: strin
       // greatest() skips NULL: a first version starts at its own time.
       `greatest(${def.fullScan ? `CASE WHEN ${deleted} THEN cur._deleted_at END, ` : ''}` +
       `${def.fullScan ? `CASE WHEN NOT (${deleted}) THEN ${observedAt} END` : observedAt}, o._open_from) AS _valid_from ` +
-      `FROM cur LEFT JOIN o ON o._open_key = cur.${key}) ` +
+      `FROM ${ROWS} cur LEFT JOIN o ON o._open_key = cur.${key}) ` +
       `WHERE _change IS NOT NULL`,
     ...closeAndInsert(def, store, runId, [def.unit!.key]),
   ].join(';\n');
