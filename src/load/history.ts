@@ -1,5 +1,5 @@
 import {
-  BOOKKEEPING_COLUMNS,
+  contentHashSql,
   HISTORIES_OF,
   HISTORY_OF,
   historyName,
@@ -33,14 +33,6 @@ export const historyTables = (): string[] => HISTORIES_OF.map(historyName);
 const ownedHistories = (unit: string): TableDef[] =>
   ownedBy(unit).filter((def) => OWNED_HISTORY_OF.includes(def.name));
 
-/** `md5` of a row's content columns (BOOKKEEPING_COLUMNS left out), as text of a named struct. */
-function contentHash(def: TableDef, alias: string): string {
-  const fields = def.columns
-    .filter((c) => !BOOKKEEPING_COLUMNS.has(c.name))
-    .map((c) => `${literal(c.name)}: ${alias}.${ident(c.name)}`);
-  return `md5(CAST({${fields.join(', ')}} AS VARCHAR))`;
-}
-
 const CHANGES = 'temp.main.history_changes';
 /**
  * The rows being versioned (and, for an owned table, their units), put in temporary tables before they are
@@ -73,7 +65,8 @@ function closeAndInsert(def: TableDef, store: string, runId: string, keys: reado
     `UPDATE ${history} SET _valid_to = c._valid_from FROM ${CHANGES} c ` +
       `WHERE ${history}._store = ${literal(store)} AND ${same} AND ${history}._valid_to IS NULL`,
     `INSERT INTO ${history} BY NAME SELECT ${columns.map(ident).join(', ')}, ` +
-      `_version, _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, _change FROM ${CHANGES}`,
+      `_version, _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, _change, ` +
+      `_content_hash FROM ${CHANGES}`,
     `DROP TABLE ${CHANGES}`,
     `DROP TABLE ${ROWS}`,
   ];
@@ -108,13 +101,13 @@ function ownedHistorySql(
   return [
     `CREATE OR REPLACE TEMP TABLE history_owners AS SELECT t.${ident(unit.unit!.key)} AS _owner, ` +
       `${observedAtOf(unit, 't')} AS _owner_at FROM ${ident(unit.name)} t WHERE t._store = ${s} AND (${rows})`,
-    `CREATE OR REPLACE TEMP TABLE history_rows AS SELECT r.*, ${contentHash(owned, 'r')} AS _content_hash, ` +
+    `CREATE OR REPLACE TEMP TABLE history_rows AS SELECT r.*, ${contentHashSql(owned, 'r')} AS _content_hash, ` +
       `w._owner_at FROM ${ident(owned.name)} r JOIN ${OWNERS} w ON r.${owner} = w._owner WHERE r._store = ${s}`,
     `CREATE OR REPLACE TEMP TABLE history_changes AS ` +
-      `WITH o AS (SELECT h.*, ${contentHash(owned, 'h')} AS _open_hash, w._owner_at FROM ${history} h ` +
+      `WITH o AS (SELECT h.*, h._content_hash AS _open_hash, w._owner_at FROM ${history} h ` +
       `JOIN ${OWNERS} w ON h.${owner} = w._owner WHERE h._store = ${s} AND h._valid_to IS NULL) ` +
       `SELECT * FROM (` +
-      `SELECT ${columns.map((c) => `cur.${c}`).join(', ')}, coalesce(o._version, 0) + 1 AS _version, ` +
+      `SELECT ${columns.map((c) => `cur.${c}`).join(', ')}, cur._content_hash, coalesce(o._version, 0) + 1 AS _version, ` +
       `CASE WHEN ${deleted} THEN (CASE WHEN o._change IS DISTINCT FROM 'deleted' THEN 'deleted' END) ` +
       `WHEN o._version IS NULL THEN 'created' ` +
       `WHEN o._change = 'deleted' THEN 'reappeared' ` +
@@ -122,7 +115,7 @@ function ownedHistorySql(
       `greatest(CASE WHEN ${deleted} THEN cur._deleted_at ELSE cur._owner_at END, o._valid_from) AS _valid_from ` +
       `FROM ${ROWS} cur LEFT JOIN o ON ${same('o', 'cur')} ` +
       `UNION ALL ` +
-      `SELECT ${columns.map((c) => `o.${c}`).join(', ')}, o._version + 1, 'deleted', greatest(o._owner_at, o._valid_from) ` +
+      `SELECT ${columns.map((c) => `o.${c}`).join(', ')}, o._content_hash, o._version + 1, 'deleted', greatest(o._owner_at, o._valid_from) ` +
       `FROM o ANTI JOIN ${ROWS} cur ON ${same('o', 'cur')} WHERE o._change <> 'deleted'` +
       `) WHERE _change IS NOT NULL`,
     ...closeAndInsert(owned, store, runId, keys),
@@ -140,11 +133,11 @@ function unitHistorySql(table: string, store: string, runId: string, rows: strin
   // Unqualified: the joined versions' columns are all named `_open_*`, so the version's SQL reads the row's.
   const observedAt = observedAtOf(def);
   return [
-    `CREATE OR REPLACE TEMP TABLE history_rows AS SELECT t.*, ${contentHash(def, 't')} AS _content_hash ` +
+    `CREATE OR REPLACE TEMP TABLE history_rows AS SELECT t.*, ${contentHashSql(def, 't')} AS _content_hash ` +
       `FROM ${ident(table)} t WHERE t._store = ${literal(store)} AND (${rows})`,
     // Only the current versions of the rows' records are read (and hashed): the join with them bounds them.
     `CREATE OR REPLACE TEMP TABLE history_changes AS ` +
-      `WITH o AS (SELECT h.${key} AS _open_key, ${contentHash(def, 'h')} AS _open_hash, ` +
+      `WITH o AS (SELECT h.${key} AS _open_key, h._content_hash AS _open_hash, ` +
       `h._change AS _open_change, h._valid_from AS _open_from, h._version AS _open_version FROM ${history} h ` +
       `JOIN ${ROWS} r ON h.${key} = r.${key} ` +
       `WHERE h._store = ${literal(store)} AND h._valid_to IS NULL) ` +

@@ -9,6 +9,7 @@ export { addPlan, type PlanNode, plans, planTables } from './plans.js';
 export { ident, literal, timestampLiteral } from './sql.js';
 export {
   BOOKKEEPING_COLUMNS,
+  contentHashSql,
   HISTORIES_OF,
   HISTORY_OF,
   historyName,

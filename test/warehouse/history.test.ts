@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { emptyStreamState } from '../../src/contracts.js';
-import type { Warehouse } from '../../src/load/index.js';
+import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { ingestDocuments, tempWarehouse } from './helpers.js';
 
 /**
@@ -148,5 +149,46 @@ describe('observed-version history', () => {
       [77n, 2n, 'canceled', 'changed', '2026-03-05T08:30:00', '2026-03-05T08:30:00', 'e2'],
       [77n, 3n, 'active', 'changed', '2026-03-05T08:30:00', null, 'e4'],
     ]);
+  });
+});
+
+describe('history versions written before _content_hash', () => {
+  it('get it on open from their own columns; an unchanged record then adds no version', async () => {
+    const { warehouse: first, dir, file, cleanup } = await tempWarehouse();
+    try {
+      const event = (id: string) => ({
+        event_version: 1,
+        event_id: id,
+        event_type: 'subscription.updated',
+        timestamp: '2026-03-01T10:00:00Z',
+        data: { id: 5, status: 'active', currency: 'EUR', total: '9.990' },
+      });
+      await ingestDocuments(first, dir, 'a.ndjson', [event('e1')]);
+      const hashes = async (w: Warehouse) =>
+        (await w.connection.runAndReadAll('SELECT _content_hash FROM subscriptions_history')).getRows();
+      const written = await hashes(first);
+      assert.equal(written.length, 1);
+      assert.match(String(written[0]![0]), /^[0-9a-f]{32}$/);
+      await first.close();
+      // An older warehouse: no such column, and a schema older than the code's (so the next open migrates it).
+      const instance = await DuckDBInstance.create(file);
+      const connection = await instance.connect();
+      await connection.run(
+        'ALTER TABLE subscriptions_history DROP COLUMN _content_hash; DELETE FROM _schema',
+      );
+      connection.closeSync();
+      instance.closeSync();
+      const again = await openWarehouse(file);
+      try {
+        assert.deepEqual(await hashes(again), written);
+        // The same content by another event: bookkeeping only, so no version.
+        await ingestDocuments(again, dir, 'b.ndjson', [event('e2')]);
+        assert.equal((await hashes(again)).length, 1);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await cleanup();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { meta } from '../columns.js';
+import { ident, literal } from '../sql.js';
 import type { ColumnDef, TableDef } from '../types.js';
 
 /**
@@ -39,6 +40,19 @@ export const BOOKKEEPING_COLUMNS: ReadonlySet<string> = new Set([
   '_envelope',
   '_absent_fields',
 ]);
+
+/**
+ * `md5` of a row's content columns (BOOKKEEPING_COLUMNS left out), as text of a named struct; `alias` qualifies
+ * the columns ('' for none). A version stores it (`_content_hash`), so the next load compares a row with its
+ * current version by one narrow column instead of reading every column of every open version.
+ */
+export function contentHashSql(base: TableDef, alias: string): string {
+  const qualified = alias ? `${alias}.` : '';
+  const fields = base.columns
+    .filter((c) => !BOOKKEEPING_COLUMNS.has(c.name))
+    .map((c) => `${literal(c.name)}: ${qualified}${ident(c.name)}`);
+  return `md5(CAST({${fields.join(', ')}} AS VARCHAR))`;
+}
 
 /** What `_valid_from` is for a table: the API's time where the record carries a version, else observed. */
 function validFromComment(base: TableDef, unit: TableDef): string {
@@ -94,6 +108,15 @@ export function historyTable(base: TableDef, unit: TableDef = base): TableDef {
       "When the version stopped holding: the next version's `_valid_from`; NULL for the current version.",
     ),
     meta('_observed_run_id', 'VARCHAR', 'Run that observed the version (see _sync_runs).'),
+    {
+      ...meta(
+        '_content_hash',
+        'VARCHAR',
+        "md5 of the version's columns but the bookkeeping ones (those `_change` says are ignored), as DuckDB writes them as text: what the next load compares a row with to tell whether it changed.",
+      ),
+      // Versions written before the column existed get theirs from their own columns.
+      backfill: contentHashSql(base, ''),
+    },
     meta(
       '_change',
       'VARCHAR',
