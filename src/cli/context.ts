@@ -397,3 +397,24 @@ export function applyRateLimit(config: SyncConfig, args: RateLimitArgs): void {
     throw badNumber('rate-limit', 'a number of requests per second, or 0 for none', value);
   for (const store of config.stores) store.rateLimit = value;
 }
+
+export interface FreshnessArgs {
+  'freshness-hours'?: number;
+}
+
+/** `--freshness-hours` of status and report: `judged` says what they do with a stale stream. */
+export function withFreshnessOption<T>(yargs: Argv<T>, judged: string): Argv<T & FreshnessArgs> {
+  return yargs.option('freshness-hours', {
+    type: 'number',
+    description: `${judged} (default: the config's freshnessHours, 36)`,
+  }) as Argv<T & FreshnessArgs>;
+}
+
+/**
+ * The freshness bound in force: `--freshness-hours`, else the config's. A typo (36h) is refused rather than
+ * turning the check off: `status --json || alert` would then never alert.
+ */
+export function freshnessHours(config: SyncConfig, args: FreshnessArgs): number {
+  const given = args['freshness-hours'];
+  return given === undefined ? config.freshnessHours : positiveNumberOption('freshness-hours', given);
+}

@@ -3,21 +3,22 @@ import type { CommandModule } from 'yargs';
 import { registerSecret } from '../../log.js';
 import {
   expectedStreams,
+  type FreshnessArgs,
+  freshnessHours,
   type JobArgs,
   jobFromFlags,
-  positiveNumberOption,
   type ReadCopyArgs,
   readWarehouseOrCopy,
   resolveJob,
   selectStores,
+  withFreshnessOption,
   withJobOptions,
   withReadCopyOption,
 } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 
-interface ReportArgs extends JobArgs, ReadCopyArgs {
+interface ReportArgs extends JobArgs, ReadCopyArgs, FreshnessArgs {
   out?: string;
-  'freshness-hours'?: number;
 }
 
 /** Where the report goes without --out: beside the warehouse, so it is found where the data is. */
@@ -28,22 +29,16 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
   describe:
     'Write one self-contained HTML file (no network needed to view it): freshness per store and stream, run history charts, table sizes, new fields, rejections with examples, receiver spools, and a diagram of the tables and keys',
   builder: (yargs) =>
-    withReadCopyOption(withJobOptions(yargs))
-      .option('out', {
-        type: 'string',
-        description: `The HTML file to write (default: ${REPORT_FILE} in the warehouse's folder); replaced whole`,
-      })
-      .option('freshness-hours', {
-        type: 'number',
-        description:
-          "Mark streams whose last success is older than this as stale, as status does (default: the config's freshnessHours, 36)",
-      }) as never,
+    withFreshnessOption(
+      withReadCopyOption(withJobOptions(yargs)),
+      'Mark streams whose last success is older than this as stale, as status does',
+    ).option('out', {
+      type: 'string',
+      description: `The HTML file to write (default: ${REPORT_FILE} in the warehouse's folder); replaced whole`,
+    }) as never,
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false, oneWarehouse: 'report' });
-    const hours =
-      args['freshness-hours'] === undefined
-        ? config.freshnessHours
-        : positiveNumberOption('freshness-hours', args['freshness-hours']);
+    const hours = freshnessHours(config, args);
     const fromFlags = jobFromFlags(args);
     const stores = fromFlags ? config.stores : selectStores(config, args.store);
     // Nothing secret belongs in a warehouse; should a store have echoed its token into a stored value, the

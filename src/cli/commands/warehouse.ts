@@ -8,9 +8,10 @@ import {
   cliLogger,
   expectedStreams,
   type FastPathArgs,
+  type FreshnessArgs,
+  freshnessHours,
   type JobArgs,
   jobFromFlags,
-  positiveNumberOption,
   type ReadCopyArgs,
   readWarehouseOrCopy,
   resolveJob,
@@ -19,6 +20,7 @@ import {
   type WaitForLockArgs,
   type WorkersArgs,
   withFastPathOption,
+  withFreshnessOption,
   withJobOptions,
   withReadCopyOption,
   withWaitForLockOption,
@@ -38,9 +40,8 @@ import { runOutcome, StopOnSignal } from '../stop.js';
 
 /** Commands that work on the warehouse alone, with no API: status, export, rebuild. */
 
-interface StatusArgs extends JobArgs, ReadCopyArgs {
+interface StatusArgs extends JobArgs, ReadCopyArgs, FreshnessArgs {
   json?: boolean;
-  'freshness-hours'?: number;
 }
 
 export const statusCommand: CommandModule<object, StatusArgs> = {
@@ -48,20 +49,13 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
   describe:
     'Per store and stream: last success and its age, rows, watermark, cursor in progress, rejections, the last run (ok, failed, interrupted, skipped) and the last error; then how many orders the store references that `orders` does not hold (order_coverage), and the fields no column maps first seen in the last 7 days; while a run writes the warehouse, the read copy and what the running run has committed. Exit 3 when a stream is stale or its last run did not complete it',
   builder: (yargs) =>
-    withReadCopyOption(withJobOptions(yargs))
-      .option('json', { type: 'boolean', description: 'JSON instead of a table' })
-      .option('freshness-hours', {
-        type: 'number',
-        description:
-          "Flag streams whose last success is older than this (default: the config's freshnessHours, 36), or that the config enables or a run read and never succeeded; exit 3 if any",
-      }) as never,
+    withFreshnessOption(
+      withReadCopyOption(withJobOptions(yargs)),
+      'Flag streams whose last success is older than this, or that the config enables or a run read and never succeeded; exit 3 if any',
+    ).option('json', { type: 'boolean', description: 'JSON instead of a table' }) as never,
   handler: async (args) => {
     const config = await resolveJob(args, { needsApi: false, oneWarehouse: 'status' });
-    // A typo (36h) must not turn the check off: `status --json || alert` would then never alert.
-    const hours =
-      args['freshness-hours'] === undefined
-        ? config.freshnessHours
-        : positiveNumberOption('freshness-hours', args['freshness-hours']);
+    const hours = freshnessHours(config, args);
     // A config file says which streams should have synced; a one-off job's flags do not.
     const expected = expectedStreams(config, args, jobFromFlags(args));
     const { openWarehouse } = await import('../../load/index.js');
