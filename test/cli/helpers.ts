@@ -205,6 +205,40 @@ export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<v
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/** A sandbox store and a config that syncs it, as store "shop", into `w.duckdb` in a temp folder. */
+export interface SandboxJob {
+  sandbox: Sandbox;
+  dir: string;
+  warehouse: string;
+  config: string;
+  /** Stops the CLI children, the sandbox, and removes the folder. */
+  close(): Promise<void>;
+}
+
+/** A SandboxJob: `store` adds to the store's entry in the config (its streams' settings …). */
+export async function sandboxJob(
+  options: SandboxOptions = {},
+  store: (sandbox: Sandbox) => Record<string, unknown> = () => ({}),
+): Promise<SandboxJob> {
+  const sandbox = await testSandbox(options);
+  const { dir, cleanup } = await tempDir();
+  const config = await writeConfig(dir, {
+    warehouse: 'w.duckdb',
+    stores: [{ name: 'shop', baseUrl: sandbox.baseUrl, ...store(sandbox) }],
+  });
+  return {
+    sandbox,
+    dir,
+    warehouse: path.join(dir, 'w.duckdb'),
+    config,
+    close: async () => {
+      killChildren();
+      await sandbox.close();
+      await cleanup();
+    },
+  };
+}
+
 /**
  * Warehouse files in temporary folders for one test file: `create` gives a fresh one, `removeAll` (from
  * `after`) removes every folder it made.

@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import {
-  assertExit,
-  killChildren,
-  readWarehouse,
-  runCli,
-  tempDir,
-  testSandbox,
-  writeConfig,
-} from './helpers.js';
+import { assertExit, readWarehouse, runCli, sandboxJob } from './helpers.js';
 
 /**
  * Issue 27: a backfill of a range fills `subscriptions_history` for that range without rewriting later
@@ -31,7 +22,7 @@ interface Version {
 
 describe('store-sync backfill: history for the range, later versions untouched', () => {
   let sandbox: Sandbox;
-  let cleanup: () => Promise<void>;
+  let close: () => Promise<void>;
   let warehouse: string;
   let config: string;
 
@@ -44,25 +35,19 @@ describe('store-sync backfill: history for the range, later versions untouched',
     );
 
   before(async () => {
-    sandbox = await testSandbox({ scale: 40, pageSize: 20 });
-    const temp = await tempDir();
-    cleanup = temp.cleanup;
-    warehouse = path.join(temp.dir, 'w.duckdb');
-    const created = (sandbox.store.snapshot('subscriptions') as unknown as { date_created: string }[])
-      .map((s) => s.date_created.slice(0, 10))
-      .sort();
-    const start = created[created.length >> 1]!;
-    config = await writeConfig(temp.dir, {
-      warehouse: 'w.duckdb',
-      stores: [{ name: 'shop', baseUrl: sandbox.baseUrl, streams: { subscriptions: { startDate: start } } }],
-    });
+    // The nightly job starts at the median creation day: half the store is before it.
+    const startDate = (store: Sandbox) => {
+      const created = (store.store.snapshot('subscriptions') as unknown as { date_created: string }[])
+        .map((s) => s.date_created.slice(0, 10))
+        .sort();
+      return created[created.length >> 1]!;
+    };
+    ({ sandbox, warehouse, config, close } = await sandboxJob({ scale: 40, pageSize: 20 }, (store) => ({
+      streams: { subscriptions: { startDate: startDate(store) } },
+    })));
   });
 
-  after(async () => {
-    killChildren();
-    await sandbox?.close();
-    await cleanup?.();
-  });
+  after(() => close?.());
 
   it('adds the created versions of the range and rewrites none of the nightly runs’', async () => {
     const truth = () =>
@@ -93,20 +78,22 @@ describe('store-sync backfill: history for the range, later versions untouched',
 
     const first = older.map((s) => s.date_created.slice(0, 10)).sort()[0]!;
     const day = new Date(Date.parse(`${start}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
-    assertExit(
-      await runCli([
-        'backfill',
-        '--config',
-        config,
-        '--from',
-        first,
-        '--to',
-        day,
-        '--streams',
-        'subscriptions',
-      ]),
-      0,
-    );
+    const backfill = async () =>
+      assertExit(
+        await runCli([
+          'backfill',
+          '--config',
+          config,
+          '--from',
+          first,
+          '--to',
+          day,
+          '--streams',
+          'subscriptions',
+        ]),
+        0,
+      );
+    await backfill();
     const after = await versions();
     const nightlyIds = new Set(nightly.map((v) => v.id));
     // Every version the nightly runs wrote is as it was.
@@ -125,20 +112,7 @@ describe('store-sync backfill: history for the range, later versions untouched',
         .map((id) => [id, 1, 'created', status.get(id), null]),
     );
     // Again: nothing new.
-    assertExit(
-      await runCli([
-        'backfill',
-        '--config',
-        config,
-        '--from',
-        first,
-        '--to',
-        day,
-        '--streams',
-        'subscriptions',
-      ]),
-      0,
-    );
+    await backfill();
     assert.deepEqual(await versions(), after);
   });
 });

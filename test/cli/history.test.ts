@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import {
-  assertExit,
-  killChildren,
-  readWarehouse,
-  runCli,
-  tempDir,
-  testSandbox,
-  writeConfig,
-} from './helpers.js';
+import { assertExit, readWarehouse, runCli, sandboxJob } from './helpers.js';
 
 /**
  * Issue 27, "History", through the CLI against the embedded sandbox as a moving target: the store changes
@@ -29,7 +20,7 @@ interface Version {
 
 describe('store-sync sync: observed-version history', () => {
   let sandbox: Sandbox;
-  let cleanup: () => Promise<void>;
+  let close: () => Promise<void>;
   let warehouse: string;
   let config: string;
 
@@ -51,21 +42,9 @@ describe('store-sync sync: observed-version history', () => {
     )[0]!.run;
 
   before(async () => {
-    sandbox = await testSandbox({ scale: 40, pageSize: 20 });
-    const temp = await tempDir();
-    cleanup = temp.cleanup;
-    warehouse = path.join(temp.dir, 'w.duckdb');
-    config = await writeConfig(temp.dir, {
-      warehouse: 'w.duckdb',
-      stores: [{ name: 'shop', baseUrl: sandbox.baseUrl }],
-    });
+    ({ sandbox, warehouse, config, close } = await sandboxJob({ scale: 40, pageSize: 20 }));
   });
-
-  after(async () => {
-    killChildren();
-    await sandbox?.close();
-    await cleanup?.();
-  });
+  after(() => close?.());
 
   it('a first sync opens one `created` version per record; a repeated sync adds none', async () => {
     await sync();

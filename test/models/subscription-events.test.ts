@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import {
-  assertExit,
-  killChildren,
-  readWarehouse,
-  runCli,
-  tempDir,
-  testSandbox,
-  writeConfig,
-} from '../cli/helpers.js';
+import { assertExit, readWarehouse, runCli, sandboxJob } from '../cli/helpers.js';
 
 /**
  * Issue 27, `subscription_events` (src/model/analytics/subscription-events.ts), through the CLI against the
@@ -45,7 +36,7 @@ const shape = (e: Event) =>
 
 describe('subscription_events: what happened to each subscription, when', () => {
   let sandbox: Sandbox;
-  let cleanup: () => Promise<void>;
+  let close: () => Promise<void>;
   let warehouse: string;
   let config: string;
 
@@ -67,21 +58,10 @@ describe('subscription_events: what happened to each subscription, when', () => 
   };
 
   before(async () => {
-    sandbox = await testSandbox({ scale: 40, pageSize: 20 });
-    const temp = await tempDir();
-    cleanup = temp.cleanup;
-    warehouse = path.join(temp.dir, 'w.duckdb');
-    config = await writeConfig(temp.dir, {
-      warehouse: 'w.duckdb',
-      stores: [{ name: 'shop', baseUrl: sandbox.baseUrl }],
-    });
+    ({ sandbox, warehouse, config, close } = await sandboxJob({ scale: 40, pageSize: 20 }));
   });
 
-  after(async () => {
-    killChildren();
-    await sandbox?.close();
-    await cleanup?.();
-  });
+  after(() => close?.());
 
   it('after a first sync: each creation at its date_created, the state first seen, every renewal', async () => {
     const first = await sync();
