@@ -137,8 +137,10 @@ test('ingest: every line loads exactly or lands in _rejected_records with a reas
         loaded += texts.length - expected.rejectedLines.length;
       },
     ),
-    // A file of 24 lines takes well under a second to write, ingest and compare, even on a busy machine.
-    fuzzParameters(Math.max(4, Math.ceil(DOCUMENTS / PER_FILE)), 1000),
+    // Every file is one more store in the same warehouse, so a file takes longer the more came before it: about
+    // 0.3 s for the first ones and 1.1 s on average over the chaos suite's 417 files on this project's 2-core
+    // machine (history versions included). The bound is only there to stop a runaway shrink, so it leaves room.
+    fuzzParameters(Math.max(4, Math.ceil(DOCUMENTS / PER_FILE)), 3000),
   );
   console.log(`ingest fuzz: ${loaded} lines loaded, ${rejected} rejected`);
   assert.ok(loaded > 0 && rejected > 0, `loaded ${loaded}, rejected ${rejected}`);
