@@ -337,9 +337,11 @@ export class Normalizer {
       if (extra !== null) {
         rows.setText(c.extra, row, JSON.stringify(extra));
         // A number JSON.parse may have changed is kept as it read it, and named like a refused value (one
-        // refused whole, a JSON column, already is).
+        // refused whole, a JSON column, already is). Only those refused values count: two numbers named here are
+        // two values, even when a key holding a dot makes one's path read like the inside of the other's.
+        const valuesRefused = refused === null ? [] : [...refused];
         for (const { path, value } of inexactNumbers(extra)) {
-          if (refused?.some((r) => within(path, r.path))) continue;
+          if (valuesRefused.some((r) => within(path, r.path))) continue;
           refused ??= [];
           refused.push({ path, value, expected: INEXACT_NUMBER });
         }

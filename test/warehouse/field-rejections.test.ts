@@ -86,6 +86,21 @@ describe('field-level rejection', () => {
     );
   });
 
+  it('two such numbers are both named, even when a dot in a key makes one path read like inside the other', async () => {
+    const file = path.join(dir, 'inexact-dotted.ndjson');
+    await writeFile(
+      file,
+      '{"number":"N-2","updated_at":"2024-05-01T10:00:00Z","total_incl_tax":"10.00",' +
+        '"zz":{"a":12345678901234567890,"a.":12345678901234567891}}\n',
+    );
+    await ingestPaths(warehouse, [file], { store: 'shop', runId: 'inexact-dotted', logger: silentLogger });
+    const rows = await rejections('N-2');
+    assert.deepEqual(
+      rows.map((r) => r.field_path),
+      ['zz.a', 'zz.a.'],
+    );
+  });
+
   it('bad money, a bad timestamp and a bad integer on a line: the line loads without them', async () => {
     await ingest([
       order('B-1', {
