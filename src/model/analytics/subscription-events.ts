@@ -1,9 +1,8 @@
+import { CANCELLED_STATUSES, FAILING_STATUSES, statusList } from './subscriptions.js';
 import type { AnalyticsModel } from './types.js';
 
-/** Statuses that end a subscription (the sandbox says `canceled`; `cancelled` is accepted as the same). */
-const CANCELLED = "('canceled', 'cancelled')";
-/** Statuses of a subscription whose payment failed and is being retried. */
-const FAILING = "('past_due', 'retrying')";
+const CANCELLED = statusList(CANCELLED_STATUSES);
+const FAILING = statusList(FAILING_STATUSES);
 
 /**
  * `subscription_events`: what happened to each subscription, one row per event, from the versions

@@ -6,8 +6,18 @@ import type { AnalyticsModel } from './types.js';
  * each other by construction and with the history through it.
  */
 
+/** Statuses of a subscription whose payment failed and is being retried. */
+export const FAILING_STATUSES = ['past_due', 'retrying'] as const;
+
+/** Statuses that end a subscription: the sandbox says `canceled`; `cancelled` is taken as the same. */
+export const CANCELLED_STATUSES = ['canceled', 'cancelled'] as const;
+
 /** Statuses that bill (spec part 3: active, past_due, retrying, canceled): a failing renewal is still MRR. */
-export const BILLING_STATUSES = ['active', 'past_due', 'retrying'] as const;
+export const BILLING_STATUSES = ['active', ...FAILING_STATUSES] as const;
+
+/** A list of statuses as SQL: `('a', 'b')`. */
+export const statusList = (statuses: readonly string[]): string =>
+  `(${statuses.map((x) => `'${x}'`).join(', ')})`;
 
 /**
  * Interval normalisation to one month, as a fraction `num / den` per `interval` (then over `interval_count`):
@@ -125,12 +135,12 @@ WITH h AS (
   FROM subscriptions_history
 ), firsts AS (
   SELECT *, coalesce(least(${addIntervals('created', 'interval', 'coalesce(num_orders, 0) * interval_count')}, vfrom), created) AS paid_through
-  FROM h WHERE _version = 1 AND status = 'canceled' AND created < vfrom
+  FROM h WHERE _version = 1 AND status IN ${statusList(CANCELLED_STATUSES)} AND created < vfrom
 ), spans AS (
   SELECT _store, id, status, currency, is_test, interval, interval_count, total, _change,
          CASE WHEN _version = 1 THEN least(created, vfrom) ELSE vfrom END AS span_from, vto AS span_to,
          CASE WHEN _version = 1 AND created < vfrom THEN 'before_first_observation' ELSE 'observed' END AS basis
-  FROM h WHERE NOT (_version = 1 AND status = 'canceled' AND created < vfrom)
+  FROM h WHERE NOT (_version = 1 AND status IN ${statusList(CANCELLED_STATUSES)} AND created < vfrom)
   UNION ALL
   SELECT _store, id, 'active', currency, is_test, interval, interval_count, total, _change,
          created, greatest(created, paid_through), 'inferred_from_renewals'
@@ -160,7 +170,7 @@ WITH h AS (
   -- first month to the month before the one it ends in. Versions do not overlap (src/model/tables/history.ts),
   -- so each month-end has at most one span: an equality join, not a range join over every pair.
   SELECT s._store, s.id, s.status, s.basis, s.currency,
-         s.status IN (${BILLING_STATUSES.map((x) => `'${x}'`).join(', ')}) AND s._change IS DISTINCT FROM 'deleted'
+         s.status IN ${statusList(BILLING_STATUSES)} AND s._change IS DISTINCT FROM 'deleted'
            AND s.is_test IS NOT TRUE AS billing,
          ${monthlyAmount('s.total', 's.interval', 's.interval_count')} AS monthly_amount,
          CAST(unnest(generate_series(date_trunc('month', s.span_from),
