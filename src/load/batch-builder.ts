@@ -25,6 +25,8 @@ export interface BatchMeta {
   runId: string;
   /** `_synced_at` of every row written (rebuild passes the original time). */
   syncedAtMs: number;
+  /** The API pages the batch holds (commitPages), each with its records: what `status` shows of a sync. */
+  pages?: readonly { stream: string; records: number }[];
 }
 
 export interface RejectionRow {

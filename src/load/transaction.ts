@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { asStoreSyncError, ERROR_CODES } from '../errors.js';
+import type { CommittedProgress } from '../state/index.js';
 import type { BatchCounts } from './batch-builder.js';
 import type { BatchWriter } from './batch-writer.js';
 import { commitThroughCheckpoint } from './checkpoint.js';
@@ -27,8 +28,8 @@ export interface TransactionOwner {
   readonly keyRanges: KeyRanges;
   /** Gives a batch's buffers back once it is written (or failed). */
   discard(batch: BatchWriter): void;
-  /** A commit made the records before `nextSeq` durable: `recordsByRun` of each run (by run id). */
-  committed(nextSeq: number, recordsByRun: ReadonlyMap<string, number>): void;
+  /** A commit made the records before `nextSeq` durable, with what it held of each run (by run id). */
+  committed(nextSeq: number, progress: ReadonlyMap<string, CommittedProgress>): void;
   /** A rollback lost the batches written in the transaction. */
   rolledBack(): void;
 }
@@ -43,8 +44,11 @@ export class Transaction {
   private nextSeq = 0;
   /** Rows appended so far: from CHECKPOINTED_COMMIT_ROWS on, the commit goes through a checkpoint. */
   private appendedRows = 0;
-  /** Records written so far, by the run of their batch (the running file tells `status`). */
-  private readonly recordsByRun = new Map<string, number>();
+  /** Records and pages written so far, by the run of their batch (the running file tells `status`). */
+  private readonly progress = new Map<
+    string,
+    { records: number; pages: { stream: string; records: number }[] }
+  >();
   private done = false;
   /** The first write that failed: the transaction can then only roll back. */
   private failure: unknown = null;
@@ -70,8 +74,11 @@ export class Transaction {
         );
         this.nextSeq = Math.max(this.nextSeq, batch.nextSeq);
         this.appendedRows += batch.appendedRows;
-        const { runId } = batch.meta;
-        this.recordsByRun.set(runId, (this.recordsByRun.get(runId) ?? 0) + counts.records);
+        const { runId, pages } = batch.meta;
+        const run = this.progress.get(runId) ?? { records: 0, pages: [] };
+        run.records += counts.records;
+        if (pages) run.pages.push(...pages);
+        this.progress.set(runId, run);
         return counts;
       } catch (error) {
         this.failure ??= asStoreSyncError(error, ERROR_CODES.WAREHOUSE);
@@ -115,7 +122,7 @@ export class Transaction {
     try {
       if (this.appendedRows >= CHECKPOINTED_COMMIT_ROWS) await commitThroughCheckpoint(this.connection);
       else await this.connection.run('COMMIT');
-      this.warehouse.committed(this.nextSeq, this.recordsByRun);
+      this.warehouse.committed(this.nextSeq, this.progress);
     } catch (error) {
       await this.rollback();
       throw asStoreSyncError(error, ERROR_CODES.WAREHOUSE);

@@ -8,6 +8,7 @@ import { dataTables, ident, literal } from '../model/index.js';
 import { Normalizer, rawText } from '../normalize/index.js';
 import {
   CLOSE_ABANDONED_RUNS_SQL,
+  type CommittedProgress,
   finishRunSql,
   listStates,
   newRunId,
@@ -359,9 +360,9 @@ export class Warehouse {
   }
 
   /** Called by Transaction: a committed batch's records are durable, so new batches land after them. */
-  committed(nextSeq: number, recordsByRun: ReadonlyMap<string, number>): void {
+  committed(nextSeq: number, progress: ReadonlyMap<string, CommittedProgress>): void {
     this.committedSeq = Math.max(this.committedSeq, nextSeq);
-    this.running?.committed(recordsByRun);
+    this.running?.committed(progress);
   }
 
   /** Called by Transaction after a rollback: batches built on top of the lost ones start over. */
@@ -399,7 +400,15 @@ export class Warehouse {
         ERROR_CODES.INTERNAL,
         `commitPages takes the pages of one store's run: store "${other.store}" run ${other.runId} came with store "${store}" run ${runId}`,
       );
-    const meta = { store, runId, syncedAtMs: Date.now() };
+    const meta = {
+      store,
+      runId,
+      syncedAtMs: Date.now(),
+      pages: pages.map((page) => ({
+        stream: page.stream,
+        records: page.records.length + page.rejections.length,
+      })),
+    };
     const batch = this.newBatch(meta);
     const results: PageCounts[] = [];
     // Set for each page that completes a full scan.
@@ -425,10 +434,6 @@ export class Warehouse {
       throw error;
     }
     await this.commit(batch);
-    this.running?.pagesCommitted(
-      runId,
-      pages.map((page) => ({ stream: page.stream, records: page.records.length + page.rejections.length })),
-    );
     for (const scan of completed) await this.warnUnkeyed(scan);
     return results;
   }

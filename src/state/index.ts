@@ -1,6 +1,7 @@
 /** State: stream cursors and watermarks (`_sync_state`) and the run log (`_sync_runs`). */
 
 export {
+  type CommittedProgress,
   type RunningFile,
   type RunningRun,
   RunningRuns,

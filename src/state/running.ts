@@ -18,6 +18,12 @@ export interface RunningStream {
   lastCommitAt: string;
 }
 
+/** What one commit held of a run: its records, and the API pages among them (a sync's). */
+export interface CommittedProgress {
+  records: number;
+  pages: readonly { stream: string; records: number }[];
+}
+
 /** A run the writer has started and not yet finished. */
 export interface RunningRun {
   runId: string;
@@ -73,34 +79,26 @@ export class RunningRuns {
     this.write();
   }
 
-  /** A transaction committed `records` of each run (by run id). */
-  committed(recordsByRun: ReadonlyMap<string, number>): void {
+  /** A transaction committed, with what it held of each run (by run id): written out once. */
+  committed(progress: ReadonlyMap<string, CommittedProgress>): void {
     const at = this.now().toISOString();
     let changed = false;
-    for (const [runId, records] of recordsByRun) {
+    for (const [runId, { records, pages }] of progress) {
       const run = this.runs.get(runId);
       if (!run) continue;
       run.commits += 1;
       run.records += records;
       run.lastCommitAt = at;
+      for (const page of pages) {
+        run.streams[page.stream] ??= { pages: 0, records: 0, lastCommitAt: at };
+        const stream = run.streams[page.stream]!;
+        stream.pages += 1;
+        stream.records += page.records;
+        stream.lastCommitAt = at;
+      }
       changed = true;
     }
     if (changed) this.write();
-  }
-
-  /** The pages of a run's streams that the last commit held, each with its records. */
-  pagesCommitted(runId: string, pages: readonly { stream: string; records: number }[]): void {
-    const run = this.runs.get(runId);
-    if (!run) return;
-    const at = this.now().toISOString();
-    for (const page of pages) {
-      run.streams[page.stream] ??= { pages: 0, records: 0, lastCommitAt: at };
-      const stream = run.streams[page.stream]!;
-      stream.pages += 1;
-      stream.records += page.records;
-      stream.lastCommitAt = at;
-    }
-    this.write();
   }
 
   finished(runId: string): void {
