@@ -143,6 +143,8 @@ export async function rebuildWarehouse(
       );
       // Re-derived block by block, with each block's own time and run, as the rows are.
       await tx.run('DELETE FROM _schema_changes');
+      // So are the events dating windows gave: their records were landed with their window (window-events.ts).
+      await tx.run('DELETE FROM _window_events');
       // History is re-derived as the blocks are replayed, in landing order (src/load/history.ts).
       await tx.run(
         historyTables()

@@ -114,6 +114,20 @@ export interface PageCommit {
   completedBackfill?: boolean;
   /** What to do with fields the model does not map (the stream's `schemaContract`); `evolve` when absent. */
   contract?: SchemaContract;
+  /**
+   * Set when the page answers a one-day window of a date filter that dates an event (a subscription's
+   * `cancel_date`): by the API, each of its records had that event on that day (WindowEvent).
+   */
+  windowEvent?: WindowEvent;
+}
+
+/**
+ * What a record's presence in a one-day window of an event's date filter says: the API dated `event` on `day`
+ * (YYYY-MM-DD) for it, where the record itself carries no time of the event. Kept in `_window_events`.
+ */
+export interface WindowEvent {
+  event: string;
+  day: string;
 }
 
 /** Tuning of one stream, from sync.config.json (defaults in src/streams.ts). */

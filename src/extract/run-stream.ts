@@ -219,7 +219,13 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       stream.afterPage?.(page.records, state, ctx);
       if (pass.pages !== undefined) pass.pages++;
       // `send` copies the state as it is now: each page is committed with the state that follows it.
-      const committed = send({ records: page.records, rejections: page.rejections }).then(
+      const windowEvent =
+        sliceId === undefined ? null : (stream.windowEvent?.(pass.slices[sliceId]!.params) ?? null);
+      const committed = send({
+        records: page.records,
+        rejections: page.rejections,
+        ...(windowEvent ? { windowEvent } : {}),
+      }).then(
         () => {
           counts.pages++;
           counts.records += page.records.length;

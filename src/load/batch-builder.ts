@@ -11,6 +11,7 @@ import {
   TableRows,
 } from '../normalize/index.js';
 import { BlockWriter, type LandedMeta } from './landing.js';
+import { type DatedRecord, windowEventsSql } from './window-events.js';
 
 /**
  * The work of one transaction, built in memory first, with no DuckDB call: records are landed raw (the
@@ -133,6 +134,8 @@ export class BatchBuilder {
   private readonly syncedMicros: number;
   /** Statements to run in the same transaction after the merge (state, ledger, soft deletes). */
   readonly after: string[] = [];
+  /** Records received from a window that dates an event (window-events.ts), for `_window_events`. */
+  readonly dated: DatedRecord[] = [];
   /** Where the batch's landing starts. */
   readonly firstSeq: number;
 
@@ -169,9 +172,18 @@ export class BatchBuilder {
       landing,
       counts: { ...this.counts },
       fastPathDocuments: this.fastPathDocuments,
-      after: [...this.after],
+      after: this.afterStatements(),
       schemaChanges,
     };
+  }
+
+  /** The statements to run after the merge: `after`, then the dating of the records of dating windows. */
+  afterStatements(): string[] {
+    if (this.dated.length === 0) return [...this.after];
+    return [
+      ...this.after,
+      windowEventsSql(this.meta.store, this.meta.runId, this.meta.syncedAtMs, this.dated),
+    ];
   }
 
   /**

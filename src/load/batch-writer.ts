@@ -83,7 +83,7 @@ export class BatchWriter {
       builder.normalizer.tables,
       builder.rejected,
       builder.counts,
-      builder.after,
+      builder.afterStatements(),
       builder,
       null,
       builder.firstSeq,

@@ -2,6 +2,7 @@ import type { EntityKind, SchemaContract } from '../contracts.js';
 import { type Detection, detectDocument, detectOrderShape } from '../normalize/index.js';
 import type { BatchBuilder } from './batch-builder.js';
 import type { LandedMeta } from './landing.js';
+import { windowOfSource } from './window-events.js';
 
 /**
  * What happens to one received text, shared by ingest, commitPage and rebuild so a rebuild takes exactly
@@ -125,5 +126,9 @@ export function loadRecord(
   const entity = landed.entity as EntityKind;
   const shape = entity === 'order' ? detectOrderShape(record) : null;
   const origin: Origin = { stream: landed.stream, source: landed.source, payload: text, seq: landed.seq };
+  const window = windowOfSource(landed.source);
+  // Dated whether or not a field of it was refused: the window returned it either way.
+  if (window && (typeof record.id === 'number' || typeof record.id === 'string'))
+    batch.dated.push({ stream: landed.stream, recordId: String(record.id), ...window });
   return batch.addRecord(record, entity, shape, origin, undefined, undefined, contract) > 0;
 }

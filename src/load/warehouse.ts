@@ -47,6 +47,7 @@ import {
   withProfileMemory,
 } from './runtime-profile.js';
 import { Transaction } from './transaction.js';
+import { windowSource } from './window-events.js';
 
 /**
  * The warehouse: one DuckDB file, one writer. Writes are batches (see batch-builder.ts) built in memory and
@@ -445,6 +446,8 @@ export class Warehouse {
     syncedAtMs: number,
     saveState: boolean,
   ): { completed: CompletedScan | null } {
+    // A record of a dating window is landed with its window, which loadRecord (and a rebuild) dates it by.
+    const source = page.windowEvent ? windowSource(page.windowEvent) : null;
     for (const record of page.records) {
       // The text the record came in, when its page's body gave one (extract/received-text.ts); else serialized.
       const received = RECEIVED_TEXTS.get(record);
@@ -453,7 +456,7 @@ export class Warehouse {
       if (unserializable === null)
         loadRecord(
           batch,
-          batch.land(page.stream, page.entity, KIND.record, null, text),
+          batch.land(page.stream, page.entity, KIND.record, source, text),
           text,
           record,
           page.contract,

@@ -431,3 +431,61 @@ describe('startDate bounds every pass by creation day', () => {
     assert.equal(Object.keys(nightly.commits[0]!.state.pass!.slices)[0], 'created:2025-10-01..2025-10-30');
   });
 });
+
+describe('subscriptions: the one-day windows that date cancellations and recoveries', () => {
+  const plan = (watermark: string | null, startDate: string | null) =>
+    STREAMS.subscriptions.plan({
+      mode: 'incremental',
+      state: { ...emptyStreamState(), watermark, lastFullScanAt: '2026-03-09T00:00:00Z' },
+      options: { ...defaultStreamOptions('subscriptions'), startDate, fullRefreshDays: null },
+      now: new Date('2026-03-10T08:00:00Z'),
+    });
+  const dated = (slices: { params: Record<string, string | string[]> }[]) =>
+    slices.map((s) => STREAMS.subscriptions.windowEvent?.(s.params) ?? null);
+
+  it('a nightly run reads one window per day since watermark − lookback, each dating its records', () => {
+    const { slices } = plan('2026-03-09', null);
+    const cancels = slices.filter((s) => 'cancel_date_from' in s.params);
+    assert.deepEqual(
+      cancels.map((s) => s.id),
+      ['canceled:2026-03-07', 'canceled:2026-03-08', 'canceled:2026-03-09', 'canceled:2026-03-10'],
+    );
+    assert.deepEqual(dated(cancels), [
+      { event: 'cancelled', day: '2026-03-07' },
+      { event: 'cancelled', day: '2026-03-08' },
+      { event: 'cancelled', day: '2026-03-09' },
+      { event: 'cancelled', day: '2026-03-10' },
+    ]);
+    const recoveries = slices.filter((s) => 'recoveries_date_from' in s.params);
+    assert.deepEqual(dated(recoveries).at(-1), { event: 'recovered', day: '2026-03-10' });
+    assert.equal(recoveries.length, 4);
+    // The creation windows and the failing re-read date nothing.
+    assert.ok(
+      dated(
+        slices.filter((s) => !('cancel_date_from' in s.params || 'recoveries_date_from' in s.params)),
+      ).every((d) => d === null),
+    );
+  });
+
+  it('a run from a start date years back dates only its last 14 days, the rest in one window', () => {
+    const { slices } = plan(null, '2020-01-01');
+    const cancels = slices.filter((s) => 'cancel_date_from' in s.params);
+    assert.equal(cancels.length, 15);
+    assert.deepEqual(cancels[0]!.params, {
+      date_from: '2020-01-01',
+      cancel_date_from: '2020-01-01',
+      cancel_date_to: '2026-02-24',
+    });
+    assert.equal(dated(cancels)[0], null);
+    const lastFourteen = Array.from({ length: 14 }, (_, i) =>
+      new Date(Date.UTC(2026, 1, 25 + i)).toISOString().slice(0, 10),
+    );
+    assert.deepEqual(
+      dated(cancels)
+        .slice(1)
+        .map((d) => d!.day),
+      lastFourteen,
+    );
+    assert.equal(lastFourteen.at(-1), '2026-03-10');
+  });
+});

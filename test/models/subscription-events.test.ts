@@ -164,3 +164,102 @@ describe('subscription_events: what happened to each subscription, when', () => 
     assert.deepEqual(await events(), settled);
   });
 });
+
+/**
+ * Issue 27, "use what the API says about time": subscriptions carry no time of their cancellation or
+ * recovery, so an incremental sync reads them through one-day `cancel_date` and `recoveries_date` windows,
+ * and each found is dated on its window's day (`_window_events`, `at_basis` api_window) rather than by the
+ * sync that saw it. The sandbox dates its mutations on the day they are made.
+ */
+describe('subscription_events: cancellations and recoveries dated by the API day windows', () => {
+  let sandbox: Sandbox;
+  let close: () => Promise<void>;
+  let warehouse: string;
+  let config: string;
+
+  before(async () => {
+    ({ sandbox, warehouse, config, close } = await sandboxJob({ scale: 40, pageSize: 20 }));
+  });
+  after(() => close?.());
+
+  const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  const windowEvents = () =>
+    readWarehouse<{ id: string; event: string; day: string; run: string }>(
+      warehouse,
+      `SELECT record_id AS id, event, strftime(day, '%Y-%m-%d') AS day, run_id AS run
+       FROM _window_events WHERE stream = 'subscriptions' ORDER BY ALL`,
+    );
+  const statusEvents = () =>
+    readWarehouse<{ id: number; event: string; at: string; basis: string; from_ms: number }>(
+      warehouse,
+      `SELECT subscription_id::INTEGER AS id, event, strftime(timezone('UTC', occurred_at), '%Y-%m-%d %H:%M:%S') AS at,
+              at_basis AS basis
+       FROM subscription_events WHERE event IN ('cancelled', 'recovered') ORDER BY ALL`,
+    );
+
+  it('an incremental sync dates each cancellation and recovery on the day the API gives, once', async () => {
+    assertExit(await runCli(['sync', '--config', config]), 0);
+    const first = await statusEvents();
+    assert.ok(
+      first.every((e) => e.basis !== 'api_window'),
+      'a first full scan reads no dating windows',
+    );
+    assert.deepEqual(await windowEvents(), []);
+    const [firstRun] = await readWarehouse<{ at_ms: number }>(
+      warehouse,
+      'SELECT epoch_ms(max(_valid_from))::DOUBLE AS at_ms FROM subscriptions_history',
+    );
+
+    const mutatedAt = Date.now();
+    const summary = sandbox.store.mutate({ cancelSubscriptions: 2, recoverSubscriptions: 1, seed: 11 });
+    const changed = summary.changed['subscriptions']!;
+    assert.equal(changed.length, 3, JSON.stringify(summary));
+    const now = new Map((sandbox.store.snapshot('subscriptions') as Truth[]).map((s) => [s.id, s]));
+    const cancelled = changed.filter((id) => now.get(id)!.status === 'canceled').sort((a, b) => a - b);
+    const recovered = changed.filter((id) => now.get(id)!.status === 'active');
+    assert.equal(cancelled.length, 2);
+    assert.equal(recovered.length, 1);
+
+    assertExit(await runCli(['sync', '--config', config]), 0);
+    const [second] = await readWarehouse<{ run: string }>(
+      warehouse,
+      "SELECT _run_id AS run FROM _sync_runs WHERE command = 'sync' ORDER BY started_at DESC LIMIT 1",
+    );
+    const day = dayOf(mutatedAt);
+    const expectedWindows = [
+      ...cancelled.map((id) => ({ id: String(id), event: 'cancelled', day, run: second!.run })),
+      ...recovered.map((id) => ({ id: String(id), event: 'recovered', day, run: second!.run })),
+    ].sort((a, b) => (a.id + a.event < b.id + b.event ? -1 : 1));
+    const windows = await windowEvents();
+    assert.deepEqual(
+      [...windows].sort((a, b) => (a.id + a.event < b.id + b.event ? -1 : 1)),
+      expectedWindows,
+    );
+
+    // The day starts before the first sync's observation (same day): the event is dated no earlier than it.
+    const dayStart = Date.parse(`${day}T00:00:00Z`);
+    const expectedAt = new Date(Math.max(dayStart, firstRun!.at_ms))
+      .toISOString()
+      .replace('T', ' ')
+      .slice(0, 19);
+    const added = (await statusEvents()).filter((e) => e.basis === 'api_window');
+    assert.deepEqual(
+      added.map((e) => [e.id, e.event, e.at]).sort(),
+      [
+        ...cancelled.map((id) => [id, 'cancelled', expectedAt]),
+        ...recovered.map((id) => [id, 'recovered', expectedAt]),
+      ].sort(),
+    );
+
+    // The windows are read again within the lookback: nothing is added, nothing moves.
+    const settled = await statusEvents();
+    assertExit(await runCli(['sync', '--config', config]), 0);
+    assert.deepEqual(await windowEvents(), windows);
+    assert.deepEqual(await statusEvents(), settled);
+
+    // A rebuild re-derives the dating from the raw landing, where each such record kept its window.
+    assertExit(await runCli(['rebuild', '--config', config]), 0);
+    assert.deepEqual(await windowEvents(), windows);
+    assert.deepEqual(await statusEvents(), settled);
+  });
+});

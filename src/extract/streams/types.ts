@@ -7,6 +7,7 @@ import type {
   StreamOptions,
   StreamState,
   SyncMode,
+  WindowEvent,
 } from '../../contracts.js';
 import type { Logger } from '../../log.js';
 import type { ApiClient } from '../client.js';
@@ -101,6 +102,11 @@ export interface StreamDefinition {
   /** Whether a completed full scan soft-deletes rows it did not see. */
   softDeletes: boolean;
   plan(input: PlanInput): PassPlan;
+  /**
+   * The event a slice's records are dated with, when the slice is a one-day window of a filter on that
+   * event's date (its saved params say so, so a resumed pass dates the same way); null or absent for others.
+   */
+  windowEvent?(params: SlicePlan['params']): WindowEvent | null;
   readSlice(
     ctx: StreamContext,
     slice: SliceState & { params: SlicePlan['params'] },

@@ -131,6 +131,35 @@ const schemaChanges: TableDef = {
   ],
 };
 
+/**
+ * What the API's date filters say of records that carry no time of their own events: a subscription an API
+ * list returned for a one-day `cancel_date` window was cancelled that day (src/extract/streams/subscriptions.ts).
+ */
+const windowEvents: TableDef = {
+  name: '_window_events',
+  comment:
+    "Events the API dated through a one-day window of a date filter (a subscription returned for `cancel_date_from` = `cancel_date_to` = the day was cancelled that day), where the record carries no time of them. Re-derived by rebuild from the raw landing, which keeps each such record's window. subscription_events dates cancellations and recoveries by it.",
+  key: ['_store', 'stream', 'record_id', 'event', 'day'],
+  entity: 'bookkeeping',
+  columns: [
+    store(),
+    meta('stream', 'VARCHAR', 'The stream whose list returned the record.'),
+    meta('record_id', 'VARCHAR', "The record's key (a subscription's id), as text."),
+    meta(
+      'event',
+      'VARCHAR',
+      '`cancelled` (a `cancel_date` window) or `recovered` (a `recoveries_date` window).',
+    ),
+    meta(
+      'day',
+      'DATE',
+      "The window's day: the API's date of the event (the spec gives no time zone for these filters; the sandbox reads them as UTC days).",
+    ),
+    meta('first_seen_at', 'TIMESTAMPTZ', 'When a load first received the record from that window.'),
+    meta('run_id', 'VARCHAR', 'The run of that load (see _sync_runs).'),
+  ],
+};
+
 const rawLanding: TableDef = {
   name: '_raw_landing',
   comment:
@@ -230,6 +259,7 @@ export const bookkeepingTables: TableDef[] = [
   syncState,
   rejectedRecords,
   schemaChanges,
+  windowEvents,
   rawLanding,
   rawLandingParts,
   ingestedFiles,
