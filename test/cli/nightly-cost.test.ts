@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { StreamState } from '../../src/contracts.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
+import { defaultStreamOptions } from '../../src/streams.js';
 import {
   assertExit,
   killChildren,
@@ -102,10 +103,18 @@ describe('store-sync sync: a nightly run costs what changed', () => {
     assert.ok(openIds().length > budget, 'the store has more open fulfillment orders than the budget');
     const byRoute = await sync({ fulfillment_orders: { maxRefreshPerRun: budget } });
     const total = Object.values(byRoute).reduce((a, b) => a + b, 0);
-    // docs/streams.md, "What a nightly run costs": the pages of the short lists, four subscription slices of
-    // one empty page each, one empty creation window of fulfillment orders, and the refreshes.
+    // docs/streams.md, "What a nightly run costs": the pages of the short lists, the subscription slices of
+    // one empty page each (a creation window, a failing re-read, and a cancellation and a recovery window per
+    // day from the watermark − lookbackDays to today: the watermark is today), one empty creation window of
+    // fulfillment orders, and the refreshes.
+    const days = defaultStreamOptions('subscriptions').lookbackDays + 1;
+    const subscriptionSlices = 1 + 1 + 2 * days;
     const bound =
-      pages(sandbox.store.counts.locations) + pages(sandbox.store.counts.metadata) + 4 + 1 + budget;
+      pages(sandbox.store.counts.locations) +
+      pages(sandbox.store.counts.metadata) +
+      subscriptionSlices +
+      1 +
+      budget;
     assert.ok(total <= bound, `${total} requests, stated bound ${bound}: ${JSON.stringify(byRoute)}`);
     // Every open one was first seen minutes ago, so all are due: the budget is what bounds them.
     assert.equal(byRoute[REFRESH_ROUTE], budget);
