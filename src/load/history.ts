@@ -47,11 +47,19 @@ const OWNERS = 'temp.main.history_owners';
 /**
  * The statements that add the versions of the rows of `table` (a tracked unit table) matching `rows` (a
  * condition on its alias `t`), for one store, as observed by run `runId`, then those of the tables it owns that
- * keep a history, for the same units.
+ * keep a history, for the same units. `rowsAgain` is a condition on `t` that still holds for those rows once
+ * their versions are written (`rows` itself when it reads nothing of the history): the INSERT reads the
+ * versions' columns through it, which lets DuckDB skip the unit table's other rows.
  */
-export function historySql(table: string, store: string, runId: string, rows: string): string {
+export function historySql(
+  table: string,
+  store: string,
+  runId: string,
+  rows: string,
+  rowsAgain: string,
+): string {
   return [
-    unitHistorySql(table, store, runId, rows),
+    unitHistorySql(table, store, runId, rows, rowsAgain),
     ...ownedHistories(table).map((owned) => ownedHistorySql(owned, tableDef(table), store, runId, rows)),
   ].join(';\n');
 }
@@ -123,42 +131,67 @@ function ownedHistorySql(
   ].join(';\n');
 }
 
-/** The versions of the rows of `table`, a tracked unit table, matching `rows` (see historySql). */
-function unitHistorySql(table: string, store: string, runId: string, rows: string): string {
+/**
+ * The versions of the rows of `table`, a tracked unit table, matching `rows` (see historySql). Only narrow
+ * columns go through the temporary tables (each row's key, content hash and times): the version's own columns
+ * are read once, by the INSERT, from the unit row itself. Carrying every column through them made each batch
+ * plan and materialize two statements of some 80 columns, which cost a nightly sync more than the history's
+ * lookups did (docs/performance.md, "Issue 27").
+ */
+function unitHistorySql(
+  table: string,
+  store: string,
+  runId: string,
+  rows: string,
+  rowsAgain: string,
+): string {
   const def = tableDef(table);
   const key = ident(def.unit!.key);
   const history = ident(historyName(table));
+  const s = literal(store);
   const deleted = def.fullScan ? 'cur._deleted_at IS NOT NULL' : 'false';
-  // The API's own time where the record has one (its version), else the event's, else the observation's.
-  // Unqualified: the joined versions' columns are all named `_open_*`, so the version's SQL reads the row's.
-  const observedAt = observedAtOf(def);
+  // The version's time: `_deleted_at` for a row a full scan no longer returned, else the API's own time where
+  // the record has one (its version), else the event's, else the observation's (observedAtOf).
+  const validFrom = def.fullScan
+    ? `CASE WHEN ${deleted} THEN cur._deleted_at ELSE cur._observed_at END`
+    : 'cur._observed_at';
+  const columns = versionedColumns(def).map((c) => ident(c.name));
   return [
-    `CREATE OR REPLACE TEMP TABLE history_rows AS SELECT t.*, ${contentHashSql(def, 't')} AS _content_hash ` +
-      `FROM ${ident(table)} t WHERE t._store = ${literal(store)} AND (${rows})`,
-    // Only the current versions of the rows' records are read (and hashed): the join with them bounds them.
+    `CREATE OR REPLACE TEMP TABLE history_rows AS SELECT t.${key} AS _key, ` +
+      `${contentHashSql(def, 't')} AS _content_hash, ${def.fullScan ? 't._deleted_at' : 'NULL::TIMESTAMPTZ AS _deleted_at'}, ` +
+      `${observedAtOf(def, 't')} AS _observed_at ` +
+      `FROM ${ident(table)} t WHERE t._store = ${s} AND (${rows})`,
+    // Only the current versions of the rows' records are read: the join with them bounds them.
     `CREATE OR REPLACE TEMP TABLE history_changes AS ` +
       `WITH o AS (SELECT h.${key} AS _open_key, h._content_hash AS _open_hash, ` +
       `h._change AS _open_change, h._valid_from AS _open_from, h._version AS _open_version FROM ${history} h ` +
-      `JOIN ${ROWS} r ON h.${key} = r.${key} ` +
-      `WHERE h._store = ${literal(store)} AND h._valid_to IS NULL) ` +
-      `SELECT * FROM (SELECT cur.*, coalesce(o._open_version, 0) + 1 AS _version, ` +
+      `JOIN ${ROWS} r ON h.${key} = r._key WHERE h._store = ${s} AND h._valid_to IS NULL) ` +
+      `SELECT * FROM (SELECT cur._key AS ${key}, cur._content_hash, coalesce(o._open_version, 0) + 1 AS _version, ` +
       `CASE WHEN ${deleted} THEN (CASE WHEN o._open_change IS DISTINCT FROM 'deleted' THEN 'deleted' END) ` +
       `WHEN o._open_key IS NULL THEN 'created' ` +
       `WHEN o._open_change = 'deleted' THEN 'reappeared' ` +
       `WHEN o._open_hash <> cur._content_hash THEN 'changed' END AS _change, ` +
       // greatest() skips NULL: a first version starts at its own time.
-      `greatest(${def.fullScan ? `CASE WHEN ${deleted} THEN cur._deleted_at END, ` : ''}` +
-      `${def.fullScan ? `CASE WHEN NOT (${deleted}) THEN ${observedAt} END` : observedAt}, o._open_from) AS _valid_from ` +
-      `FROM ${ROWS} cur LEFT JOIN o ON o._open_key = cur.${key}) ` +
+      `greatest(${validFrom}, o._open_from) AS _valid_from ` +
+      `FROM ${ROWS} cur LEFT JOIN o ON o._open_key = cur._key) ` +
       `WHERE _change IS NOT NULL`,
-    ...closeAndInsert(def, store, runId, [def.unit!.key]),
+    `UPDATE ${history} SET _valid_to = c._valid_from FROM ${CHANGES} c ` +
+      `WHERE ${history}._store = ${s} AND ${history}.${key} = c.${key} AND ${history}._valid_to IS NULL`,
+    // A unit table holds one row per store and key, so the join finds each changed record's row.
+    `INSERT INTO ${history} BY NAME SELECT ${columns.map((c) => `t.${c}`).join(', ')}, ` +
+      `c._version, c._valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, ` +
+      `c._change, c._content_hash FROM ${ident(table)} t JOIN ${CHANGES} c ON t.${key} = c.${key} ` +
+      `WHERE t._store = ${s} AND (${rowsAgain})`,
+    `DROP TABLE ${CHANGES}`,
+    `DROP TABLE ${ROWS}`,
   ].join(';\n');
 }
 
 /** The versions a batch's merged rows make: its rows are those it loaded (its own `_synced_at` and run). */
 export function batchHistorySql(table: string, store: string, runId: string, syncedAtMs: number): string {
   const at = `TIMESTAMPTZ ${literal(new Date(syncedAtMs).toISOString())}`;
-  return historySql(table, store, runId, `t._synced_at = ${at} AND t._run_id = ${literal(runId)}`);
+  const rows = `t._synced_at = ${at} AND t._run_id = ${literal(runId)}`;
+  return historySql(table, store, runId, rows, rows);
 }
 
 /**
@@ -171,5 +204,7 @@ export function softDeleteHistorySql(table: string, store: string, runId: string
   const deletedNow =
     `SELECT d.${key} FROM ${ident(historyName(table))} d WHERE d._store = ${literal(store)} ` +
     `AND d._valid_to IS NULL AND d._change = 'deleted'`;
-  return historySql(table, store, runId, `t._deleted_at IS NOT NULL OR t.${key} IN (${deletedNow})`);
+  // Once written, a `reappeared` version closes the `deleted` one that selected its row: the INSERT reads every
+  // row of the store's table (a full scan's end, once per scan).
+  return historySql(table, store, runId, `t._deleted_at IS NOT NULL OR t.${key} IN (${deletedNow})`, 'true');
 }
