@@ -168,6 +168,9 @@ describe('progress bars on a terminal', () => {
   before(async () => {
     sandbox = await testSandbox({ pageSize: 25 });
     ({ dir, cleanup } = await tempDir());
+    // One tmux server for the whole file, kept alive by a session of its own: a server whose last session was
+    // killed exits, and a `new-session` racing with that exit failed with "server exited unexpectedly".
+    tmux('new-session', '-d', '-s', 'keeper', 'sleep 3600');
   });
 
   after(async () => {
