@@ -46,7 +46,7 @@ const OWNERS = 'temp.main.history_owners';
 
 /**
  * The statements that add the versions of the rows of `table` (a tracked unit table) matching `rows` (a
- * condition on its alias `t`), for one store, as observed by run `runId`, then those of the tables it owns that
+ * condition on its alias `t`), for one store, as observed by run `runId`, and those of the tables it owns that
  * keep a history, for the same units. `rowsAgain` is a condition on `t` that still holds for those rows once
  * their versions are written (`rows` itself when it reads nothing of the history): the INSERT reads the
  * versions' columns through it, which lets DuckDB skip the unit table's other rows.
@@ -58,9 +58,11 @@ export function historySql(
   rows: string,
   rowsAgain: string,
 ): string {
+  // The owned tables' first: `rows` may read the unit's history (a full scan's `reappeared` units are those
+  // whose current version is `deleted`), which the unit's own statements change.
   return [
-    unitHistorySql(table, store, runId, rows, rowsAgain),
     ...ownedHistories(table).map((owned) => ownedHistorySql(owned, tableDef(table), store, runId, rows)),
+    unitHistorySql(table, store, runId, rows, rowsAgain),
   ].join(';\n');
 }
 

@@ -192,3 +192,91 @@ describe('history versions written before _content_hash', () => {
     }
   });
 });
+
+describe('history of the rows a product owns, through full scans', () => {
+  let warehouse: Warehouse;
+  let cleanup: () => Promise<void>;
+  let passes = 0;
+
+  const product = (id: number) => ({
+    id,
+    title: `P${id}`,
+    date_updated: '2024-05-01T10:00:00Z',
+    variants: [
+      {
+        id: id * 10,
+        sku: `S${id}`,
+        prices: [{ currency: 'EUR', price: '1.00' }],
+        stockrecords: [{ id: id * 100, num_in_stock: 3 }],
+      },
+    ],
+  });
+
+  async function fullScan(records: Record<string, unknown>[], rejectedIds: number[] = []) {
+    passes++;
+    await pause();
+    const startedAt = new Date().toISOString();
+    await pause();
+    await warehouse.commitPage({
+      store: 'shop',
+      stream: 'products',
+      entity: 'product',
+      runId: `pass-${passes}`,
+      records,
+      rejections: rejectedIds.map((id) => ({
+        stream: 'products',
+        key: String(id),
+        reason: 'ranking: expected number, received string',
+        raw: { id },
+      })),
+      state: emptyStreamState(),
+      completedFullScan: { passStartedAt: startedAt },
+    });
+  }
+
+  const current = async (table: string, key: string) => {
+    const reader = await warehouse.connection.runAndReadAll(
+      `SELECT ${key}, _version, _change FROM ${table}_history WHERE _valid_to IS NULL ORDER BY ALL`,
+    );
+    return reader.getRowsJS();
+  };
+
+  before(async () => {
+    ({ warehouse, cleanup } = await tempWarehouse());
+  });
+  after(async () => {
+    await cleanup();
+  });
+
+  it('a product deleted, then rejected by a scan (seen), reappears with its variants, prices and stock', async () => {
+    await fullScan([product(1), product(2)]);
+    await fullScan([product(1)]);
+    assert.deepEqual(await current('products', 'id'), [
+      [1n, 1n, 'created'],
+      [2n, 2n, 'deleted'],
+    ]);
+    assert.deepEqual(await current('variants', 'id'), [
+      [10n, 1n, 'created'],
+      [20n, 2n, 'deleted'],
+    ]);
+    // Product 2 is received again, but refused: it counts as seen, so its rows are live again.
+    await fullScan([product(1)], [2]);
+    const live = await warehouse.connection.runAndReadAll(
+      'SELECT (SELECT _deleted_at IS NULL FROM products WHERE id = 2), (SELECT _deleted_at IS NULL FROM variants WHERE id = 20)',
+    );
+    assert.deepEqual(live.getRowsJS(), [[true, true]]);
+    assert.deepEqual(await current('products', 'id'), [
+      [1n, 1n, 'created'],
+      [2n, 3n, 'reappeared'],
+    ]);
+    // Their current versions say so too: the owned rows are versioned with their product.
+    assert.deepEqual(await current('variants', 'id'), [
+      [10n, 1n, 'created'],
+      [20n, 3n, 'reappeared'],
+    ]);
+    assert.deepEqual(await current('variant_stockrecords', 'id'), [
+      [100n, 1n, 'created'],
+      [200n, 3n, 'reappeared'],
+    ]);
+  });
+});
