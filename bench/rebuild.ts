@@ -34,6 +34,16 @@ function count(variable: string, fallback: number): number {
   return n;
 }
 
+/** The rows a command's summary says it stored: the figure a rebuild must match (it re-derives the same tables). */
+function rowsStored(run: ProcessRun, pattern: RegExp, what: string): number {
+  const match = pattern.exec(`${run.stdout}\n${run.stderr}`);
+  if (!match)
+    throw new Error(
+      `${what}: no row count in its summary:\n${run.stdout.slice(-500)}${run.stderr.slice(-500)}`,
+    );
+  return Number(match[1]);
+}
+
 const seconds = (run: ProcessRun) =>
   `${run.wall.toFixed(1)} s, ${run.cpu.toFixed(1)} CPU-s, ${Math.round(run.peakRssMb)} MB`;
 
@@ -78,6 +88,10 @@ const bench: Benchmark = async ({ quick, log }) => {
       // The rebuild needs the fresh warehouse, so it comes after the ingest that made it.
       runs.rebuild = await cli(['rebuild', '--warehouse', fresh]);
       const { ingest, merge, rebuild } = runs as Record<'ingest' | 'merge' | 'rebuild', ProcessRun>;
+      // A rebuild that loaded less would be faster for the wrong reason.
+      const ingested = rowsStored(ingest, /documents, (\d+) rows/, 'ingest');
+      const rebuilt = rowsStored(rebuild, /records: (\d+) rows,/, 'rebuild');
+      if (rebuilt !== ingested) throw new Error(`rebuild stored ${rebuilt} rows, the ingest ${ingested}`);
       rebuildRatios.push(rebuild.wall / ingest.wall);
       mergeRatios.push(merge.wall / ingest.wall);
       walls.rebuild.push(rebuild.wall);
