@@ -5,7 +5,7 @@ import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import { emptyStreamState, type PageCommit, type Rejection } from '../../src/contracts.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { createLogger, silentLogger } from '../../src/log.js';
-import { snapshot, tableRows, tempDir } from './helpers.js';
+import { productRecord, snapshot, tableRows, tempDir } from './helpers.js';
 
 /**
  * A full scan counts as seen every record it received: loaded, or rejected whole (by extract, or by normalize
@@ -14,20 +14,6 @@ import { snapshot, tableRows, tempDir } from './helpers.js';
  * rebuild replays each scan's marker to the same `_deleted_at`.
  */
 
-const product = (id: number, changes: Record<string, unknown> = {}) => ({
-  id,
-  title: `P${id}`,
-  date_updated: '2024-05-01T10:00:00Z',
-  variants: [
-    {
-      id: id * 10,
-      sku: `S${id}`,
-      prices: [{ currency: 'EUR', price: '1.00' }],
-      stockrecords: [{ id: id * 100, num_in_stock: 3 }],
-    },
-  ],
-  ...changes,
-});
 const pause = () => new Promise((resolve) => setTimeout(resolve, 5));
 const rejectedAtExtract = (key: string | null, raw: unknown): Rejection => ({
   stream: 'products',
@@ -88,7 +74,7 @@ describe('a full scan counts what it received as seen', () => {
     ({ dir, cleanup } = await tempDir());
     file = path.join(dir, 'warehouse.duckdb');
     warehouse = await openWarehouse(file, { logger });
-    await fullScan([{ records: [1, 2, 3, 4].map((id) => product(id)) }]);
+    await fullScan([{ records: [1, 2, 3, 4].map((id) => productRecord(id)) }]);
   });
   after(async () => {
     await warehouse.close().catch(() => undefined);
@@ -97,8 +83,11 @@ describe('a full scan counts what it received as seen', () => {
 
   it('a record rejected whole at extract keeps its rows live, variants and stockrecords included', async () => {
     await fullScan([
-      { records: [product(1)], rejections: [rejectedAtExtract('2', product(2, { ranking: 'twelve' }))] },
-      { records: [product(3)] },
+      {
+        records: [productRecord(1)],
+        rejections: [rejectedAtExtract('2', productRecord(2, { ranking: 'twelve' }))],
+      },
+      { records: [productRecord(3)] },
     ]);
     assert.deepEqual(await deleted('products', 'id'), [
       [1, false],
@@ -123,7 +112,14 @@ describe('a full scan counts what it received as seen', () => {
   it('a record rejected by normalize (its version unusable) is seen too, and one deleted before comes back', async () => {
     // Product 4 was soft-deleted by the last scan; it is received again, but its version cannot be read.
     await fullScan([
-      { records: [product(1), product(2), product(3), product(4, { date_updated: 'not a time' })] },
+      {
+        records: [
+          productRecord(1),
+          productRecord(2),
+          productRecord(3),
+          productRecord(4, { date_updated: 'not a time' }),
+        ],
+      },
     ]);
     const rejected = await tableRows(warehouse.connection, '_rejected_records', {
       where: "stage = 'normalize'",
@@ -148,7 +144,9 @@ describe('a full scan counts what it received as seen', () => {
 
   it('a rejection without a key suspends the pass soft deletes, with a warning', async () => {
     warnings.length = 0;
-    await fullScan([{ records: [product(1)], rejections: [rejectedAtExtract(null, { title: 'no id' })] }]);
+    await fullScan([
+      { records: [productRecord(1)], rejections: [rejectedAtExtract(null, { title: 'no id' })] },
+    ]);
     assert.deepEqual(await deleted('products', 'id'), [
       [1, false],
       [2, false],
@@ -163,7 +161,9 @@ describe('a full scan counts what it received as seen', () => {
 
   it('so does a rejection whose key cannot be a product id (an API that changed its ids would otherwise empty the table)', async () => {
     warnings.length = 0;
-    await fullScan([{ records: [product(1)], rejections: [rejectedAtExtract('prod_2', { id: 'prod_2' })] }]);
+    await fullScan([
+      { records: [productRecord(1)], rejections: [rejectedAtExtract('prod_2', { id: 'prod_2' })] },
+    ]);
     assert.deepEqual(await deleted('products', 'id'), [
       [1, false],
       [2, false],
@@ -180,7 +180,7 @@ describe('a full scan counts what it received as seen', () => {
     warnings.length = 0;
     await fullScan([
       {
-        records: [product(1), product(2), product(3)],
+        records: [productRecord(1), productRecord(2), productRecord(3)],
         rejections: [{ ...rejectedAtExtract(null, {}), stream: 'locations' }],
       },
     ]);
@@ -205,12 +205,17 @@ describe('a full scan counts what it received as seen', () => {
     await pause();
     // The first run receives product 2 rejected and product 1, then stops.
     await warehouse.commitPage(
-      page(startedAt, [product(1)], [rejectedAtExtract('2', product(2, { ranking: 'x' }))], false),
+      page(
+        startedAt,
+        [productRecord(1)],
+        [rejectedAtExtract('2', productRecord(2, { ranking: 'x' }))],
+        false,
+      ),
     );
     await warehouse.close();
     warehouse = await openWarehouse(file, { logger });
     // The next run finishes the pass: product 3 only.
-    await warehouse.commitPage(page(startedAt, [product(3)], [], true));
+    await warehouse.commitPage(page(startedAt, [productRecord(3)], [], true));
     assert.deepEqual(await deleted('products', 'id'), [
       [1, false],
       [2, false],
@@ -229,8 +234,8 @@ describe('a full scan counts what it received as seen', () => {
     // A scan that misses product 2, then one that is suspended by an unkeyed rejection while missing product 3:
     // replaying the first marker, rebuild already holds the second pass's (kept) extract rejection, which must
     // not suspend it.
-    await fullScan([{ records: [product(1), product(3)] }]);
-    await fullScan([{ records: [product(1)], rejections: [rejectedAtExtract(null, {})] }]);
+    await fullScan([{ records: [productRecord(1), productRecord(3)] }]);
+    await fullScan([{ records: [productRecord(1)], rejections: [rejectedAtExtract(null, {})] }]);
     assert.deepEqual(await deleted('products', 'id'), [
       [1, false],
       [2, true],

@@ -148,6 +148,24 @@ export const runMeta = (store = 'shop') => ({
   syncedAtMs: Date.parse('2024-06-01T00:00:00Z'),
 });
 
+/** A product with one variant, its price and its stockrecord (ids `id`×10 and ×100); `changes` override fields. */
+export function productRecord(id: number, changes: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id,
+    title: `P${id}`,
+    date_updated: '2024-05-01T10:00:00Z',
+    variants: [
+      {
+        id: id * 10,
+        sku: `S${id}`,
+        prices: [{ currency: 'EUR', price: '1.00' }],
+        stockrecords: [{ id: id * 100, num_in_stock: 3 }],
+      },
+    ],
+    ...changes,
+  };
+}
+
 /** A small 2024-04-01 order document (two lines with a tax line each). */
 export function orderDoc(n: number, updatedAt = '2024-05-01T10:00:00Z'): Record<string, unknown> {
   return {

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { emptyStreamState } from '../../src/contracts.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
-import { ingestDocuments, tempWarehouse } from './helpers.js';
+import { ingestDocuments, productRecord, tempWarehouse } from './helpers.js';
 
 /**
  * `<table>_history` as loads write it (src/load/history.ts): versions from full scans of locations (created,
@@ -198,20 +198,6 @@ describe('history of the rows a product owns, through full scans', () => {
   let cleanup: () => Promise<void>;
   let passes = 0;
 
-  const product = (id: number) => ({
-    id,
-    title: `P${id}`,
-    date_updated: '2024-05-01T10:00:00Z',
-    variants: [
-      {
-        id: id * 10,
-        sku: `S${id}`,
-        prices: [{ currency: 'EUR', price: '1.00' }],
-        stockrecords: [{ id: id * 100, num_in_stock: 3 }],
-      },
-    ],
-  });
-
   async function fullScan(records: Record<string, unknown>[], rejectedIds: number[] = []) {
     passes++;
     await pause();
@@ -249,8 +235,8 @@ describe('history of the rows a product owns, through full scans', () => {
   });
 
   it('a product deleted, then rejected by a scan (seen), reappears with its variants, prices and stock', async () => {
-    await fullScan([product(1), product(2)]);
-    await fullScan([product(1)]);
+    await fullScan([productRecord(1), productRecord(2)]);
+    await fullScan([productRecord(1)]);
     assert.deepEqual(await current('products', 'id'), [
       [1n, 1n, 'created'],
       [2n, 2n, 'deleted'],
@@ -260,7 +246,7 @@ describe('history of the rows a product owns, through full scans', () => {
       [20n, 2n, 'deleted'],
     ]);
     // Product 2 is received again, but refused: it counts as seen, so its rows are live again.
-    await fullScan([product(1)], [2]);
+    await fullScan([productRecord(1)], [2]);
     const live = await warehouse.connection.runAndReadAll(
       'SELECT (SELECT _deleted_at IS NULL FROM products WHERE id = 2), (SELECT _deleted_at IS NULL FROM variants WHERE id = 20)',
     );
