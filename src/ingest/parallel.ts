@@ -66,6 +66,29 @@ function spawn(
   return thread;
 }
 
+/** How long a worker asked to stop may take to finish what it is running before it is terminated. */
+const STOP_GRACE_MS = 10_000;
+
+/**
+ * Ends a worker at a point of its own choosing: it is asked to stop and leaves from its message handler,
+ * between two tasks. `Worker.terminate` instead stops it wherever its JavaScript happens to be, possibly
+ * inside `createBrotliCompress` between the native stream's creation and its initialisation; freeing that
+ * stream then fails Node's "close before init" assertion, which aborts the whole process (an interrupted
+ * ingest was seen to die by SIGABRT that way). Terminating is the fallback for a worker that does not
+ * answer within STOP_GRACE_MS. Resolves once the thread has exited.
+ */
+export function stopWorker(thread: Worker): Promise<void> {
+  if (thread.threadId < 0) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const fallback = setTimeout(() => void thread.terminate(), STOP_GRACE_MS);
+    thread.once('exit', () => {
+      clearTimeout(fallback);
+      resolve();
+    });
+    thread.postMessage({ type: 'stop' } satisfies ToWorker);
+  });
+}
+
 /**
  * Batches each ingest worker may have prepared and not yet seen accepted. A commit holds the main thread
  * for seconds, so more credit might seem to keep the workers busy through it; it does not (more credit is
@@ -113,18 +136,19 @@ export function prepareInWorkers(
     let finished = 0;
     let chain = Promise.resolve();
     let settled = false;
-    const stop = () => {
+    const stop = (): Promise<void> => {
       settled = true;
-      for (const thread of threads) void thread.terminate();
+      return Promise.all(threads.map(stopWorker)).then(() => undefined);
     };
     // Rejects only once the batch being accepted (if any) has finished, so the caller's rollback never
-    // races a write or a commit still in progress.
+    // races a write or a commit still in progress, and once every worker has exited, so the process the
+    // caller may then end has no worker left to tear down.
     const fail = (error: unknown) => {
       if (settled) return;
-      stop();
+      const stopped = stop();
       for (const waiter of digestWaiters.values()) waiter.reject(error);
       digestWaiters.clear();
-      void chain.then(() => reject(error));
+      void Promise.all([chain, stopped]).then(() => reject(error));
     };
     // Batches arrive from several workers; they are accepted strictly in job order.
     const drain = () => {
@@ -148,10 +172,7 @@ export function prepareInWorkers(
             await accept({ ...ready.event, giveBack });
             if (!settled) ready.from.postMessage({ type: 'credit' } satisfies ToWorker);
           }
-          if (!settled && finished === workers && waiting.size === 0) {
-            stop();
-            resolve();
-          }
+          if (!settled && finished === workers && waiting.size === 0) await stop().then(resolve);
         })
         .catch(fail);
     };
@@ -253,7 +274,7 @@ export class ReplayWorkers {
 
   async close(): Promise<void> {
     this.failure ??= new Error('the rebuild workers were closed');
-    await Promise.all(this.threads.map((t) => t.terminate()));
+    await Promise.all(this.threads.map(stopWorker));
   }
 
   private fail(error: unknown): void {
@@ -261,6 +282,6 @@ export class ReplayWorkers {
     this.failure = error;
     for (const waiter of this.waiting.values()) waiter.reject(error);
     this.waiting.clear();
-    for (const thread of this.threads) void thread.terminate();
+    for (const thread of this.threads) void stopWorker(thread);
   }
 }

@@ -20,7 +20,9 @@ export type ToWorker =
   | { type: 'credit' }
   | { type: 'replay'; index: number; block: StoredBlock; seq: number; contracts?: ReplayContracts }
   /** The buffers of a batch this worker made, loaded and handed back to be filled again. */
-  | { type: 'recycle'; tables: RowsSnapshot[] };
+  | { type: 'recycle'; tables: RowsSnapshot[] }
+  /** Leave now, between two tasks (see stopWorker in parallel.ts for why not `terminate`). */
+  | { type: 'stop' };
 
 const port = parentPort!;
 let credits = 0;
@@ -43,6 +45,7 @@ const failed = (error: Error) =>
   port.postMessage({ type: 'error', message: error.message, stack: error.stack });
 
 port.on('message', (message: ToWorker) => {
+  if (message.type === 'stop') process.exit(0);
   normalizer ??= new Normalizer();
   const own = normalizer;
   if (message.type === 'credit') {
