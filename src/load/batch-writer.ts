@@ -10,7 +10,7 @@ import {
   REJECTED_COLUMNS,
 } from './batch-builder.js';
 import type { AppenderPool, Feed, LandingValue } from './chunks.js';
-import { batchHistorySql, historyTracked } from './history.js';
+import { historyTracked, writeBatchHistory } from './history.js';
 import type { KeyRanges } from './key-ranges.js';
 import { CODEC, landingParts } from './landing.js';
 import type { Layouts } from './layouts.js';
@@ -166,7 +166,7 @@ export class BatchWriter {
     // After the soft deletes among the statements above, so a record they delete and the batch brings back
     // is seen as it stands at the commit (history.ts).
     for (const table of versioned)
-      await connection.run(batchHistorySql(table, this.meta.store, this.meta.runId, this.meta.syncedAtMs));
+      await writeBatchHistory(connection, table, this.meta.store, this.meta.runId, this.meta.syncedAtMs);
     return this.counts;
   }
 

@@ -1,3 +1,4 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   contentHashSql,
   HISTORIES_OF,
@@ -58,12 +59,63 @@ export function historySql(
   rows: string,
   rowsAgain: string,
 ): string {
-  // The owned tables' first: `rows` may read the unit's history (a full scan's `reappeared` units are those
-  // whose current version is `deleted`), which the unit's own statements change.
+  return historySteps(table, store, runId, rows, rowsAgain)
+    .flatMap((step) => [...step.find, ...step.write, ...DROPS])
+    .join(';\n');
+}
+
+/**
+ * One history table's statements: `find` puts the versions to write in `history_changes`, `write` closes the
+ * versions they replace and adds them. The owned tables' come first: `rows` may read the unit's history (a
+ * full scan's `reappeared` units are those whose current version is `deleted`), which the unit's own
+ * statements change.
+ */
+interface HistoryStep {
+  find: string[];
+  write: string[];
+}
+
+function historySteps(
+  table: string,
+  store: string,
+  runId: string,
+  rows: string,
+  rowsAgain: string,
+): HistoryStep[] {
   return [
-    ...ownedHistories(table).map((owned) => ownedHistorySql(owned, tableDef(table), store, runId, rows)),
-    unitHistorySql(table, store, runId, rows, rowsAgain),
-  ].join(';\n');
+    ...ownedHistories(table).map((owned) => ownedHistorySteps(owned, tableDef(table), store, runId, rows)),
+    unitHistoryStep(table, store, runId, rows, rowsAgain),
+  ];
+}
+
+/**
+ * The temporary tables, dropped after each step of historySql. writeHistory leaves them to the next batch's
+ * `find`, which replaces them: dropping them would be statements more for every batch.
+ */
+const DROPS = [CHANGES, ROWS, OWNERS].map((temp) => `DROP TABLE IF EXISTS ${temp}`);
+
+/** What history statements run on: a DuckDB connection. */
+type HistoryConnection = Pick<DuckDBConnection, 'run' | 'runAndReadAll'>;
+
+/**
+ * Writes the versions a batch's merged rows make (see historySql), skipping a table's `write` statements when
+ * its `find` found no version to write: in a nightly run most batches re-read records that have not changed,
+ * and the INSERT, of every versioned column, costs its planning even with nothing to insert.
+ */
+async function writeHistory(
+  connection: HistoryConnection,
+  table: string,
+  store: string,
+  runId: string,
+  rows: string,
+  rowsAgain: string,
+): Promise<void> {
+  for (const step of historySteps(table, store, runId, rows, rowsAgain)) {
+    const found = await connection.runAndReadAll(
+      [...step.find, `SELECT count(*)::INTEGER FROM ${CHANGES}`].join(';\n'),
+    );
+    if (Number(found.getRows()[0]![0]) > 0) await connection.run(step.write.join(';\n'));
+  }
 }
 
 /** The statement closing the current versions that `history_changes` replaces, then the one adding them. */
@@ -77,8 +129,6 @@ function closeAndInsert(def: TableDef, store: string, runId: string, keys: reado
     `INSERT INTO ${history} BY NAME SELECT ${columns.map(ident).join(', ')}, ` +
       `_version, _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, _change, ` +
       `_content_hash FROM ${CHANGES}`,
-    `DROP TABLE ${CHANGES}`,
-    `DROP TABLE ${ROWS}`,
   ];
 }
 
@@ -94,13 +144,13 @@ const observedAtOf = (unit: TableDef, alias = ''): string => {
  * (the unit was loaded without it), with its last columns. A unit not loaded again keeps its rows, so it is
  * never among `rows` and its rows' versions stand.
  */
-function ownedHistorySql(
+function ownedHistorySteps(
   owned: TableDef,
   unit: TableDef,
   store: string,
   runId: string,
   rows: string,
-): string {
+): HistoryStep {
   const history = ident(historyName(owned.name));
   const owner = ident(owned.owner!.column);
   const keys = owned.key.filter((k) => k !== '_store');
@@ -108,7 +158,7 @@ function ownedHistorySql(
   const columns = versionedColumns(owned).map((c) => ident(c.name));
   const deleted = owned.fullScan ? 'cur._deleted_at IS NOT NULL' : 'false';
   const s = literal(store);
-  return [
+  const find = [
     `CREATE OR REPLACE TEMP TABLE history_owners AS SELECT t.${ident(unit.unit!.key)} AS _owner, ` +
       `${observedAtOf(unit, 't')} AS _owner_at FROM ${ident(unit.name)} t WHERE t._store = ${s} AND (${rows})`,
     `CREATE OR REPLACE TEMP TABLE history_rows AS SELECT r.*, ${contentHashSql(owned, 'r')} AS _content_hash, ` +
@@ -128,9 +178,8 @@ function ownedHistorySql(
       `SELECT ${columns.map((c) => `o.${c}`).join(', ')}, o._content_hash, o._version + 1, 'deleted', greatest(o._owner_at, o._valid_from) ` +
       `FROM o ANTI JOIN ${ROWS} cur ON ${same('o', 'cur')} WHERE o._change <> 'deleted'` +
       `) WHERE _change IS NOT NULL`,
-    ...closeAndInsert(owned, store, runId, keys),
-    `DROP TABLE ${OWNERS}`,
-  ].join(';\n');
+  ];
+  return { find, write: closeAndInsert(owned, store, runId, keys) };
 }
 
 /**
@@ -140,13 +189,13 @@ function ownedHistorySql(
  * plan and materialize two statements of some 80 columns, which cost a nightly sync more than the history's
  * lookups did (docs/performance.md, "Issue 27").
  */
-function unitHistorySql(
+function unitHistoryStep(
   table: string,
   store: string,
   runId: string,
   rows: string,
   rowsAgain: string,
-): string {
+): HistoryStep {
   const def = tableDef(table);
   const key = ident(def.unit!.key);
   const history = ident(historyName(table));
@@ -158,7 +207,7 @@ function unitHistorySql(
     ? `CASE WHEN ${deleted} THEN cur._deleted_at ELSE cur._observed_at END`
     : 'cur._observed_at';
   const columns = versionedColumns(def).map((c) => ident(c.name));
-  return [
+  const find = [
     `CREATE OR REPLACE TEMP TABLE history_rows AS SELECT t.${key} AS _key, ` +
       `${contentHashSql(def, 't')} AS _content_hash, ${def.fullScan ? 't._deleted_at' : 'NULL::TIMESTAMPTZ AS _deleted_at'}, ` +
       `${observedAtOf(def, 't')} AS _observed_at ` +
@@ -177,6 +226,8 @@ function unitHistorySql(
       `greatest(${validFrom}, o._open_from) AS _valid_from ` +
       `FROM ${ROWS} cur LEFT JOIN o ON o._open_key = cur._key) ` +
       `WHERE _change IS NOT NULL`,
+  ];
+  const write = [
     `UPDATE ${history} SET _valid_to = c._valid_from FROM ${CHANGES} c ` +
       `WHERE ${history}._store = ${s} AND ${history}.${key} = c.${key} AND ${history}._valid_to IS NULL`,
     // A unit table holds one row per store and key, so the join finds each changed record's row.
@@ -184,16 +235,21 @@ function unitHistorySql(
       `c._version, c._valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, ` +
       `c._change, c._content_hash FROM ${ident(table)} t JOIN ${CHANGES} c ON t.${key} = c.${key} ` +
       `WHERE t._store = ${s} AND (${rowsAgain})`,
-    `DROP TABLE ${CHANGES}`,
-    `DROP TABLE ${ROWS}`,
-  ].join(';\n');
+  ];
+  return { find, write };
 }
 
-/** The versions a batch's merged rows make: its rows are those it loaded (its own `_synced_at` and run). */
-export function batchHistorySql(table: string, store: string, runId: string, syncedAtMs: number): string {
+/** Writes the versions a batch's merged rows make: its rows are those it loaded (its own `_synced_at` and run). */
+export function writeBatchHistory(
+  connection: HistoryConnection,
+  table: string,
+  store: string,
+  runId: string,
+  syncedAtMs: number,
+): Promise<void> {
   const at = `TIMESTAMPTZ ${literal(new Date(syncedAtMs).toISOString())}`;
   const rows = `t._synced_at = ${at} AND t._run_id = ${literal(runId)}`;
-  return historySql(table, store, runId, rows, rows);
+  return writeHistory(connection, table, store, runId, rows, rows);
 }
 
 /**
