@@ -184,8 +184,8 @@ warehouse: a second writer stops at once with \`another store-sync process (pid 
 let other processes read a file while one writes it, so every run ends by publishing a read copy of the warehouse
 beside it (\`warehouse.read.duckdb\`, renamed into place whole), which readers open instead and which \`store-sync
 query\`, \`status\` and \`export\` read while a run holds the warehouse
-([operations.md](operations.md#readers-and-the-nightly-sync)); without a copy they fail at once saying so. A writer limits DuckDB to 256 MB of memory, 160 MB while an
-ingest streams a large input through worker threads (DuckDB spills what does not fit to \`<warehouse>.tmp/\`),
+([operations.md](operations.md#readers-and-the-nightly-sync)); without a copy they fail at once saying so. A writer limits DuckDB to 256 MB of memory, 200 MB while a
+sync runs and 160 MB while an ingest streams a large input through worker threads (DuckDB spills what does not fit to \`<warehouse>.tmp/\`),
 and checkpoints when its write-ahead log (\`<warehouse>.wal\`) passes 64 MB and when it closes; read-only opens
 keep DuckDB's defaults. A writer writes row groups of 16,384 rows
 (DuckDB's default is 122,880): DuckDB writes each to the file as soon as it fills, so a large load keeps little in
