@@ -72,7 +72,10 @@ describe('store-sync status while a run writes the warehouse (issue 28)', () => 
       const [run] = file.runs;
       assert.equal(run?.command, 'sync');
       assert.equal(run?.store, 'shop');
-      assert.ok(run!.commits > 0 && run!.records > 0 && run!.lastCommitAt !== null);
+      assert.ok(run!.commits > 0 && run!.lastCommitAt !== null);
+      // Which of the run's first requests pass the gate varies, and an incremental page of an unchanged stream
+      // holds no record: the count may be 0 (CI once met that), never missing.
+      assert.ok(Number.isInteger(run!.records) && run!.records >= 0, JSON.stringify(run));
 
       const json = await runCli(['status', '--config', config, '--json']);
       assertExit(json, 0);
