@@ -51,14 +51,12 @@ const OWNERS = 'temp.main.history_owners';
  * keep a history, for the same units. `rowsAgain` is a condition on `t` that still holds for those rows once
  * their versions are written (`rows` itself when it reads nothing of the history): the INSERT reads the
  * versions' columns through it, which lets DuckDB skip the unit table's other rows.
+ *
+ * As one text, every step run whatever `find` found: a full scan's statements are put in its batch's `after`
+ * list, which rebuild prepares in worker threads that have no DuckDB to ask. A batch's own history, written
+ * where the connection is, skips the empty writes (writeHistory).
  */
-export function historySql(
-  table: string,
-  store: string,
-  runId: string,
-  rows: string,
-  rowsAgain: string,
-): string {
+function historySql(table: string, store: string, runId: string, rows: string, rowsAgain: string): string {
   return historySteps(table, store, runId, rows, rowsAgain)
     .flatMap((step) => [...step.find, ...step.write, ...DROPS])
     .join(';\n');
@@ -66,15 +64,18 @@ export function historySql(
 
 /**
  * One history table's statements: `find` puts the versions to write in `history_changes`, `write` closes the
- * versions they replace and adds them. The owned tables' come first: `rows` may read the unit's history (a
- * full scan's `reappeared` units are those whose current version is `deleted`), which the unit's own
- * statements change.
+ * versions they replace and adds them.
  */
 interface HistoryStep {
   find: string[];
   write: string[];
 }
 
+/**
+ * The steps of `table`'s history and of the tables it owns that keep one. The owned tables' come first: `rows`
+ * may read the unit's history (a full scan's `reappeared` units are those whose current version is
+ * `deleted`), which the unit's own statements change.
+ */
 function historySteps(
   table: string,
   store: string,
@@ -94,16 +95,13 @@ function historySteps(
  */
 const DROPS = [CHANGES, ROWS, OWNERS].map((temp) => `DROP TABLE IF EXISTS ${temp}`);
 
-/** What history statements run on: a DuckDB connection. */
-type HistoryConnection = Pick<DuckDBConnection, 'run' | 'runAndReadAll'>;
-
 /**
  * Writes the versions a batch's merged rows make (see historySql), skipping a table's `write` statements when
  * its `find` found no version to write: in a nightly run most batches re-read records that have not changed,
  * and the INSERT, of every versioned column, costs its planning even with nothing to insert.
  */
 async function writeHistory(
-  connection: HistoryConnection,
+  connection: DuckDBConnection,
   table: string,
   store: string,
   runId: string,
@@ -241,7 +239,7 @@ function unitHistoryStep(
 
 /** Writes the versions a batch's merged rows make: its rows are those it loaded (its own `_synced_at` and run). */
 export function writeBatchHistory(
-  connection: HistoryConnection,
+  connection: DuckDBConnection,
   table: string,
   store: string,
   runId: string,
