@@ -1,9 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { type IngestSummary, ingestPaths } from '../../pipelines/ingest.js';
+import type { FilePlan } from '../../src/ingest/prepare.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
 import { createLogger, type Logger, silentLogger } from '../../src/log.js';
 import { dataTables, ident, literal, tableDef } from '../../src/model/index.js';
@@ -147,6 +148,24 @@ export const runMeta = (store = 'shop') => ({
   runId: 'test-run',
   syncedAtMs: Date.parse('2024-06-01T00:00:00Z'),
 });
+
+/** What prepareFiles needs to read the whole of `file` from its start, in batches of `batchDocuments`. */
+export async function wholeFilePlan(
+  file: string,
+  batchDocuments: number,
+): Promise<{ files: FilePlan[]; batchDocuments: number; batchBytes: number }> {
+  const entry = {
+    size: (await stat(file)).size,
+    mtimeMs: 0,
+    sha256: null,
+    status: 'partial' as const,
+    byteOffset: 0,
+    line: 0,
+    documents: 0,
+    rejected: 0,
+  };
+  return { files: [{ index: 0, path: file, status: 'loaded', entry }], batchDocuments, batchBytes: 1 << 30 };
+}
 
 /** A product with one variant, its price and its stockrecord (ids `id`×10 and ×100); `changes` override fields. */
 export function productRecord(id: number, changes: Record<string, unknown> = {}): Record<string, unknown> {

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
-import { stat, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { prepareInWorkers } from '../../src/ingest/parallel.js';
-import { type FilePlan, prepareFiles } from '../../src/ingest/prepare.js';
+import { prepareFiles } from '../../src/ingest/prepare.js';
 import { BatchWriter as Batch } from '../../src/load/batch-writer.js';
 import { DOCUMENTS_STREAM, KIND, loadDocument } from '../../src/load/documents.js';
 import { openWarehouse } from '../../src/load/index.js';
 import { tableDef } from '../../src/model/index.js';
 import { Normalizer, TableRows } from '../../src/normalize/index.js';
-import { count, ndjson, orderDoc, tempDir } from './helpers.js';
+import { count, ndjson, orderDoc, tempDir, wholeFilePlan } from './helpers.js';
 
 /**
  * How far the reading half of ingest runs ahead of the batch it hands over. In a worker (`untilEmitted`),
@@ -42,23 +42,7 @@ describe('ingest: reading ahead of the batch handed over', () => {
   }
 
   /** The whole file, read from its start in batches of 10 documents (35: four batches). */
-  async function plan(): Promise<{ files: FilePlan[]; batchDocuments: number; batchBytes: number }> {
-    const entry = {
-      size: (await stat(file)).size,
-      mtimeMs: 0,
-      sha256: null,
-      status: 'partial' as const,
-      byteOffset: 0,
-      line: 0,
-      documents: 0,
-      rejected: 0,
-    };
-    return {
-      files: [{ index: 0, path: file, status: 'loaded', entry }],
-      batchDocuments: 10,
-      batchBytes: 1 << 30,
-    };
-  }
+  const plan = () => wholeFilePlan(file, 10);
 
   /** For each batch handed over: how many batches after it had been sealed by the time it was taken. */
   async function sealedWhileEmitting(untilEmitted: boolean): Promise<number[]> {
