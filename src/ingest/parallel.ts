@@ -272,8 +272,9 @@ export class ReplayWorkers {
     );
   }
 
+  /** Stops the workers; a block still being replayed is rejected. Resolves once they have exited. */
   async close(): Promise<void> {
-    this.failure ??= new Error('the rebuild workers were closed');
+    this.fail(new Error('the rebuild workers were closed'));
     await Promise.all(this.threads.map(stopWorker));
   }
 

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { stat, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Worker } from 'node:worker_threads';
 import { prepareInWorkers, ReplayWorkers } from '../../src/ingest/parallel.js';
-import { ndjson, orderDoc, tempDir } from './helpers.js';
+import { DOCUMENTS_STREAM, KIND } from '../../src/load/documents.js';
+import { BlockWriter, CODEC } from '../../src/load/landing.js';
+import { ndjson, orderDoc, tempDir, wholeFilePlan } from './helpers.js';
 
 /**
  * How ingest's and rebuild's worker threads end. `Worker.terminate` stops a thread wherever its JavaScript
@@ -47,30 +49,7 @@ describe('worker threads stop by themselves, before the run they served ends', (
   });
 
   /** The whole file in batches of one document: a worker starts a landing block (a compressor) per batch. */
-  const job = async () => ({
-    store: 'shop',
-    runId: 'r',
-    firstSeq: 1,
-    files: [
-      {
-        index: 0,
-        path: file,
-        status: 'loaded' as const,
-        entry: {
-          size: (await stat(file)).size,
-          mtimeMs: 0,
-          sha256: null,
-          status: 'partial' as const,
-          byteOffset: 0,
-          line: 0,
-          documents: 0,
-          rejected: 0,
-        },
-      },
-    ],
-    batchDocuments: 1,
-    batchBytes: 1 << 30,
-  });
+  const job = async () => ({ store: 'shop', runId: 'r', firstSeq: 1, ...(await wholeFilePlan(file, 1)) });
 
   const observe = async (run: () => Promise<unknown>): Promise<{ outcome: unknown; exits: Exit[] }> => {
     settled = false;
@@ -115,10 +94,27 @@ describe('worker threads stop by themselves, before the run they served ends', (
     ]);
   });
 
-  it("rebuild's workers, closed, have left by themselves when close returns", async () => {
+  it("rebuild's busy workers, closed, have left by themselves when close returns", async () => {
+    // A landing block of 2,000 orders, replayed four times by each worker; the close comes while they are at it.
+    const writer = new BlockWriter();
+    for (let n = 1; n <= 2000; n++)
+      writer.add({
+        seq: n,
+        kind: KIND.document,
+        stream: DOCUMENTS_STREAM,
+        entity: null,
+        source: null,
+        payload: JSON.stringify(orderDoc(n)),
+      });
+    const block = { store: 'shop', codec: CODEC, payload: await writer.finish(), syncedAtMs: 0, runId: 'r' };
     const { exits: ended } = await observe(async () => {
       const workers = new ReplayWorkers(2);
+      const replays = [0, 1, 2, 3, 4, 5, 6, 7].map((index) => workers.replay(index, block, 1));
+      // Each worker has replayed its first block and is on its next ones: running, not starting.
+      await Promise.all(replays.slice(0, 2));
+      for (const replay of replays) replay.catch(() => undefined);
       await workers.close();
+      await Promise.all(replays);
     });
     assert.deepEqual(ended, [
       { code: 0, afterSettled: false },
