@@ -2,13 +2,13 @@
 // Node's flags for every run are on the line above because V8 reads them only when it starts: they are
 // NODE_FLAGS in src/load/runtime-profile.ts, which says why, and test/cli/runtime-profile.test.ts keeps this
 // line equal to it. `node bin/store-sync.js` runs without them.
-// The CLI is written in TypeScript and runs compiled to JavaScript in dist/ (`npm run build`, which
-// `npm install`, `npm start` and `npm test` run first): a TypeScript loader would add a loader thread per
-// JavaScript thread to every run, in memory and in start-up time.
+// The CLI is written in TypeScript and runs compiled to JavaScript, bundled in dist/cli (`npm run build`, which
+// `npm install`, `npm start` and `npm test` run first; scripts/bundle.ts says why a bundle): a TypeScript
+// loader would add a loader thread per JavaScript thread to every run, in memory and in start-up time.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 
-const main = new URL('../dist/src/cli/main.js', import.meta.url);
-// Written by `npm run build` once tsc has finished (tsc leaves unchanged outputs alone, so their times say
+const main = new URL('../dist/cli/main.js', import.meta.url);
+// Written by `npm run build` once tsc and the bundle have finished (tsc leaves unchanged outputs alone, so their times say
 // nothing).
 const built = new URL('../dist/.built', import.meta.url);
 if (!existsSync(main) || !existsSync(built)) {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   API_VERSION_2023,
   API_VERSION_2024,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { freeObject, integer, intId, queryDate, requestDecimal, timestamp } from './primitives.js';
 import { LocationAddress } from './shared.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { decimalText, freeObject, integer, intId, openEnum, opt, timestamp, url } from './primitives.js';
 
 /** Shared objects of spec 2.1. */

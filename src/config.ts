@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { API_VERSION_HEADER, HEADER_NAME } from '../schemas/headers.js';
 import { SCHEMA_CONTRACTS, type SchemaContract, type StreamOptions } from './contracts.js';
 import { ERROR_CODES, StoreSyncError } from './errors.js';

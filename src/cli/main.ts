@@ -1,5 +1,6 @@
 // First: DuckDB's allocator reads its settings when DuckDB is loaded (see allocator.ts).
 import '../load/allocator.js';
+import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { asStoreSyncError } from '../errors.js';
@@ -30,6 +31,25 @@ function restoreDashes(argv: Record<string, unknown>): void {
   for (const [key, value] of Object.entries(argv)) {
     if (value === DASH) argv[key] = '-';
     else if (Array.isArray(value)) argv[key] = value.map((v) => (v === DASH ? '-' : v));
+  }
+}
+
+/**
+ * store-sync's own version, from the package.json above this module (src/cli, dist/src/cli or the bundle's
+ * dist/cli). Left to itself yargs reads the package.json it finds above the folder it was installed in or,
+ * bundled, the one the command runs in: a project that installed store-sync would see its own version.
+ */
+function ownVersion(): string {
+  for (let dir = new URL('./', import.meta.url); ; dir = new URL('../', dir)) {
+    try {
+      const manifest: Record<string, unknown> = JSON.parse(
+        readFileSync(new URL('package.json', dir), 'utf8'),
+      );
+      if (manifest.name === 'store-sync' && typeof manifest.version === 'string') return manifest.version;
+    } catch {
+      // No package.json here, or not one that parses: look further up.
+    }
+    if (new URL('../', dir).href === dir.href) return 'unknown';
   }
 }
 
@@ -66,6 +86,10 @@ async function main(argv: string[]): Promise<void> {
   try {
     await yargs(argv.map((token) => (token === '-' ? DASH : token)))
       .scriptName('store-sync')
+      .version(ownVersion())
+      // The command's own words are English; yargs's few ("Options", "choices") follow them rather than the
+      // computer's language, which made a help text of two languages.
+      .locale('en')
       // Before validation, so a refused value is reported as given.
       .middleware(restoreDashes, true)
       // Options are read by their dashed names; camel-case copies would only double every "Unknown argument".

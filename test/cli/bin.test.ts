@@ -59,6 +59,26 @@ describe('cli: the command runs the build', () => {
     assert.match(warned.stderr, /sources changed since the last build; run `npm run build`/);
   });
 
+  it("--version is store-sync's own, whatever folder it runs in", async () => {
+    // yargs left to itself reads the package.json nearest the folder it runs in once the command is bundled
+    // (or, installed in a project, the project's): there a project of version 9.9.9 would be what it printed.
+    const project = path.join(dir, 'project');
+    await mkdir(project, { recursive: true });
+    await writeFile(path.join(project, 'package.json'), '{"name": "project", "version": "9.9.9"}\n');
+    const { version } = JSON.parse(await readFile(path.join(REPO_ROOT, 'package.json'), 'utf8'));
+    const printed = await run(process.execPath, [BIN, '--version'], { cwd: project });
+    assert.equal(printed.stdout.trim(), version);
+  });
+
+  it("help is in one language: yargs's own words follow the command's English", async () => {
+    const { stdout } = await run(process.execPath, [BIN, 'query', '--help'], {
+      env: { ...process.env, LANG: 'de_DE.UTF-8', LC_ALL: 'de_DE.UTF-8' },
+    });
+    assert.match(stdout, /^Options:$/m);
+    assert.match(stdout, /\[choices: "table", "csv", "json"\]/);
+    assert.doesNotMatch(stdout, /Optionen|Möglichkeiten/);
+  });
+
   it('runs by its own #! line, with the Node flags the benchmarks give their measured steps', async () => {
     // As npm links it (node_modules/.bin/store-sync): executed, not handed to node.
     const direct = await run(BIN, ['--help']);

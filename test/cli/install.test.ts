@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -49,9 +49,8 @@ describe('cli: installed from a packed tarball, run from anywhere', () => {
     for (const needed of [
       'package/bin/store-sync.js',
       'package/dist/.built',
-      'package/dist/src/cli/main.js',
-      'package/dist/src/ingest/worker.js',
-      'package/dist/pipelines/demo.js',
+      'package/dist/cli/main.js',
+      'package/dist/cli/worker.js',
       'package/schemas/sync.config.schema.json',
       'package/README.md',
       'package/docs/configuration.md',
@@ -94,6 +93,10 @@ describe('cli: installed from a packed tarball, run from anywhere', () => {
     assert.match(help.stdout, /^store-sync <command> \[options\]/);
     assert.match(help.stdout, /store-sync demo/);
     assert.equal(help.stderr, '', 'no warning about a missing or stale build');
+    // From inside a project of its own, the version is still store-sync's.
+    await writeFile(path.join(elsewhere, 'package.json'), '{"name": "elsewhere", "version": "9.9.9"}\n');
+    const { version } = JSON.parse(await readFile(path.join(REPO_ROOT, 'package.json'), 'utf8'));
+    assert.equal((await run(bin, ['--version'], { cwd: elsewhere, env })).stdout.trim(), version);
 
     const demo = await run(bin, ['demo'], { cwd: elsewhere, env, timeout: 120_000 });
     assert.match(

@@ -18,36 +18,62 @@ import {
 } from './helpers.js';
 
 /**
- * Start-up (docs/performance.md, "Start-up"): `--help` and `query` load only what they run. The modules a
- * command loads are recorded by a module hook in the real command (test/cli/children/record-imports.mjs);
- * what must stay out is what costs start-up time and is not needed: DuckDB for --help, the API client,
- * progress bars, the scheduler, the pipelines and the normalizer for either, the config's zod schemas
- * for --help.
+ * Start-up (docs/performance.md, "Start-up"): `--help` and `query` load only what they run. The command runs
+ * bundled (scripts/bundle.ts): the files a command loads are recorded by a module hook in the real command
+ * (test/cli/children/record-imports.mjs), and each file of the bundle is named by the sources in it, from
+ * the bundle's meta.json. What must stay out is what costs start-up time and is not needed: DuckDB for
+ * --help, the API client, progress bars, the scheduler, the pipelines and the normalizer for either, the
+ * config's zod schemas for --help.
  */
 
 const HOOK = pathToFileURL(path.join(REPO_ROOT, 'test/cli/children/record-imports.mjs')).href;
+const BUNDLE = path.join(REPO_ROOT, 'dist', 'cli');
 
-/** The modules the command loads, as paths in the repository or `package/…` in node_modules. */
+/** The sources in each file of the bundle, by the file's URL. */
+async function bundleInputs(): Promise<Map<string, string[]>> {
+  const meta = JSON.parse(await readFile(path.join(BUNDLE, 'meta.json'), 'utf8')) as {
+    outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
+  };
+  return new Map(
+    Object.entries(meta.outputs).map(([file, { inputs }]) => [
+      pathToFileURL(path.join(REPO_ROOT, file)).href,
+      Object.entries(inputs)
+        .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
+        .map(([input]) => input),
+    ]),
+  );
+}
+
+/**
+ * The modules the command loads: sources as their paths in the repository (`src/…`, `pipelines/…`), packages
+ * as `package/…` whether bundled or loaded from node_modules.
+ */
 async function loadedBy(args: string[], dir: string, name: string): Promise<string[]> {
   const file = path.join(dir, `${name}.imports`);
   const result = await runCli(args, {
     env: { NODE_OPTIONS: `--import=${HOOK}`, STORE_SYNC_IMPORTS_FILE: file },
   });
   assertExit(result, 0);
-  const root = pathToFileURL(REPO_ROOT).href;
-  return (await readFile(file, 'utf8'))
-    .trim()
-    .split('\n')
-    .map((url) => url.replace(/^.*\/node_modules\//, '').replace(root, ''));
+  const inputs = await bundleInputs();
+  const urls = (await readFile(file, 'utf8')).trim().split('\n');
+  assert.ok(
+    urls.some((url) => inputs.has(url)),
+    `the command ran from the bundle in dist/cli: ${urls.join(', ')}`,
+  );
+  return urls
+    .flatMap((url) => inputs.get(url) ?? [url])
+    .map((module) =>
+      module.replace(/^.*node_modules\//, '').replace(`${pathToFileURL(REPO_ROOT).href}/`, ''),
+    );
 }
 
 const HEAVY_EVERYWHERE = [
   /^undici\//,
   /^cli-progress\//,
   /^croner\//,
-  /^dist\/pipelines\//,
-  /^dist\/src\/(extract\/index\.js|ingest\/|normalize\/(index|normalizer|fast|scan)\.js|sandbox\/|model\/tables\/)/,
-  /^dist\/src\/load\/(index|warehouse|batch-writer)\.js/,
+  /^pipelines\//,
+  /^src\/(extract\/index\.ts|ingest\/|normalize\/(index|normalizer|fast|scan)\.ts|sandbox\/|model\/tables\/)/,
+  /^src\/load\/(index|warehouse|batch-writer)\.ts/,
 ];
 
 function assertNone(loaded: string[], patterns: RegExp[]): void {
@@ -81,14 +107,9 @@ describe('start-up: commands load only what they run', () => {
 
   it('--help loads no DuckDB, no zod and nothing heavy, and still lists every command', async () => {
     const loaded = await loadedBy(['--help'], dir, 'help');
-    // DuckDB comes through require inside dist/src/load/duckdb-api.js, which the hook records (it sees no
+    // DuckDB comes through require inside src/load/duckdb-api.ts, whose chunk the hook records (it sees no
     // @duckdb/ module itself: those are required, not imported).
-    assertNone(loaded, [
-      ...HEAVY_EVERYWHERE,
-      /^dist\/src\/load\/duckdb-api\.js$/,
-      /^zod\//,
-      /^dist\/src\/config\.js/,
-    ]);
+    assertNone(loaded, [...HEAVY_EVERYWHERE, /^src\/load\/duckdb-api\.ts$/, /^zod\//, /^src\/config\.ts/]);
     const { stdout } = await runCli(['--help']);
     for (const [name] of COMMANDS) assert.match(stdout, new RegExp(`store-sync ${name}\\b`));
   });
@@ -97,13 +118,31 @@ describe('start-up: commands load only what they run', () => {
     const loaded = await loadedBy(['query', 'SELECT 1', '--warehouse', warehouse], dir, 'query');
     // DuckDB's API comes through require (src/load/duckdb-api.ts): an ESM import of the CommonJS package
     // would make Node scan every one of its files for exports first. The hook sees ESM loads only.
-    assert.ok(loaded.includes('dist/src/load/duckdb-api.js'), loaded.join(', '));
+    assert.ok(loaded.includes('src/load/duckdb-api.ts'), loaded.join(', '));
     assert.ok(!loaded.some((module) => module.startsWith('@duckdb/')), loaded.join(', '));
     assertNone(loaded, [
       ...HEAVY_EVERYWHERE,
-      /^dist\/src\/cli\/commands\/(?!query\.js|index\.js)/,
-      /^dist\/src\/model\/index\.js/,
+      /^src\/cli\/commands\/(?!query\.ts|index\.ts)/,
+      /^src\/model\/index\.ts/,
     ]);
+  });
+});
+
+describe('start-up: the bundle', () => {
+  it("holds zod's English messages alone, not its other locales", async () => {
+    // Every source imports zod as a namespace (`import * as z`), whose unused members the bundler drops; one
+    // `import { z }` would bring every locale of zod back into each command that reads a config.
+    const meta = JSON.parse(await readFile(path.join(BUNDLE, 'meta.json'), 'utf8')) as {
+      outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
+    };
+    const locales = new Set(
+      Object.values(meta.outputs).flatMap(({ inputs }) =>
+        Object.entries(inputs)
+          .filter(([input, { bytesInOutput }]) => bytesInOutput > 0 && /\/zod\/v4\/locales\//.test(input))
+          .map(([input]) => path.basename(input)),
+      ),
+    );
+    assert.deepEqual([...locales], ['en.js']);
   });
 });
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { z } from 'zod';
+import * as z from 'zod';
 import { runSync } from '../../pipelines/sync.js';
 import { API_VERSION_2024, type OperationSpec } from '../../schemas/index.js';
 import { parseConfig } from '../../src/config.js';

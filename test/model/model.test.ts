@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { EntityKind } from '../../src/contracts.js';
 import { API_2024, type PlanNode, plans, type TableDef, tableDefinitions } from '../../src/model/index.js';
 import { planResources } from '../../src/model/resources.js';

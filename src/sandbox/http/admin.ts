@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isStoreSyncError } from '../../errors.js';
 import type { StoreModel } from '../model/types.js';
 import { HttpError, validationError } from './errors.js';
