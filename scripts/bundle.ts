@@ -56,6 +56,23 @@ export async function bundle(): Promise<void> {
     logLevel: 'warning',
   });
   await writeFile(path.join(BUNDLE_DIR, 'meta.json'), JSON.stringify(result.metafile));
+  // DuckDB's JavaScript API as one CommonJS file, which src/load/duckdb-api.ts requires when it is there: the
+  // package is some 180 files that require each other, about 15 ms of a short command's start-up to load one
+  // by one. Its native bindings stay in node_modules, required by name.
+  await build({
+    absWorkingDir: ROOT,
+    stdin: { contents: "module.exports = require('@duckdb/node-api');", resolveDir: ROOT, loader: 'js' },
+    outfile: path.join(BUNDLE_DIR, 'duckdb-node-api.cjs'),
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    external: ['@duckdb/node-bindings'],
+    minify: true,
+    keepNames: true,
+    sourcemap: true,
+    logLevel: 'warning',
+  });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await bundle();

@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 /**
  * @duckdb/node-api, loaded with require. It is a CommonJS package of many files that re-export each other,
@@ -8,6 +10,14 @@ import { createRequire } from 'node:module';
  * the same files without it (docs/performance.md, "Start-up"). Its types are imported from the package as
  * usual (`import type`), which is erased from the built code.
  */
+/**
+ * The command's bundle (scripts/bundle.ts) ships the package's JavaScript as one file beside this module's
+ * chunk: one file to read and compile instead of some 180 to resolve and load one by one. The native part,
+ * @duckdb/node-bindings, is still required from node_modules. Run from the sources or dist/src there is no
+ * such file, and the package is required as it is.
+ */
+const BUNDLED_API = new URL('./duckdb-node-api.cjs', import.meta.url);
+
 export const duckdbApi: typeof import('@duckdb/node-api') = createRequire(import.meta.url)(
-  '@duckdb/node-api',
+  existsSync(BUNDLED_API) ? fileURLToPath(BUNDLED_API) : '@duckdb/node-api',
 );

@@ -63,7 +63,7 @@ async function loadedBy(args: string[], dir: string, name: string): Promise<stri
   return urls
     .flatMap((url) => inputs.get(url) ?? [url])
     .map((module) =>
-      module.replace(/^.*node_modules\//, '').replace(`${pathToFileURL(REPO_ROOT).href}/`, ''),
+      module.replace(/^.*node_modules\//, '').replace(pathToFileURL(path.join(REPO_ROOT, '/')).href, ''),
     );
 }
 
@@ -107,9 +107,15 @@ describe('start-up: commands load only what they run', () => {
 
   it('--help loads no DuckDB, no zod and nothing heavy, and still lists every command', async () => {
     const loaded = await loadedBy(['--help'], dir, 'help');
-    // DuckDB comes through require inside src/load/duckdb-api.ts, whose chunk the hook records (it sees no
-    // @duckdb/ module itself: those are required, not imported).
-    assertNone(loaded, [...HEAVY_EVERYWHERE, /^src\/load\/duckdb-api\.ts$/, /^zod\//, /^src\/config\.ts/]);
+    // DuckDB comes through require inside src/load/duckdb-api.ts: neither it nor anything it requires.
+    assertNone(loaded, [
+      ...HEAVY_EVERYWHERE,
+      /^src\/load\/duckdb-api\.ts$/,
+      /^dist\/cli\/duckdb-node-api\.cjs$/,
+      /^@duckdb\//,
+      /^zod\//,
+      /^src\/config\.ts/,
+    ]);
     const { stdout } = await runCli(['--help']);
     for (const [name] of COMMANDS) assert.match(stdout, new RegExp(`store-sync ${name}\\b`));
   });
@@ -117,9 +123,14 @@ describe('start-up: commands load only what they run', () => {
   it('query loads DuckDB and its own command module, not the others nor what they run', async () => {
     const loaded = await loadedBy(['query', 'SELECT 1', '--warehouse', warehouse], dir, 'query');
     // DuckDB's API comes through require (src/load/duckdb-api.ts): an ESM import of the CommonJS package
-    // would make Node scan every one of its files for exports first. The hook sees ESM loads only.
+    // would make Node scan every one of its files for exports first. Required, it is the bundle's one file
+    // of it, not the package's 180; only the native bindings come from the package.
     assert.ok(loaded.includes('src/load/duckdb-api.ts'), loaded.join(', '));
-    assert.ok(!loaded.some((module) => module.startsWith('@duckdb/')), loaded.join(', '));
+    assert.ok(loaded.includes('dist/cli/duckdb-node-api.cjs'), loaded.join(', '));
+    assert.deepEqual(
+      loaded.filter((module) => module.startsWith('@duckdb/') && !module.startsWith('@duckdb/node-bindings')),
+      [],
+    );
     assertNone(loaded, [
       ...HEAVY_EVERYWHERE,
       /^src\/cli\/commands\/(?!query\.ts|index\.ts)/,
