@@ -58,17 +58,18 @@ const OWNERS = 'temp.main.history_owners';
  */
 function historySql(table: string, store: string, runId: string, rows: string, rowsAgain: string): string {
   return historySteps(table, store, runId, rows, rowsAgain)
-    .flatMap((step) => [...step.find, ...step.write, ...DROPS])
+    .flatMap((step) => [...step.find, step.close, step.insert, ...DROPS])
     .join(';\n');
 }
 
 /**
- * One history table's statements: `find` puts the versions to write in `history_changes`, `write` closes the
- * versions they replace and adds them.
+ * One history table's statements: `find` puts the versions to write in `history_changes`, `close` closes the
+ * current versions they replace, and `insert` adds them.
  */
 interface HistoryStep {
   find: string[];
-  write: string[];
+  close: string;
+  insert: string;
 }
 
 /**
@@ -96,9 +97,11 @@ function historySteps(
 const DROPS = [CHANGES, ROWS, OWNERS].map((temp) => `DROP TABLE IF EXISTS ${temp}`);
 
 /**
- * Writes the versions a batch's merged rows make (see historySql), skipping a table's `write` statements when
- * its `find` found no version to write: in a nightly run most batches re-read records that have not changed,
- * and the INSERT, of every versioned column, costs its planning even with nothing to insert.
+ * Writes the versions a batch's merged rows make (see historySql), skipping a table's statements when its
+ * `find` found nothing for them to do: in a nightly run most batches re-read records that have not changed,
+ * and the INSERT, of every versioned column, costs its planning even with nothing to insert; in a first sync
+ * every version is a record's first (`created`), so there is no current version to close, and the UPDATE,
+ * which joins the changes with the table's history, would close none.
  */
 async function writeHistory(
   connection: DuckDBConnection,
@@ -110,24 +113,36 @@ async function writeHistory(
 ): Promise<void> {
   for (const step of historySteps(table, store, runId, rows, rowsAgain)) {
     const found = await connection.runAndReadAll(
-      [...step.find, `SELECT count(*)::INTEGER FROM ${CHANGES}`].join(';\n'),
+      [
+        ...step.find,
+        `SELECT count(*)::INTEGER, count(*) FILTER (WHERE _change <> 'created')::INTEGER FROM ${CHANGES}`,
+      ].join(';\n'),
     );
-    if (Number(found.getRows()[0]![0]) > 0) await connection.run(step.write.join(';\n'));
+    const [versions, replacing] = found.getRows()[0]!.map(Number);
+    if (versions! > 0)
+      await connection.run((replacing! > 0 ? [step.close, step.insert] : [step.insert]).join(';\n'));
   }
 }
 
 /** The statement closing the current versions that `history_changes` replaces, then the one adding them. */
-function closeAndInsert(def: TableDef, store: string, runId: string, keys: readonly string[]): string[] {
+function closeAndInsert(
+  def: TableDef,
+  store: string,
+  runId: string,
+  keys: readonly string[],
+): Pick<HistoryStep, 'close' | 'insert'> {
   const history = ident(historyName(def.name));
   const columns = versionedColumns(def).map((c) => c.name);
   const same = keys.map((k) => `${history}.${ident(k)} = c.${ident(k)}`).join(' AND ');
-  return [
-    `UPDATE ${history} SET _valid_to = c._valid_from FROM ${CHANGES} c ` +
+  return {
+    close:
+      `UPDATE ${history} SET _valid_to = c._valid_from FROM ${CHANGES} c ` +
       `WHERE ${history}._store = ${literal(store)} AND ${same} AND ${history}._valid_to IS NULL`,
-    `INSERT INTO ${history} BY NAME SELECT ${columns.map(ident).join(', ')}, ` +
+    insert:
+      `INSERT INTO ${history} BY NAME SELECT ${columns.map(ident).join(', ')}, ` +
       `_version, _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, _change, ` +
       `_content_hash FROM ${CHANGES}`,
-  ];
+  };
 }
 
 /** The API's own time of a unit row where it has one (its version), else the event's, else the observation's. */
@@ -177,7 +192,7 @@ function ownedHistorySteps(
       `FROM o ANTI JOIN ${ROWS} cur ON ${same('o', 'cur')} WHERE o._change <> 'deleted'` +
       `) WHERE _change IS NOT NULL`,
   ];
-  return { find, write: closeAndInsert(owned, store, runId, keys) };
+  return { find, ...closeAndInsert(owned, store, runId, keys) };
 }
 
 /**
@@ -225,16 +240,16 @@ function unitHistoryStep(
       `FROM ${ROWS} cur LEFT JOIN o ON o._open_key = cur._key) ` +
       `WHERE _change IS NOT NULL`,
   ];
-  const write = [
+  const close =
     `UPDATE ${history} SET _valid_to = c._valid_from FROM ${CHANGES} c ` +
-      `WHERE ${history}._store = ${s} AND ${history}.${key} = c.${key} AND ${history}._valid_to IS NULL`,
-    // A unit table holds one row per store and key, so the join finds each changed record's row.
+    `WHERE ${history}._store = ${s} AND ${history}.${key} = c.${key} AND ${history}._valid_to IS NULL`;
+  // A unit table holds one row per store and key, so the join finds each changed record's row.
+  const insert =
     `INSERT INTO ${history} BY NAME SELECT ${columns.map((c) => `t.${c}`).join(', ')}, ` +
-      `c._version, c._valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, ` +
-      `c._change, c._content_hash FROM ${ident(table)} t JOIN ${CHANGES} c ON t.${key} = c.${key} ` +
-      `WHERE t._store = ${s} AND (${rowsAgain})`,
-  ];
-  return { find, write };
+    `c._version, c._valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, ` +
+    `c._change, c._content_hash FROM ${ident(table)} t JOIN ${CHANGES} c ON t.${key} = c.${key} ` +
+    `WHERE t._store = ${s} AND (${rowsAgain})`;
+  return { find, close, insert };
 }
 
 /** Writes the versions a batch's merged rows make: its rows are those it loaded (its own `_synced_at` and run). */
