@@ -9,8 +9,8 @@ import { build } from 'esbuild';
  * for the tests and benchmarks that import compiled modules).
  *
  * Why a bundle: a short command such as `query "SELECT 1"` spent most of its start-up loading modules, not
- * running them. zod alone is some 150 ES modules (every one of its locales, through the `z` namespace), and
- * yargs and its helpers another 40; Node resolves, reads and compiles each in turn, about a third of the
+ * running them. zod alone is some 95 ES modules (every one of its locales, through the `z` namespace), and
+ * yargs and its helpers another 40; Node resolves, reads and compiles each in turn, about a quarter of the
  * command's time (docs/performance.md, "Start-up"). Bundled, the modules a command needs are a few files,
  * and the parts of zod the config does not use (its locales among them) are left out, because the sources
  * import zod as a namespace (`import * as z`) whose unused members esbuild can drop.
