@@ -124,25 +124,14 @@ async function writeHistory(
   }
 }
 
-/** The statement closing the current versions that `history_changes` replaces, then the one adding them. */
-function closeAndInsert(
-  def: TableDef,
-  store: string,
-  runId: string,
-  keys: readonly string[],
-): Pick<HistoryStep, 'close' | 'insert'> {
+/** The statement closing the current versions, of `def`'s history, that `history_changes` replaces by `keys`. */
+function closeSql(def: TableDef, store: string, keys: readonly string[]): string {
   const history = ident(historyName(def.name));
-  const columns = versionedColumns(def).map((c) => c.name);
   const same = keys.map((k) => `${history}.${ident(k)} = c.${ident(k)}`).join(' AND ');
-  return {
-    close:
-      `UPDATE ${history} SET _valid_to = c._valid_from FROM ${CHANGES} c ` +
-      `WHERE ${history}._store = ${literal(store)} AND ${same} AND ${history}._valid_to IS NULL`,
-    insert:
-      `INSERT INTO ${history} BY NAME SELECT ${columns.map(ident).join(', ')}, ` +
-      `_version, _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, _change, ` +
-      `_content_hash FROM ${CHANGES}`,
-  };
+  return (
+    `UPDATE ${history} SET _valid_to = c._valid_from FROM ${CHANGES} c ` +
+    `WHERE ${history}._store = ${literal(store)} AND ${same} AND ${history}._valid_to IS NULL`
+  );
 }
 
 /** The API's own time of a unit row where it has one (its version), else the event's, else the observation's. */
@@ -192,7 +181,12 @@ function ownedHistorySteps(
       `FROM o ANTI JOIN ${ROWS} cur ON ${same('o', 'cur')} WHERE o._change <> 'deleted'` +
       `) WHERE _change IS NOT NULL`,
   ];
-  return { find, ...closeAndInsert(owned, store, runId, keys) };
+  // An owned table's versions carry their own columns through history_changes.
+  const insert =
+    `INSERT INTO ${history} BY NAME SELECT ${columns.join(', ')}, ` +
+    `_version, _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, _change, ` +
+    `_content_hash FROM ${CHANGES}`;
+  return { find, close: closeSql(owned, store, keys), insert };
 }
 
 /**
@@ -240,16 +234,13 @@ function unitHistoryStep(
       `FROM ${ROWS} cur LEFT JOIN o ON o._open_key = cur._key) ` +
       `WHERE _change IS NOT NULL`,
   ];
-  const close =
-    `UPDATE ${history} SET _valid_to = c._valid_from FROM ${CHANGES} c ` +
-    `WHERE ${history}._store = ${s} AND ${history}.${key} = c.${key} AND ${history}._valid_to IS NULL`;
   // A unit table holds one row per store and key, so the join finds each changed record's row.
   const insert =
     `INSERT INTO ${history} BY NAME SELECT ${columns.map((c) => `t.${c}`).join(', ')}, ` +
     `c._version, c._valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, ` +
     `c._change, c._content_hash FROM ${ident(table)} t JOIN ${CHANGES} c ON t.${key} = c.${key} ` +
     `WHERE t._store = ${s} AND (${rowsAgain})`;
-  return { find, close, insert };
+  return { find, close: closeSql(def, store, [def.unit!.key]), insert };
 }
 
 /** Writes the versions a batch's merged rows make: its rows are those it loaded (its own `_synced_at` and run). */
