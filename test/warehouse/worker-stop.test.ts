@@ -107,7 +107,7 @@ describe('worker threads stop by themselves, before the run they served ends', (
         payload: JSON.stringify(orderDoc(n)),
       });
     const block = { store: 'shop', codec: CODEC, payload: await writer.finish(), syncedAtMs: 0, runId: 'r' };
-    const { exits: ended } = await observe(async () => {
+    const { outcome, exits: ended } = await observe(async () => {
       const workers = new ReplayWorkers(2);
       const replays = [0, 1, 2, 3, 4, 5, 6, 7].map((index) => workers.replay(index, block, 1));
       // Each worker has replayed its first block and is on its next ones: running, not starting.
@@ -116,6 +116,8 @@ describe('worker threads stop by themselves, before the run they served ends', (
       await workers.close();
       await Promise.all(replays);
     });
+    // Replays were still running when close came: it rejected them.
+    assert.equal(outcome, 'the rebuild workers were closed');
     assert.deepEqual(ended, [
       { code: 0, afterSettled: false },
       { code: 0, afterSettled: false },
