@@ -8,8 +8,8 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 
 const main = new URL('../dist/cli/main.js', import.meta.url);
-// Written by `npm run build` once tsc and the bundle have finished (tsc leaves unchanged outputs alone, so their times say
-// nothing).
+// Written by `npm run build` once tsc and the bundle have finished (tsc leaves unchanged outputs alone, so
+// their times say nothing).
 const built = new URL('../dist/.built', import.meta.url);
 if (!existsSync(main) || !existsSync(built)) {
   process.stderr.write(

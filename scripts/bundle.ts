@@ -1,7 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 
 /**
  * The command as it runs: bin/store-sync.js loads dist/cli/main.js, which this script bundles from the
@@ -33,45 +33,43 @@ import { build } from 'esbuild';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BUNDLE_DIR = path.join(ROOT, 'dist', 'cli');
 
+/** What both builds below share. */
+const COMMON = {
+  absWorkingDir: ROOT,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  // Minified, because Node compiles every byte a command loads before running any of it; names are kept,
+  // because errors and stack traces show them.
+  minify: true,
+  keepNames: true,
+  // Stack traces (--verbose) name the TypeScript sources through these maps, as the compiled files' do.
+  sourcemap: true,
+  logLevel: 'warning',
+} satisfies BuildOptions;
+
 export async function bundle(): Promise<void> {
   // Chunks are named by their content: a chunk of an earlier build would stay beside the new ones.
   await rm(BUNDLE_DIR, { recursive: true, force: true });
   const result = await build({
-    absWorkingDir: ROOT,
+    ...COMMON,
     entryPoints: { main: 'src/cli/main.ts', worker: 'src/ingest/worker.ts' },
     outdir: BUNDLE_DIR,
-    bundle: true,
     splitting: true,
     format: 'esm',
-    platform: 'node',
-    target: 'node20',
     external: ['@duckdb/*', 'undici', 'cli-progress', 'croner'],
-    // Minified, because Node compiles every byte a command loads before running any of it; names are kept,
-    // because errors and stack traces show them.
-    minify: true,
-    keepNames: true,
-    // Stack traces (--verbose) name the TypeScript sources through these maps, as the compiled files' do.
-    sourcemap: true,
     metafile: true,
-    logLevel: 'warning',
   });
   await writeFile(path.join(BUNDLE_DIR, 'meta.json'), JSON.stringify(result.metafile));
   // DuckDB's JavaScript API as one CommonJS file, which src/load/duckdb-api.ts requires when it is there: the
   // package is some 180 files that require each other, about 15 ms of a short command's start-up to load one
   // by one. Its native bindings stay in node_modules, required by name.
   await build({
-    absWorkingDir: ROOT,
+    ...COMMON,
     stdin: { contents: "module.exports = require('@duckdb/node-api');", resolveDir: ROOT, loader: 'js' },
     outfile: path.join(BUNDLE_DIR, 'duckdb-node-api.cjs'),
-    bundle: true,
     format: 'cjs',
-    platform: 'node',
-    target: 'node20',
     external: ['@duckdb/node-bindings'],
-    minify: true,
-    keepNames: true,
-    sourcemap: true,
-    logLevel: 'warning',
   });
 }
 
