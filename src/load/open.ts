@@ -3,10 +3,13 @@ import {
   closeSync,
   constants,
   existsSync,
+  linkSync,
   mkdirSync,
   openSync,
   readFileSync,
   readSync,
+  renameSync,
+  rmSync,
   statSync,
 } from 'node:fs';
 import path from 'node:path';
@@ -147,8 +150,8 @@ const DUCKDB_MAGIC = 'DUCK';
 /**
  * An existing path must be a DuckDB file. DuckDB opens an existing JSON, CSV or Parquet file as an
  * in-memory database over it: a sync or an ingest into `--warehouse orders.json` reported success and
- * stored nothing, anywhere. An empty file is what a crash right after creating one leaves: DuckDB
- * initialises it.
+ * stored nothing, anywhere. An empty file is what a crash of DuckDB right after creating one leaves: a
+ * writer replaces it (see createWarehouse).
  */
 function checkIsWarehouse(file: string): void {
   if (!existsSync(file)) return;
@@ -211,11 +214,65 @@ function lockKind(file: string, pid: string): 'read' | 'write' | null {
 }
 
 /** The writer's ATTACH of the warehouse file, with its row group size (see WRITER_ROW_GROUP_ROWS). */
-function attachSql(absolute: string): string {
+function attachSql(absolute: string, alias = WAREHOUSE_ALIAS, created = false): string {
   // An existing file has its block size, and DuckDB refuses to attach it with another.
-  const created = !existsSync(absolute) || statSync(absolute).size === 0;
   const block = created ? `, BLOCK_SIZE ${NEW_WAREHOUSE_BLOCK_BYTES}` : '';
-  return `ATTACH ${literal(absolute)} AS ${WAREHOUSE_ALIAS} (ROW_GROUP_SIZE ${WRITER_ROW_GROUP_ROWS}${block})`;
+  return `ATTACH ${literal(absolute)} AS ${alias} (ROW_GROUP_SIZE ${WRITER_ROW_GROUP_ROWS}${block})`;
+}
+
+/**
+ * Makes a missing warehouse file, complete, before the writer attaches it. DuckDB creates a file where it is
+ * attached and locks it only then: a second writer starting at that moment found an empty file and failed
+ * ("not a valid DuckDB database file"), while the first failed on the second's lock, and the empty file
+ * stopped every later run. So the file is made under a name of this process's own and linked into place:
+ * a link never replaces a file, so of two writers creating at once one file wins, the other's is dropped, and
+ * both attach the same complete file, where DuckDB's lock decides.
+ */
+async function createWarehouse(instance: DuckDBInstance, absolute: string): Promise<void> {
+  setAsideEmptyFile(absolute);
+  if (existsSync(absolute)) return;
+  const draft = `${absolute}.creating-${process.pid}`;
+  const dropDraft = () => {
+    rmSync(draft, { force: true });
+    rmSync(`${draft}.wal`, { force: true });
+  };
+  dropDraft();
+  const connection = await instance.connect();
+  try {
+    await connection.run(attachSql(draft, 'creating', true));
+    // Detaching writes the new file's header and closes it: what is linked is a whole database.
+    await connection.run('DETACH creating');
+    linkSync(draft, absolute);
+  } catch (cause) {
+    const { code } = cause as NodeJS.ErrnoException;
+    // Another writer's file is in place already: this one is not needed.
+    if (code === 'EEXIST') return;
+    // A file system without hard links (some network and FUSE mounts): a rename is the nearest, and it
+    // replaces only a file created since the check above.
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'ENOSYS') {
+      if (!existsSync(absolute)) renameSync(draft, absolute);
+      return;
+    }
+    throw cause;
+  } finally {
+    connection.closeSync();
+    dropDraft();
+  }
+}
+
+/**
+ * Moves an empty file at the warehouse path out of the way (see checkIsWarehouse). It is renamed first, then
+ * looked at, so that a warehouse another writer linked there in between is put back rather than deleted.
+ */
+function setAsideEmptyFile(absolute: string): void {
+  if (!existsSync(absolute) || statSync(absolute).size > 0) return;
+  const aside = `${absolute}.empty-${process.pid}`;
+  renameSync(absolute, aside);
+  try {
+    if (statSync(aside).size > 0) linkSync(aside, absolute);
+  } finally {
+    rmSync(aside, { force: true });
+  }
 }
 
 /** Why the warehouse could not be opened (or attached again), in our words when another process holds it. */
@@ -339,6 +396,7 @@ async function openOnce(
     else {
       // A writer attaches the file to an in-memory instance, to set its row group size (see above).
       instance = await duckdbApi.DuckDBInstance.create(':memory:', config);
+      await createWarehouse(instance, absolute);
       const connection = await instance.connect();
       try {
         await connection.run(attachSql(absolute));
