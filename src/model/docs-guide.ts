@@ -180,7 +180,10 @@ the result is the same tables (or what the current normalize rules make of the s
 The rows of an API page, its rejections, its raw landing and the stream's saved cursor (\`_sync_state\`) commit in
 one DuckDB transaction; ingest commits thousands of documents per transaction together with the position reached in
 each file (\`_ingested_files\`). A run killed at any instant resumes from the last commit. Only one process writes a
-warehouse: a second writer stops at once with \`another store-sync process (pid N) is writing to …\`. DuckDB does not
+warehouse: a second writer stops at once with \`another store-sync process (pid N) is writing to …\`. A writer that
+finds no warehouse makes it beside the path (\`<warehouse>.creating-<pid>\`) and links it into place, so two runs
+started together on a new path never find a half-made file: one writes, the other is told so. An empty file at the
+path, which DuckDB leaves when it stops right after creating a database, is replaced the same way. DuckDB does not
 let other processes read a file while one writes it, so every run ends by publishing a read copy of the warehouse
 beside it (\`warehouse.read.duckdb\`, renamed into place whole), which readers open instead and which \`store-sync
 query\`, \`status\` and \`export\` read while a run holds the warehouse
