@@ -10,11 +10,11 @@ import {
   REJECTED_COLUMNS,
 } from './batch-builder.js';
 import type { AppenderPool, Feed, LandingValue } from './chunks.js';
-import { historyTracked, writeBatchHistory } from './history.js';
-import type { KeyRanges } from './key-ranges.js';
+import { firstVersionsSql, historyTracked, writeBatchHistory } from './history.js';
+import type { Key, KeyRanges } from './key-ranges.js';
 import { CODEC, landingParts } from './landing.js';
 import type { Layouts } from './layouts.js';
-import { mergeUnits } from './merge.js';
+import { KEYS_IN_SQL, mergeUnits } from './merge.js';
 import { foldPartialUnits } from './partial.js';
 import { writeSchemaChanges } from './schema-changes.js';
 
@@ -113,8 +113,9 @@ export class BatchWriter {
     keyRanges: KeyRanges,
   ): Promise<BatchCounts> {
     const tables = this.tables;
-    // Unit tables with a history that the batch stored rows into: their versions are added at the end.
-    const versioned: string[] = [];
+    // Unit tables with a history that the batch stored rows into: their versions are added at the end, in
+    // the statements after the merge where every record is new (`fresh`), else by writeBatchHistory.
+    const versioned: { table: string; fresh: Key[] | null }[] = [];
     for (const rows of tables.values()) {
       const def = tableDef(rows.name);
       if (rows.length === 0 || !def.unit) continue;
@@ -122,7 +123,13 @@ export class BatchWriter {
         (r): r is TableRows => r !== undefined && r.length > 0,
       );
       for (const member of family) member.seal();
-      const { units, partial } = await mergeUnits(connection, appenders, rows, this.meta.store, keyRanges);
+      const { units, partial, fresh } = await mergeUnits(
+        connection,
+        appenders,
+        rows,
+        this.meta.store,
+        keyRanges,
+      );
       // Keys whose documents carry different fields are folded field by field (partial.ts), from the
       // family's rows before they are filtered down to the winners.
       let folded = 0;
@@ -147,7 +154,8 @@ export class BatchWriter {
         this.appendedRows += member.length;
       }
       // Only when a record of the table was stored (rows that all lost to stored ones change no version).
-      if (historyTracked(def.name) && (rows.length > 0 || folded > 0)) versioned.push(def.name);
+      if (historyTracked(def.name) && (rows.length > 0 || folded > 0))
+        versioned.push({ table: def.name, fresh: fresh && fresh.length <= KEYS_IN_SQL ? fresh : null });
     }
     this.rejected.seal();
     if (this.rejected.length)
@@ -161,12 +169,18 @@ export class BatchWriter {
     const landing = this.builder ? await this.builder.finishLanding() : this.preparedLanding;
     this.appendedRows += this.rejected.length;
     if (landing) this.appendedRows += await this.writeLanding(landing, layouts, appenders);
-    const statements = this.after.filter((sql) => sql.trim() !== '');
+    const { store, runId, syncedAtMs } = this.meta;
+    // The history after the soft deletes among these statements, so a record they delete and the batch brings
+    // back is seen as it stands at the commit (history.ts). First versions need no reading: they go with them.
+    const statements = [
+      ...this.after.filter((sql) => sql.trim() !== ''),
+      ...versioned.flatMap(({ table, fresh }) =>
+        fresh ? firstVersionsSql(table, store, runId, syncedAtMs, fresh) : [],
+      ),
+    ];
     if (statements.length) await connection.run(statements.join(';\n'));
-    // After the soft deletes among the statements above, so a record they delete and the batch brings back
-    // is seen as it stands at the commit (history.ts).
-    for (const table of versioned)
-      await writeBatchHistory(connection, table, this.meta.store, this.meta.runId, this.meta.syncedAtMs);
+    for (const { table } of versioned.filter((v) => !v.fresh))
+      await writeBatchHistory(connection, table, store, runId, syncedAtMs);
     return this.counts;
   }
 

@@ -13,6 +13,8 @@ import {
   versionedColumns,
 } from '../model/index.js';
 import { historyOn } from './history-switch.js';
+import type { Key } from './key-ranges.js';
+import { keysSql } from './merge.js';
 
 /**
  * Observed-version history (src/model/tables/history.ts; docs/warehouse.md, "History"). After a batch's unit
@@ -243,6 +245,10 @@ function unitHistoryStep(
   return { find, close: closeSql(def, store, [def.unit!.key]), insert };
 }
 
+/** The rows a batch loaded into a unit table (alias `t`): those of its own `_synced_at` and run. */
+const batchRows = (runId: string, syncedAtMs: number): string =>
+  `t._synced_at = TIMESTAMPTZ ${literal(new Date(syncedAtMs).toISOString())} AND t._run_id = ${literal(runId)}`;
+
 /** Writes the versions a batch's merged rows make: its rows are those it loaded (its own `_synced_at` and run). */
 export function writeBatchHistory(
   connection: DuckDBConnection,
@@ -251,9 +257,63 @@ export function writeBatchHistory(
   runId: string,
   syncedAtMs: number,
 ): Promise<void> {
-  const at = `TIMESTAMPTZ ${literal(new Date(syncedAtMs).toISOString())}`;
-  const rows = `t._synced_at = ${at} AND t._run_id = ${literal(runId)}`;
+  const rows = batchRows(runId, syncedAtMs);
   return writeHistory(connection, table, store, runId, rows, rows);
+}
+
+/**
+ * The first versions of a batch's records none of which was stored before it (the merge found no stored row
+ * of their keys: merge.ts, `fresh`), and of the rows they own that keep a history: one INSERT each, without
+ * the `find` that writeBatchHistory runs. A record has versions only once its row is stored, and store-sync
+ * never removes a unit's row without storing its key again (the merge deletes a unit it replaces, partial.ts
+ * one it folds; rebuild empties the histories too), so no current version exists for these keys: each
+ * version is what writeHistory would write against an empty history, `created` (or `deleted` for a row
+ * carrying `_deleted_at`), version 1, from the row's own time. Writing them so matters most in a first sync,
+ * where every batch is new: the `find`, with its temporary tables and their counts, took a third of the
+ * history's time there (docs/performance.md, "Issue 32 point 1").
+ */
+export function firstVersionsSql(
+  table: string,
+  store: string,
+  runId: string,
+  syncedAtMs: number,
+  keys: readonly Key[],
+): string[] {
+  const def = tableDef(table);
+  // Its keys as well as its time and run: another batch of the same transaction may share both (ingest
+  // workers date their batches to the millisecond), and its records have their versions already.
+  const rows = `${batchRows(runId, syncedAtMs)} AND ${keysSql('t', def.unit!.key, keys)}`;
+  const s = literal(store);
+  // `deletedAt`: the row's `_deleted_at` where its table has full scans, else null (never deleted).
+  const firstVersion = (deletedAt: string | null, from: string) => {
+    const deleted = (then: string, otherwise: string) =>
+      deletedAt === null
+        ? otherwise
+        : `CASE WHEN ${deletedAt} IS NOT NULL THEN ${then} ELSE ${otherwise} END`;
+    return (
+      `1 AS _version, ${deleted(deletedAt!, from)} AS _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ` +
+      `${literal(runId)} AS _observed_run_id, ${deleted("'deleted'", "'created'")} AS _change`
+    );
+  };
+  const owned = ownedHistories(table).map(
+    (child) =>
+      `INSERT INTO ${ident(historyName(child.name))} BY NAME SELECT ` +
+      `${versionedColumns(child)
+        .map((c) => `r.${ident(c.name)}`)
+        .join(', ')}, ` +
+      `${firstVersion(child.fullScan ? 'r._deleted_at' : null, observedAtOf(def, 't'))}, ` +
+      `${contentHashSql(child, 'r')} AS _content_hash FROM ${ident(child.name)} r ` +
+      `JOIN ${ident(table)} t ON r.${ident(child.owner!.column)} = t.${ident(def.unit!.key)} ` +
+      `WHERE r._store = ${s} AND t._store = ${s} AND (${rows})`,
+  );
+  const unit =
+    `INSERT INTO ${ident(historyName(table))} BY NAME SELECT ` +
+    `${versionedColumns(def)
+      .map((c) => `t.${ident(c.name)}`)
+      .join(', ')}, ` +
+    `${firstVersion(def.fullScan ? 't._deleted_at' : null, observedAtOf(def, 't'))}, ` +
+    `${contentHashSql(def, 't')} AS _content_hash FROM ${ident(table)} t WHERE t._store = ${s} AND (${rows})`;
+  return [...owned, unit];
 }
 
 /**

@@ -138,6 +138,21 @@ async function loadKeys(
 const TEXT_KEYS = `temp.main.${KEY_TABLES.text}`;
 
 /**
+ * The most keys `keysSql` writes into SQL: DuckDB parses a list that long in about 2 ms (see KEY_TABLES). A sync
+ * commits at most GROUP_RECORDS (600) records a group; an ingest batch of more keys takes the way with a key
+ * table.
+ */
+export const KEYS_IN_SQL = 1_000;
+
+/** A condition that `alias.column` is one of `keys` (at most KEYS_IN_SQL of them), with their range for pruning. */
+export function keysSql(alias: string, column: string, keys: readonly Key[]): string {
+  if (keys.length > KEYS_IN_SQL)
+    throw new Error(`keysSql takes at most ${KEYS_IN_SQL} keys, not ${keys.length}`);
+  if (keys.length === 0) return 'false';
+  return `${alias}.${ident(column)} IN (${keys.map(keyLiteral).join(', ')})${keyRangeSql(alias, column, keys)}`;
+}
+
+/**
  * Where keys lie, so that DuckDB can skip whole row groups by their min/max (keys mostly grow); only where
  * JavaScript and DuckDB order the keys alike (numbers, ASCII text).
  */
@@ -162,6 +177,11 @@ export interface PartialUnits {
 export interface MergeDecision {
   units: Set<number> | null;
   partial: PartialUnits | null;
+  /**
+   * The batch's keys when none of them had a stored row, so that every record it stores is new (history.ts,
+   * firstVersionsSql); null when some had one.
+   */
+  fresh: Key[] | null;
 }
 
 /** Whether two rows' text in a column is the same (both null, or the same bytes). */
@@ -260,13 +280,13 @@ export async function mergeUnits(
     }
   const partialKeys = new Set<Key>();
   const winningUnits = () => new Set([...winners.values()].map((w) => w.unit));
-  const decision = (subset: boolean): MergeDecision => {
-    if (partialKeys.size === 0) return { units: subset ? winningUnits() : null, partial: null };
+  const decision = (subset: boolean, fresh: Key[] | null): MergeDecision => {
+    if (partialKeys.size === 0) return { units: subset ? winningUnits() : null, partial: null, fresh };
     const units = new Set<number>();
     for (let row = 0; row < rows.length; row++)
       if (partialKeys.has(keyOf(rows.get(keyColumn, row))!)) units.add(rows.get(0, row) as number);
     for (const key of partialKeys) winners.delete(key);
-    return { units: winningUnits(), partial: { keys: [...partialKeys], units } };
+    return { units: winningUnits(), partial: { keys: [...partialKeys], units }, fresh };
   };
   for (const [key, others] of absences)
     if (takesFromOthers(absentAt(winners.get(key)!.row), others)) partialKeys.add(key);
@@ -274,7 +294,7 @@ export async function mergeUnits(
   const span = KeyRanges.span(keys);
   const unseen = span !== null && (await keyRanges.outside(connection, def.name, unit.key, store, span));
   keyRanges.widen(def.name, store, span);
-  if (unseen) return decision(repeated);
+  if (unseen) return decision(repeated, keys);
 
   // The stored versions (and absences) of the batch's keys.
   const keyTable = await loadKeys(connection, appenders, keys, rows.kinds[keyColumn] === 'str');
@@ -325,7 +345,7 @@ export async function mergeUnits(
       : keyTable;
     await connection.run(deleteUnitsSql(def, store, replaced, displaced));
   }
-  return decision(repeated || subset);
+  return decision(repeated || subset, stored.size === 0 ? keys : null);
 }
 
 /**
