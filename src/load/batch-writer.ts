@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { ownedBy, tableDef } from '../model/index.js';
+import { HISTORIES_OF, historyName, ownedBy, tableDef } from '../model/index.js';
 import { type Normalizer, type SchemaChange, stagingColumns, TableRows } from '../normalize/index.js';
 import {
   type BatchBuilder,
@@ -30,10 +30,11 @@ const NO_TABLES: ReadonlyMap<string, TableRows> = new Map();
 
 export class BatchWriter {
   /**
-   * Rows `write` appended to any table, bookkeeping included (rejections, raw landing): the transaction
-   * uses it to decide how to commit (see Transaction.commit).
+   * Rows `write` appended, by table, bookkeeping included (rejections, raw landing) and the history versions
+   * its rows make (as many as the rows, at most): the transaction uses it to decide how to commit (see
+   * Transaction.commit).
    */
-  appendedRows = 0;
+  readonly appendedRows = new Map<string, number>();
   private readonly syncedMicros: number;
 
   private constructor(
@@ -141,7 +142,7 @@ export class BatchWriter {
           partial,
           this.meta,
         );
-        this.appendedRows += folded;
+        this.appended(def.name, folded);
         this.counts.rows += folded;
       }
       for (const member of family) {
@@ -151,7 +152,9 @@ export class BatchWriter {
         this.counts.rows += member.length;
         if (member.length === 0) continue;
         (await appenders.get(member.name)).append(member, this.directFeeds(member, layouts));
-        this.appendedRows += member.length;
+        this.appended(member.name, member.length);
+        if (historyTracked(def.name) && HISTORIES_OF.includes(member.name))
+          this.appended(historyName(member.name), member.length);
       }
       // Only when a record of the table was stored (rows that all lost to stored ones change no version).
       if (historyTracked(def.name) && (rows.length > 0 || folded > 0))
@@ -167,8 +170,8 @@ export class BatchWriter {
     const changes = this.builder ? this.builder.normalizer.takeSchemaChanges() : this.preparedSchemaChanges;
     if (changes.length) await writeSchemaChanges(connection, this.meta, changes);
     const landing = this.builder ? await this.builder.finishLanding() : this.preparedLanding;
-    this.appendedRows += this.rejected.length;
-    if (landing) this.appendedRows += await this.writeLanding(landing, layouts, appenders);
+    this.appended(this.rejected.name, this.rejected.length);
+    if (landing) await this.writeLanding(landing, layouts, appenders);
     const { store, runId, syncedAtMs } = this.meta;
     // The history after the soft deletes among these statements, so a record they delete and the batch brings
     // back is seen as it stands at the commit (history.ts). First versions need no reading: they go with them.
@@ -182,6 +185,10 @@ export class BatchWriter {
     for (const { table } of versioned.filter((v) => !v.fresh))
       await writeBatchHistory(connection, table, store, runId, syncedAtMs);
     return this.counts;
+  }
+
+  private appended(table: string, rows: number): void {
+    this.appendedRows.set(table, (this.appendedRows.get(table) ?? 0) + rows);
   }
 
   /** Feeds for a warehouse table in its physical column order: the standard columns are the same on every row. */
@@ -212,13 +219,9 @@ export class BatchWriter {
 
   /**
    * The batch's `_raw_landing` row and its bytes as `_raw_landing_parts` rows (see landing.ts), through
-   * pooled appenders (flushed, so their buffers are reused). Returns the rows appended.
+   * pooled appenders (flushed, so their buffers are reused).
    */
-  private async writeLanding(
-    block: LandingBlock,
-    layouts: Layouts,
-    appenders: AppenderPool,
-  ): Promise<number> {
+  private async writeLanding(block: LandingBlock, layouts: Layouts, appenders: AppenderPool): Promise<void> {
     const values: Record<string, LandingValue> = {
       first_seq: { int64: block.firstSeq },
       last_seq: { int64: block.lastSeq },
@@ -242,7 +245,8 @@ export class BatchWriter {
       return columns.map((c) => value[c] ?? null);
     });
     (await appenders.get('_raw_landing_parts')).appendRows(rows);
-    return 1 + rows.length;
+    this.appended('_raw_landing', 1);
+    this.appended('_raw_landing_parts', rows.length);
   }
 }
 

@@ -10,11 +10,14 @@ import type { Layouts } from './layouts.js';
 import { WRITER_ROW_GROUP_ROWS } from './open.js';
 
 /**
- * Rows appended in one transaction from which its commit goes through a checkpoint: half of the writer's
- * row group, for a margin (see commitThroughCheckpoint). It follows the writer's row group, not DuckDB's
- * default (122,880 rows): DuckDB writes appended rows to the file as each of the writer's row groups fills,
- * so a commit of, say, 21,000 order lines would otherwise have rows in the file ahead of a commit that still
- * goes through the log (test/warehouse/torn-commit.test.ts).
+ * Rows appended to one table in one transaction from which its commit goes through a checkpoint: half of the
+ * writer's row group, for a margin (see commitThroughCheckpoint). It follows the writer's row group, not
+ * DuckDB's default (122,880 rows): DuckDB writes a table's appended rows to the file as each of the writer's
+ * row groups of that table fills, so a commit of, say, 21,000 order lines would otherwise have rows in the
+ * file ahead of a commit that still goes through the log (test/warehouse/torn-commit.test.ts). It counts per
+ * table because DuckDB's early writes are per table: a sync's group of 600 products with their variants,
+ * prices, stock and histories appends some 15,000 rows, none of its tables near a row group, and went through
+ * a checkpoint of 100 to 200 ms where its log takes 20 to 30 (docs/performance.md, "Issue 32 point 1").
  */
 export const CHECKPOINTED_COMMIT_ROWS = WRITER_ROW_GROUP_ROWS / 2;
 
@@ -42,8 +45,8 @@ export interface TransactionOwner {
 export class Transaction {
   private chain: Promise<unknown> = Promise.resolve();
   private nextSeq = 0;
-  /** Rows appended so far: from CHECKPOINTED_COMMIT_ROWS on, the commit goes through a checkpoint. */
-  private appendedRows = 0;
+  /** Rows appended so far, by table: from CHECKPOINTED_COMMIT_ROWS in one, the commit goes through a checkpoint. */
+  private readonly appendedRows = new Map<string, number>();
   /** Records and pages written so far, by the run of their batch (the running file tells `status`). */
   private readonly progress = new Map<
     string,
@@ -73,7 +76,8 @@ export class Transaction {
           this.warehouse.keyRanges,
         );
         this.nextSeq = Math.max(this.nextSeq, batch.nextSeq);
-        this.appendedRows += batch.appendedRows;
+        for (const [table, rows] of batch.appendedRows)
+          this.appendedRows.set(table, (this.appendedRows.get(table) ?? 0) + rows);
         const { runId, pages } = batch.meta;
         const run = this.progress.get(runId) ?? { records: 0, pages: [] };
         run.records += counts.records;
@@ -120,7 +124,8 @@ export class Transaction {
       throw this.failure;
     }
     try {
-      if (this.appendedRows >= CHECKPOINTED_COMMIT_ROWS) await commitThroughCheckpoint(this.connection);
+      if (Math.max(0, ...this.appendedRows.values()) >= CHECKPOINTED_COMMIT_ROWS)
+        await commitThroughCheckpoint(this.connection);
       else await this.connection.run('COMMIT');
       this.warehouse.committed(this.nextSeq, this.progress);
     } catch (error) {
