@@ -10,7 +10,7 @@ import { webhookEnvelope } from '../src/receive/send.js';
 import { pythonJsonDumps, signHex } from '../src/receive/signature.js';
 import { type Benchmark, ratioResult, runAloneIfMain } from './lib.js';
 import { orderDocuments } from './warehouse-data.js';
-import { commandNodeFlags } from './warehouse-lib.js';
+import { commandEnv, commandNodeFlags } from './warehouse-lib.js';
 
 /**
  * `store-sync receive` under load: 20 concurrent senders posting signed 2 KB order events (signed as the
@@ -61,6 +61,7 @@ async function startChild(
   if (!existsSync(CHILD)) throw new Error(`${CHILD} is missing: run \`npm run build\` first`);
   const child = spawn(process.execPath, [...commandNodeFlags(), CHILD, spoolDir, SECRET, mode], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: commandEnv(),
   });
   for await (const line of createInterface({ input: child.stdout! })) return { child, url: line };
   throw new Error('the receiver child printed no URL');

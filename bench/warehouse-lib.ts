@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { NODE_FLAGS } from '../src/load/runtime-profile.js';
+import { MALLOC_ENV, NODE_FLAGS } from '../src/load/runtime-profile.js';
 import { type DocumentVariant, writeOrderFiles } from './warehouse-data.js';
 
 /**
@@ -33,6 +33,11 @@ export function commandNodeFlags(): string[] {
   return [...NODE_FLAGS];
 }
 
+/** This process's environment with the allocator settings the command runs with (its `#!` line, MALLOC_ENV). */
+export function commandEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, ...MALLOC_ENV };
+}
+
 export interface StepResult {
   seconds: number;
   work?: number;
@@ -44,7 +49,7 @@ export async function step(args: string[]): Promise<StepResult> {
   if (!existsSync(CHILD)) throw new Error(`${CHILD} is missing: run \`npm run build\` first`);
   const { stdout } = await run(process.execPath, [...commandNodeFlags(), CHILD, ...args], {
     maxBuffer: 1 << 20,
-    env: process.env,
+    env: commandEnv(),
   });
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as StepResult;
 }

@@ -1,7 +1,8 @@
-#!/usr/bin/env -S node --max-semi-space-size=2
-// Node's flags for every run are on the line above because V8 reads them only when it starts: they are
-// NODE_FLAGS in src/load/runtime-profile.ts, which says why, and test/cli/runtime-profile.test.ts keeps this
-// line equal to it. `node bin/store-sync.js` runs without them.
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=2
+// The allocator's settings and Node's flags for every run are on the line above because glibc and V8 read
+// them only when the process starts: they are MALLOC_ENV and NODE_FLAGS in src/load/runtime-profile.ts, which
+// says why, and test/cli/runtime-profile.test.ts keeps this line equal to them (SHEBANG). `node
+// bin/store-sync.js` runs without them.
 // The CLI is written in TypeScript and runs compiled to JavaScript, bundled in dist/cli (`npm run build`, which
 // `npm install`, `npm start` and `npm test` run first; scripts/bundle.ts says why a bundle): a TypeScript
 // loader would add a loader thread per JavaScript thread to every run, in memory and in start-up time.

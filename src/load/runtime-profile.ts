@@ -21,6 +21,27 @@ import { DUCKDB_ALLOCATOR_CONF } from './allocator.js';
 export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 
 /**
+ * glibc's allocator settings for every run of the command, also on its `#!` line (before `node`; glibc
+ * reads them when the process starts). Node's own allocations (response bodies, Buffers, undici's, V8's
+ * off-heap memory) go through glibc's malloc from several threads (the main one, libuv's pool, the ingest
+ * workers), and by default glibc gives each thread an arena of its own and, once a large block has been
+ * freed, keeps blocks of up to 32 MB in its arenas rather than returning them. Two arenas, and blocks from
+ * 128 KB always mapped and unmapped on their own, held the large store's sync 20 to 50 MB lower at its peak
+ * (491–526 MB against 531–578, three runs each, taken in turn) and a 200,000-document ingest 10 to 20 MB
+ * lower, for the same wall time (docs/performance.md, "Issue 32 point 1"). DuckDB's own memory is
+ * jemalloc's (DUCKDB_ALLOCATOR), which these do not touch; other C libraries (musl) ignore them.
+ */
+export const MALLOC_ENV: Readonly<Record<string, string>> = {
+  MALLOC_ARENA_MAX: '2',
+  MALLOC_MMAP_THRESHOLD_: '131072',
+};
+
+/** The `#!` line of bin/store-sync.js: MALLOC_ENV, then node with NODE_FLAGS. */
+export const SHEBANG = `#!/usr/bin/env -S ${Object.entries(MALLOC_ENV)
+  .map(([name, value]) => `${name}=${value}`)
+  .join(' ')} node ${NODE_FLAGS.join(' ')}`;
+
+/**
  * How DuckDB's allocator returns freed memory (`DUCKDB_JE_MALLOC_CONF`, see allocator.ts). The value lives in
  * allocator.ts because jemalloc reads it once, when DuckDB's library loads: that module must be evaluated
  * before anything imports DuckDB, and so imports nothing itself.

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { commandNodeFlags } from '../../bench/warehouse-lib.js';
+import { commandEnv, commandNodeFlags } from '../../bench/warehouse-lib.js';
 import { openWarehouse } from '../../src/load/index.js';
-import { NODE_FLAGS, RUNTIME_PROFILES } from '../../src/load/runtime-profile.js';
+import { MALLOC_ENV, NODE_FLAGS, RUNTIME_PROFILES, SHEBANG } from '../../src/load/runtime-profile.js';
 import { silentLogger } from '../../src/log.js';
 import { currentSetting, loggedValues, tempDir } from '../warehouse/helpers.js';
 import { BIN } from './helpers.js';
@@ -15,10 +17,28 @@ import { BIN } from './helpers.js';
  * also when the work fails.
  */
 describe('runtime profiles', () => {
-  it("bin/store-sync.js's #! line holds NODE_FLAGS, which the benchmarks start their steps with", async () => {
+  it("bin/store-sync.js's #! line holds MALLOC_ENV and NODE_FLAGS, which the benchmarks start their steps with", async () => {
     const bin = await readFile(BIN, 'utf8');
-    assert.equal(bin.slice(0, bin.indexOf('\n')), `#!/usr/bin/env -S node ${NODE_FLAGS.join(' ')}`);
+    assert.equal(bin.slice(0, bin.indexOf('\n')), SHEBANG);
+    assert.ok(SHEBANG.startsWith('#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node '));
+    assert.ok(SHEBANG.endsWith(` node ${NODE_FLAGS.join(' ')}`));
     assert.deepEqual(commandNodeFlags(), NODE_FLAGS);
+    assert.deepEqual(commandEnv(), { ...process.env, ...MALLOC_ENV });
+  });
+
+  it('the command runs with MALLOC_ENV set, through its #! line', async () => {
+    // The sandbox serves until stopped: its environment is read from /proc while it runs (env execs node in
+    // its own process, so the pid is node's).
+    const child = spawn(BIN, ['sandbox', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await once(child.stdout!, 'data');
+      const environ = (await readFile(`/proc/${child.pid}/environ`, 'latin1')).split('\0');
+      for (const [name, value] of Object.entries(MALLOC_ENV))
+        assert.ok(environ.includes(`${name}=${value}`), name);
+    } finally {
+      child.kill();
+      await once(child, 'exit');
+    }
   });
 
   it("bulk-copy gives a writer DuckDB's default memory, and its own limit back after, also after a failure", async () => {

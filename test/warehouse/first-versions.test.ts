@@ -53,10 +53,7 @@ describe('first versions, written without a lookup', () => {
   it('two batches of one transaction dated to the same millisecond: each record gets one version', async () => {
     const warehouse = await openWarehouse(path.join(dir, 'same-ms.duckdb'));
     try {
-      await loadInOneTransaction(warehouse, [
-        [productRecord(1), productRecord(2)],
-        [productRecord(3)],
-      ]);
+      await loadInOneTransaction(warehouse, [[productRecord(1), productRecord(2)], [productRecord(3)]]);
       for (const table of HISTORIES) {
         const reader = await warehouse.connection.runAndReadAll(
           `SELECT count(*)::INTEGER, count(DISTINCT (${KEYS[table]}))::INTEGER, max(_version)::INTEGER FROM ${table}_history`,
