@@ -142,6 +142,36 @@ const observedAtOf = (unit: TableDef, alias = ''): string => {
   return `coalesce(${unit.unit!.version ? `${a}${ident(unit.unit!.version)}, ` : ''}${a}_event_at, ${a}_synced_at)`;
 };
 
+/** A version's own fields, as SELECT expressions (see insertVersionsSql). */
+interface VersionFields {
+  version: string;
+  validFrom: string;
+  change: string;
+  contentHash: string;
+}
+
+/**
+ * The INSERT of versions into `def`'s history: its versioned columns read from `alias` (none: unqualified),
+ * the version's own fields, open (`_valid_to` NULL) and observed by run `runId`; `from` is the rest of the
+ * SELECT (its FROM, joins and WHERE).
+ */
+function insertVersionsSql(
+  def: TableDef,
+  alias: string,
+  fields: VersionFields,
+  runId: string,
+  from: string,
+): string {
+  const qualified = alias ? `${alias}.` : '';
+  const columns = versionedColumns(def).map((c) => `${qualified}${ident(c.name)}`);
+  return (
+    `INSERT INTO ${ident(historyName(def.name))} BY NAME SELECT ${columns.join(', ')}, ` +
+    `${fields.version} AS _version, ${fields.validFrom} AS _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ` +
+    `${literal(runId)} AS _observed_run_id, ${fields.change} AS _change, ${fields.contentHash} AS _content_hash ` +
+    from
+  );
+}
+
 /**
  * The versions of the rows `owned` (a table `unit` owns) holds for the units matching `rows`: each row compared
  * with the current version of its key; a current version whose row the unit no longer has becomes `deleted`
@@ -184,10 +214,13 @@ function ownedHistorySteps(
       `) WHERE _change IS NOT NULL`,
   ];
   // An owned table's versions carry their own columns through history_changes.
-  const insert =
-    `INSERT INTO ${history} BY NAME SELECT ${columns.join(', ')}, ` +
-    `_version, _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, _change, ` +
-    `_content_hash FROM ${CHANGES}`;
+  const insert = insertVersionsSql(
+    owned,
+    '',
+    { version: '_version', validFrom: '_valid_from', change: '_change', contentHash: '_content_hash' },
+    runId,
+    `FROM ${CHANGES}`,
+  );
   return { find, close: closeSql(owned, store, keys), insert };
 }
 
@@ -215,7 +248,6 @@ function unitHistoryStep(
   const validFrom = def.fullScan
     ? `CASE WHEN ${deleted} THEN cur._deleted_at ELSE cur._observed_at END`
     : 'cur._observed_at';
-  const columns = versionedColumns(def).map((c) => ident(c.name));
   const find = [
     `CREATE OR REPLACE TEMP TABLE history_rows AS SELECT t.${key} AS _key, ` +
       `${contentHashSql(def, 't')} AS _content_hash, ${def.fullScan ? 't._deleted_at' : 'NULL::TIMESTAMPTZ AS _deleted_at'}, ` +
@@ -237,11 +269,18 @@ function unitHistoryStep(
       `WHERE _change IS NOT NULL`,
   ];
   // A unit table holds one row per store and key, so the join finds each changed record's row.
-  const insert =
-    `INSERT INTO ${history} BY NAME SELECT ${columns.map((c) => `t.${c}`).join(', ')}, ` +
-    `c._version, c._valid_from, NULL::TIMESTAMPTZ AS _valid_to, ${literal(runId)} AS _observed_run_id, ` +
-    `c._change, c._content_hash FROM ${ident(table)} t JOIN ${CHANGES} c ON t.${key} = c.${key} ` +
-    `WHERE t._store = ${s} AND (${rowsAgain})`;
+  const insert = insertVersionsSql(
+    def,
+    't',
+    {
+      version: 'c._version',
+      validFrom: 'c._valid_from',
+      change: 'c._change',
+      contentHash: 'c._content_hash',
+    },
+    runId,
+    `FROM ${ident(table)} t JOIN ${CHANGES} c ON t.${key} = c.${key} WHERE t._store = ${s} AND (${rowsAgain})`,
+  );
   return { find, close: closeSql(def, store, [def.unit!.key]), insert };
 }
 
@@ -284,35 +323,36 @@ export function firstVersionsSql(
   // workers date their batches to the millisecond), and its records have their versions already.
   const rows = `${batchRows(runId, syncedAtMs)} AND ${keysSql('t', def.unit!.key, keys)}`;
   const s = literal(store);
-  // `deletedAt`: the row's `_deleted_at` where its table has full scans, else null (never deleted).
-  const firstVersion = (deletedAt: string | null, from: string) => {
-    const deleted = (then: string, otherwise: string) =>
-      deletedAt === null
-        ? otherwise
-        : `CASE WHEN ${deletedAt} IS NOT NULL THEN ${then} ELSE ${otherwise} END`;
-    return (
-      `1 AS _version, ${deleted(deletedAt!, from)} AS _valid_from, NULL::TIMESTAMPTZ AS _valid_to, ` +
-      `${literal(runId)} AS _observed_run_id, ${deleted("'deleted'", "'created'")} AS _change`
-    );
+  const firstVersion = (of: TableDef, alias: string): VersionFields => {
+    // A row a full scan no longer returned starts deleted, at its `_deleted_at`.
+    const deleted = of.fullScan ? `${alias}._deleted_at IS NOT NULL` : null;
+    const either = (then: string, otherwise: string) =>
+      deleted === null ? otherwise : `CASE WHEN ${deleted} THEN ${then} ELSE ${otherwise} END`;
+    return {
+      version: '1',
+      // An owned row's time is its unit's, as writeHistory's.
+      validFrom: either(`${alias}._deleted_at`, observedAtOf(def, 't')),
+      change: either("'deleted'", "'created'"),
+      contentHash: contentHashSql(of, alias),
+    };
   };
-  const owned = ownedHistories(table).map(
-    (child) =>
-      `INSERT INTO ${ident(historyName(child.name))} BY NAME SELECT ` +
-      `${versionedColumns(child)
-        .map((c) => `r.${ident(c.name)}`)
-        .join(', ')}, ` +
-      `${firstVersion(child.fullScan ? 'r._deleted_at' : null, observedAtOf(def, 't'))}, ` +
-      `${contentHashSql(child, 'r')} AS _content_hash FROM ${ident(child.name)} r ` +
-      `JOIN ${ident(table)} t ON r.${ident(child.owner!.column)} = t.${ident(def.unit!.key)} ` +
-      `WHERE r._store = ${s} AND t._store = ${s} AND (${rows})`,
+  const owned = ownedHistories(table).map((child) =>
+    insertVersionsSql(
+      child,
+      'r',
+      firstVersion(child, 'r'),
+      runId,
+      `FROM ${ident(child.name)} r JOIN ${ident(table)} t ON r.${ident(child.owner!.column)} = t.${ident(def.unit!.key)} ` +
+        `WHERE r._store = ${s} AND t._store = ${s} AND (${rows})`,
+    ),
   );
-  const unit =
-    `INSERT INTO ${ident(historyName(table))} BY NAME SELECT ` +
-    `${versionedColumns(def)
-      .map((c) => `t.${ident(c.name)}`)
-      .join(', ')}, ` +
-    `${firstVersion(def.fullScan ? 't._deleted_at' : null, observedAtOf(def, 't'))}, ` +
-    `${contentHashSql(def, 't')} AS _content_hash FROM ${ident(table)} t WHERE t._store = ${s} AND (${rows})`;
+  const unit = insertVersionsSql(
+    def,
+    't',
+    firstVersion(def, 't'),
+    runId,
+    `FROM ${ident(table)} t WHERE t._store = ${s} AND (${rows})`,
+  );
   return [...owned, unit];
 }
 
