@@ -42,6 +42,17 @@ async function history(warehouse: Warehouse, table: string, where = 'true') {
   return reader.getRowsJS();
 }
 
+/**
+ * Whether the warehouse's connection ever looked versions up (writeHistory leaves its temporary tables to the
+ * next batch): the first versions' own way creates none.
+ */
+async function lookedUp(warehouse: Warehouse): Promise<boolean> {
+  const reader = await warehouse.connection.runAndReadAll(
+    "SELECT count(*)::INTEGER FROM duckdb_tables() WHERE temporary AND table_name = 'history_changes'",
+  );
+  return reader.getRowsJS()[0]![0] === 1;
+}
+
 describe('first versions, written without a lookup', () => {
   let dir: string;
   let cleanup: () => Promise<void>;
@@ -60,6 +71,7 @@ describe('first versions, written without a lookup', () => {
         );
         assert.deepEqual(reader.getRowsJS(), [[3, 3, 1]], `${table}: three records, one version each`);
       }
+      assert.equal(await lookedUp(warehouse), false, 'both batches took the way without a lookup');
     } finally {
       await warehouse.close();
     }
@@ -74,6 +86,8 @@ describe('first versions, written without a lookup', () => {
       await loadInOneTransaction(alone, [[productRecord(2, { title: 'Second' })]]);
       await loadInOneTransaction(beside, [[productRecord(1)]]);
       await loadInOneTransaction(beside, [[productRecord(1), productRecord(2, { title: 'Second' })]]);
+      assert.equal(await lookedUp(alone), false, 'product 2 alone: no lookup');
+      assert.equal(await lookedUp(beside), true, 'product 2 beside a stored product: the lookup');
       const ofProduct2: Record<string, string> = {
         products: 'id = 2',
         variants: 'product_id = 2',
