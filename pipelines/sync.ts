@@ -135,7 +135,13 @@ const BUILT_IN: readonly StreamDefinition[] = Object.values(STREAMS);
  * the warehouse to commit several pages per transaction when the API is faster, few enough that the pages
  * waiting stay a small part of the memory budget.
  */
-export const COMMITS_IN_FLIGHT = 6;
+export const COMMITS_IN_FLIGHT = 10;
+/**
+ * A group is committed once a stream has this many pages fewer than COMMITS_IN_FLIGHT waiting (PageGroups):
+ * the pages it reads while the group commits (a group of 6 pages takes about as long as 4 of the large
+ * store's pages take to arrive).
+ */
+export const GROUP_RESERVE = 4;
 
 /** A stream's options for `store`: its config's, or the stream's defaults when the config cannot name it. */
 function streamOptions(store: StoreConfig, stream: StreamDefinition): StreamOptions {
@@ -240,7 +246,9 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
     );
     // Pages are committed in groups when the API is faster than the warehouse (src/load/page-groups.ts);
     // each stream reads on while up to COMMITS_IN_FLIGHT of its pages wait for their group.
-    groups = new PageGroups(warehouse);
+    groups = new PageGroups(warehouse, {
+      window: { pages: COMMITS_IN_FLIGHT, reserve: GROUP_RESERVE },
+    });
     const pageGroups = groups;
     const commit = async (page: PageCommit) => {
       const result = await pageGroups.commit({

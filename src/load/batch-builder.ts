@@ -122,6 +122,7 @@ export function preparedBuffers(prepared: PreparedBatch): ArrayBuffer[] {
 
 /** The columns of `_rejected_records`, as a batch's rejection rows hold them. */
 export const REJECTED_COLUMNS = tableDef('_rejected_records').columns;
+const REJECTED_SYNCED_AT = REJECTED_COLUMNS.findIndex((column) => column.name === '_synced_at');
 
 export class BatchBuilder {
   readonly counts: BatchCounts = { records: 0, rows: 0, rejections: 0, fieldRejections: 0 };
@@ -131,7 +132,6 @@ export class BatchBuilder {
   private landing: BlockWriter | null = null;
   /** The batch's rejections, in `_rejected_records`' columns. */
   readonly rejected = new TableRows('_rejected_records', REJECTED_COLUMNS);
-  private readonly syncedMicros: number;
   /** Statements to run in the same transaction after the merge (state, ledger, soft deletes). */
   readonly after: string[] = [];
   /** Records received from a window that dates an event (window-events.ts), for `_window_events`. */
@@ -147,7 +147,21 @@ export class BatchBuilder {
     public nextSeq: number,
   ) {
     this.firstSeq = nextSeq;
-    this.syncedMicros = meta.syncedAtMs * 1000;
+  }
+
+  private get syncedMicros(): number {
+    return this.meta.syncedAtMs * 1000;
+  }
+
+  /**
+   * Dates the batch at `syncedAtMs` instead of the time it was made with, before it is written: a sync's group
+   * of pages is dated as it commits (Warehouse.commitPagesBatch), so every page in it is dated after its pass
+   * began, whenever it was built.
+   */
+  restamp(syncedAtMs: number): void {
+    this.meta.syncedAtMs = syncedAtMs;
+    for (let row = 0; row < this.rejected.length; row++)
+      this.rejected.setInt64(REJECTED_SYNCED_AT, row, this.syncedMicros);
   }
 
   /**
@@ -263,7 +277,7 @@ export class BatchBuilder {
     if (r.source !== null) t.setText(5, row, r.source);
     if (r.payload !== null) t.setText(6, row, excerpt ? excerpt.text : r.payload);
     if (r.seq !== null) t.setInt64(7, row, r.seq);
-    t.setInt64(8, row, this.syncedMicros);
+    t.setInt64(REJECTED_SYNCED_AT, row, this.syncedMicros);
     t.setText(9, row, this.meta.runId);
     t.setText(10, row, r.level ?? 'record');
     if (r.fieldPath) t.setText(11, row, r.fieldPath);

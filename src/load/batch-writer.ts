@@ -97,6 +97,11 @@ export class BatchWriter {
     return this.builder ? this.builder.nextSeq : this.preparedNextSeq;
   }
 
+  /** The builder whose buffers the batch writes, if it was built on this thread. */
+  get source(): BatchBuilder | null {
+    return this.builder;
+  }
+
   /** The normalizer whose buffers the batch shares, which can serve another batch once it is released. */
   get normalizer(): Normalizer | null {
     return this.builder?.normalizer ?? null;

@@ -83,6 +83,13 @@ export class Warehouse {
   /** Normalizers not in use: each batch being built needs its own buffers. */
   private readonly idleNormalizers: Normalizer[] = [];
   private lastBatch: BatchBuilder | BatchWriter | null = null;
+  /**
+   * Batches made by newBatch and neither written nor discarded yet: the next batch lands after them even when
+   * a rollback lost the ones before (a sync builds its next group while the warehouse commits one).
+   */
+  private readonly unsettled = new Set<BatchBuilder>();
+  /** The time of the last group of pages (see stamp). */
+  private lastStampMs = 0;
   /** Set by the runtime profile in force (withProfile): re-attach the file after each commit of a load. */
   private reattachAfterCommit = false;
   private side: Promise<DuckDBConnection> | null = null;
@@ -305,12 +312,15 @@ export class Warehouse {
     this.assertWritable();
     const batch = new BatchBuilder(this.idleNormalizers.pop() ?? new Normalizer(), meta, this.nextSeq());
     this.lastBatch = batch;
+    this.unsettled.add(batch);
     return batch;
   }
 
   /** The raw landing sequence number the next batch starts at. */
   nextSeq(): number {
-    return Math.max(this.committedSeq, this.lastBatch?.nextSeq ?? 0);
+    let next = Math.max(this.committedSeq, this.lastBatch?.nextSeq ?? 0);
+    for (const batch of this.unsettled) next = Math.max(next, batch.nextSeq);
+    return next;
   }
 
   /**
@@ -373,6 +383,8 @@ export class Warehouse {
 
   /** Gives a batch's buffers back without writing it. */
   discard(batch: BatchBuilder | BatchWriter): void {
+    const builder = batch instanceof BatchBuilder ? batch : batch.source;
+    if (builder) this.unsettled.delete(builder);
     batch.release();
     const normalizer = batch.normalizer;
     if (normalizer && !this.idleNormalizers.includes(normalizer)) this.idleNormalizers.push(normalizer);
@@ -394,58 +406,90 @@ export class Warehouse {
    */
   async commitPages(pages: readonly PageCommit[]): Promise<PageCounts[]> {
     if (pages.length === 0) return [];
-    const { store, runId } = pages[0]!;
-    const other = pages.find((p) => p.store !== store || p.runId !== runId);
-    if (other)
-      throw new StoreSyncError(
-        ERROR_CODES.INTERNAL,
-        `commitPages takes the pages of one store's run: store "${other.store}" run ${other.runId} came with store "${store}" run ${runId}`,
-      );
+    const group = this.openPages(pages[0]!.store, pages[0]!.runId);
+    try {
+      for (const page of pages) this.addPage(group, page);
+    } catch (error) {
+      this.discardPages(group);
+      throw error;
+    }
+    return this.commitPagesBatch(group);
+  }
+
+  /**
+   * A batch of pages of one store's run, built page by page as they arrive (addPage) and committed with
+   * commitPagesBatch, or given back with discardPages. PageGroups builds the next group this way while the
+   * warehouse commits the one before, so a group's normalizing and landing are done by the time it commits.
+   */
+  openPages(store: string, runId: string): PagesBatch {
     const meta = {
       store,
       runId,
+      // Until it commits (commitPagesBatch).
       syncedAtMs: Date.now(),
-      pages: pages.map((page) => ({
-        stream: page.stream,
-        records: page.records.length + page.rejections.length,
-      })),
+      pages: [] as { stream: string; records: number }[],
     };
-    const batch = this.newBatch(meta);
-    const results: PageCounts[] = [];
-    // Set for each page that completes a full scan.
-    const completed: CompletedScan[] = [];
-    // The state statement of each stream's last page: an earlier page's state is overwritten in the same
-    // transaction anyway.
-    const lastOfStream = new Map<string, number>();
-    pages.forEach((page, i) => {
-      lastOfStream.set(page.stream, i);
-    });
-    try {
-      for (const [i, page] of pages.entries()) {
-        const before = { rejections: batch.counts.rejections, fieldRejections: batch.counts.fieldRejections };
-        const after = this.buildPage(batch, page, meta.syncedAtMs, lastOfStream.get(page.stream) === i);
-        if (after.completed) completed.push(after.completed);
-        results.push({
-          rejections: batch.counts.rejections - before.rejections,
-          fieldRejections: batch.counts.fieldRejections - before.fieldRejections,
-        });
-      }
-    } catch (error) {
-      this.discard(batch);
-      throw error;
-    }
-    await this.commit(batch);
-    for (const scan of completed) await this.warnUnkeyed(scan);
-    return results;
+    return new PagesBatch(this.newBatch(meta), meta);
   }
 
-  /** One page into a group's batch (see commitPages); `saveState`: its stream's state is written after it. */
-  private buildPage(
-    batch: BatchBuilder,
-    page: PageCommit,
-    syncedAtMs: number,
-    saveState: boolean,
-  ): { completed: CompletedScan | null } {
+  /** Builds `page` into `group`. When it throws, the group is spoiled: discard it (discardPages). */
+  addPage(group: PagesBatch, page: PageCommit): void {
+    const { batch, meta } = group;
+    if (page.store !== meta.store || page.runId !== meta.runId)
+      throw new StoreSyncError(
+        ERROR_CODES.INTERNAL,
+        `a group of pages takes the pages of one store's run: store "${page.store}" run ${page.runId} came with store "${meta.store}" run ${meta.runId}`,
+      );
+    meta.pages.push({ stream: page.stream, records: page.records.length + page.rejections.length });
+    const before = { rejections: batch.counts.rejections, fieldRejections: batch.counts.fieldRejections };
+    this.buildPage(group, page);
+    group.counts.push({
+      rejections: batch.counts.rejections - before.rejections,
+      fieldRejections: batch.counts.fieldRejections - before.fieldRejections,
+    });
+    group.records += page.records.length + page.rejections.length;
+  }
+
+  /** Commits a group of pages (see openPages); returns each page's counts, in the order they were added. */
+  async commitPagesBatch(group: PagesBatch): Promise<PageCounts[]> {
+    const { batch } = group;
+    // Dated as it commits: a page built into the group before another stream's pass began is still dated
+    // after it, as the pass's soft deletes need of every record it loaded (full-scan.ts).
+    const atMs = this.stamp();
+    batch.restamp(atMs);
+    for (const [at, statement] of group.dated) batch.after[at] = statement(atMs);
+    try {
+      await this.commit(batch);
+    } catch (error) {
+      // Not written (the transaction did not begin): its buffers go back. A written batch's went back already,
+      // and its normalizer may serve another batch by now.
+      if (this.unsettled.has(batch)) this.discard(batch);
+      throw error;
+    }
+    for (const completed of group.completing) await this.warnUnkeyed(completed(atMs));
+    return group.counts;
+  }
+
+  /** Gives a group's buffers back without committing it. */
+  discardPages(group: PagesBatch): void {
+    this.discard(group.batch);
+  }
+
+  /**
+   * The `_synced_at` of a new group of pages: the clock, but never the time of a group before it, so each
+   * group's rows are told apart by their time within a run.
+   */
+  private stamp(): number {
+    this.lastStampMs = Math.max(Date.now(), this.lastStampMs + 1);
+    return this.lastStampMs;
+  }
+
+  /**
+   * One page into a group's batch (see addPage), with its stream's state after it: a state written for an
+   * earlier page of the stream in the group is dropped (the same transaction would overwrite it).
+   */
+  private buildPage(group: PagesBatch, page: PageCommit): void {
+    const { batch } = group;
     // A record of a dating window is landed with its window, which loadRecord (and a rebuild) dates it by.
     const source = page.windowEvent ? windowSource(page.windowEvent) : null;
     for (const record of page.records) {
@@ -482,31 +526,37 @@ export class Warehouse {
       });
     }
     // The state goes first among the page's statements, as it did when a page was a transaction of its own.
-    if (saveState)
-      batch.after.push(
-        writeStateSql(page.store, page.stream, page.state, page.runId, syncedAtMs, {
-          success: !page.completedBackfill,
-        }),
-      );
+    // Its statement, and a completed scan's, are written when the group commits, dated as it is (see
+    // commitPagesBatch); an earlier page's state in the group is dropped (the transaction would overwrite it).
+    const earlier = group.stateAt.get(page.stream);
+    if (earlier !== undefined) group.dated.delete(earlier);
+    group.stateAt.set(page.stream, batch.after.length);
+    group.dated.set(batch.after.length, (atMs) =>
+      writeStateSql(page.store, page.stream, page.state, page.runId, atMs, {
+        success: !page.completedBackfill,
+      }),
+    );
+    batch.after.push('');
     const scan = page.completedFullScan;
-    if (!scan) return { completed: null };
+    if (!scan) return;
     const marker = JSON.stringify({
       entity: page.entity,
       passStartedAt: scan.passStartedAt,
       ...(scan.createdFrom === undefined ? {} : { createdFrom: scan.createdFrom }),
     });
     batch.land(page.stream, page.entity, KIND.fullScan, null, marker);
-    const completed: CompletedScan = {
+    const completed = (atMs: number): CompletedScan => ({
       store: page.store,
       stream: page.stream,
       entity: page.entity,
       passStartedAt: scan.passStartedAt,
       createdFrom: scan.createdFrom,
-      completedAtMs: syncedAtMs,
+      completedAtMs: atMs,
       runId: page.runId,
-    };
-    batch.after.push(entityFullScanSql(completed));
-    return { completed };
+    });
+    group.completing.push(completed);
+    group.dated.set(batch.after.length, (atMs) => entityFullScanSql(completed(atMs)));
+    batch.after.push('');
   }
 
   /**
@@ -725,6 +775,34 @@ export class Warehouse {
 export interface PageCounts {
   rejections: number;
   fieldRejections: number;
+}
+
+/** Pages of one store's run built into one batch (Warehouse.openPages). */
+export class PagesBatch {
+  /** Records and rejections of the pages added so far. */
+  records = 0;
+  /** Each added page's counts, in order. */
+  readonly counts: PageCounts[] = [];
+  /** The full scans that pages added complete, as of the group's commit time. */
+  readonly completing: ((atMs: number) => CompletedScan)[] = [];
+  /** By stream, where its state statement is in the batch's `after` (the last page's replaces the earlier). */
+  readonly stateAt = new Map<string, number>();
+  /** Statements of the batch's `after` made when the group commits, by their place there: they hold its time. */
+  readonly dated = new Map<number, (atMs: number) => string>();
+
+  constructor(
+    readonly batch: BatchBuilder,
+    readonly meta: {
+      store: string;
+      runId: string;
+      syncedAtMs: number;
+      pages: { stream: string; records: number }[];
+    },
+  ) {}
+
+  get pages(): number {
+    return this.counts.length;
+  }
 }
 
 export function openWarehouse(file: string, options: WarehouseOptions = {}): Promise<Warehouse> {

@@ -171,7 +171,7 @@ describe('page groups', () => {
       // Handed over in one turn: every page waits for the first group. At 10 records a group: 4 + 4 (a third
       // would make 12), 4 + 4, the 12-record page alone (over the limit, but one page at least), then 4.
       const handed = subscriptionPages([4, 4, 4, 4, 12, 4].map((records) => ({ runId: 'run-3', records })));
-      const groups = new PageGroups(warehouse, 10);
+      const groups = new PageGroups(warehouse, { groupRecords: 10 });
       const counts = await Promise.all(handed.map((p) => groups.commit(p)));
       await groups.close();
       assert.equal(counts.length, handed.length);
@@ -265,6 +265,116 @@ describe('page groups', () => {
         saved,
         { products: 0, locations: 1 },
         "the failed stream's cursor stays at its last page stored",
+      );
+    } finally {
+      await cleanup();
+    }
+  });
+  /** Landing blocks in order, each with its sequence range: a batch's landing starts where the one before ended. */
+  const landingRanges = async (warehouse: Warehouse) =>
+    (
+      await warehouse.connection.runAndReadAll(
+        'SELECT first_seq::INTEGER AS first, last_seq::INTEGER AS last, records::INTEGER AS records FROM _raw_landing ORDER BY first_seq',
+      )
+    ).getRowObjectsJson() as { first: number; last: number; records: number }[];
+
+  it('a group that fails at its commit is tried page by page, and the group built meanwhile is built again after it', async () => {
+    const { warehouse, cleanup } = await tempWarehouse();
+    try {
+      // The history of locations is gone: a transaction writing a location fails in DuckDB, at its commit's
+      // statements, after the page was built; every other stream's page loads.
+      await warehouse.connection.run('DROP TABLE locations_history');
+      const location = pages.find((p) => p.stream === 'locations')!;
+      const [s0, s1, s2, s3] = subscriptionPages([4, 4, 4, 4].map(() => ({ runId: 'run-1', records: 4 })));
+      const handed = [s0!, { ...location, records: location.records.slice(0, 4) }, s1!, s2!, s3!];
+      // Groups of 8 records: [s0, location] first; [s1, s2] is built while it commits, then [s3].
+      const groups = new PageGroups(warehouse, { groupRecords: 8 });
+      const outcomes = await Promise.allSettled(handed.map((p) => groups.commit(p)));
+      await groups.close();
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled'],
+      );
+      assert.equal(await count(warehouse.connection, 'subscriptions'), 16);
+      assert.equal(await count(warehouse.connection, 'locations'), 0);
+      const ranges = await landingRanges(warehouse);
+      assert.deepEqual(
+        ranges.map((r) => r.records),
+        [4, 8, 4],
+        's0 alone (tried page by page), then the next groups as built again',
+      );
+      ranges.forEach((range, i) => {
+        assert.equal(range.last - range.first + 1, range.records);
+        if (i > 0) assert.equal(range.first, ranges[i - 1]!.last + 1, 'no landing range overlaps or skips');
+      });
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('with a window, pages handed over one at a time wait for each other up to the ready size, a lone page for the linger', {
+    timeout: 60_000,
+  }, async () => {
+    const { warehouse, cleanup } = await tempWarehouse();
+    try {
+      const handed = subscriptionPages([5, 5, 5, 5, 5].map((records) => ({ runId: 'run-1', records })));
+      // Ready at 15 records; a stream would stop at 10 pages, so its waiting pages never make a group ready.
+      const groups = new PageGroups(warehouse, {
+        window: { pages: 10, reserve: 4 },
+        readyRecords: 15,
+        lingerMs: 50,
+      });
+      const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+      const committed: Promise<PageCounts>[] = [];
+      for (const page of handed.slice(0, 3)) {
+        committed.push(groups.commit(page));
+        await turn();
+      }
+      await Promise.all(committed);
+      // The fourth page alone: nothing else comes, so it is committed once the linger is over.
+      await groups.commit(handed[3]!);
+      await groups.commit(handed[4]!);
+      await groups.close();
+      assert.deepEqual(
+        (await landingBlocks(warehouse)).map((b) => b['records']),
+        [15, 5, 5],
+        'three pages handed over in separate turns shared one transaction; the later ones each had their own',
+      );
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it("with a window, a stream's pages short of its window by the reserve make the group ready at once", {
+    timeout: 60_000,
+  }, async () => {
+    const { warehouse, cleanup } = await tempWarehouse();
+    try {
+      const handed = subscriptionPages([2, 2, 2, 2].map((records) => ({ runId: 'run-1', records })));
+      // Nothing else would make the group ready for a minute: the stream's third page waiting does (4 − 1).
+      const groups = new PageGroups(warehouse, {
+        window: { pages: 4, reserve: 1 },
+        readyRecords: 1_000,
+        lingerMs: 600_000,
+      });
+      const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+      const committed: Promise<PageCounts>[] = [];
+      for (const page of handed.slice(0, 3)) {
+        committed.push(groups.commit(page));
+        await turn();
+      }
+      await Promise.all(committed);
+      assert.deepEqual(
+        (await landingBlocks(warehouse)).map((b) => b['records']),
+        [6],
+      );
+      // close() commits what waits without the linger.
+      const last = groups.commit(handed[3]!);
+      await groups.close();
+      await last;
+      assert.deepEqual(
+        (await landingBlocks(warehouse)).map((b) => b['records']),
+        [6, 2],
       );
     } finally {
       await cleanup();
