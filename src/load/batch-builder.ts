@@ -26,6 +26,11 @@ export interface BatchMeta {
   runId: string;
   /** `_synced_at` of every row written (rebuild passes the original time). */
   syncedAtMs: number;
+  /**
+   * No other batch of its run is dated `syncedAtMs`: its rows are told apart by their time and run alone (a
+   * sync's groups of pages, Warehouse.commitPagesBatch; an ingest's workers may date two batches alike).
+   */
+  ownTime?: boolean;
   /** The API pages the batch holds (commitPages), each with its records: what `status` shows of a sync. */
   pages?: readonly { stream: string; records: number }[];
 }

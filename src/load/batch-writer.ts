@@ -163,7 +163,10 @@ export class BatchWriter {
       }
       // Only when a record of the table was stored (rows that all lost to stored ones change no version).
       if (historyTracked(def.name) && (rows.length > 0 || folded > 0))
-        versioned.push({ table: def.name, fresh: fresh && fresh.length <= KEYS_IN_SQL ? fresh : null });
+        versioned.push({
+          table: def.name,
+          fresh: fresh && (this.meta.ownTime || fresh.length <= KEYS_IN_SQL) ? fresh : null,
+        });
     }
     this.rejected.seal();
     if (this.rejected.length)
@@ -183,7 +186,7 @@ export class BatchWriter {
     const statements = [
       ...this.after.filter((sql) => sql.trim() !== ''),
       ...versioned.flatMap(({ table, fresh }) =>
-        fresh ? firstVersionsSql(table, store, runId, syncedAtMs, fresh) : [],
+        fresh ? firstVersionsSql(table, store, runId, syncedAtMs, this.meta.ownTime ? null : fresh) : [],
       ),
     ];
     if (statements.length) await connection.run(statements.join(';\n'));

@@ -316,12 +316,16 @@ export function firstVersionsSql(
   store: string,
   runId: string,
   syncedAtMs: number,
-  keys: readonly Key[],
+  keys: readonly Key[] | null,
 ): string[] {
   const def = tableDef(table);
   // Its keys as well as its time and run: another batch of the same transaction may share both (ingest
-  // workers date their batches to the millisecond), and its records have their versions already.
-  const rows = `${batchRows(runId, syncedAtMs)} AND ${keysSql('t', def.unit!.key, keys)}`;
+  // workers date their batches to the millisecond), and its records have their versions already. Null: no
+  // other batch of the run is dated `syncedAtMs` (BatchMeta.ownTime), so its time and run are the batch's rows.
+  const rows =
+    keys === null
+      ? batchRows(runId, syncedAtMs)
+      : `${batchRows(runId, syncedAtMs)} AND ${keysSql('t', def.unit!.key, keys)}`;
   const s = literal(store);
   const firstVersion = (of: TableDef, alias: string): VersionFields => {
     // A row a full scan no longer returned starts deleted, at its `_deleted_at`.

@@ -425,8 +425,9 @@ export class Warehouse {
     const meta = {
       store,
       runId,
-      // Until it commits (commitPagesBatch).
+      // Until it commits (commitPagesBatch), which dates it with a time of its own (stamp).
       syncedAtMs: Date.now(),
+      ownTime: true,
       pages: [] as { stream: string; records: number }[],
     };
     return new PagesBatch(this.newBatch(meta), meta);
@@ -796,6 +797,7 @@ export class PagesBatch {
       store: string;
       runId: string;
       syncedAtMs: number;
+      ownTime: boolean;
       pages: { stream: string; records: number }[];
     },
   ) {}

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { emptyStreamState } from '../../src/contracts.js';
 import { BatchWriter } from '../../src/load/batch-writer.js';
 import { KIND, loadRecord } from '../../src/load/documents.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
@@ -102,6 +103,42 @@ describe('first versions, written without a lookup', () => {
     } finally {
       await alone.close();
       await beside.close();
+    }
+  });
+  it("a sync's group of pages, dated by a time of its own, needs no key list: 1,200 new products in one group", async () => {
+    // Over KEYS_IN_SQL (1,000) keys, a batch that may share its time with another takes the lookup; a sync's
+    // group (Warehouse.commitPagesBatch) never shares it, and writes first versions by its time and run.
+    const grouped = await openWarehouse(path.join(dir, 'group.duckdb'));
+    const batched = await openWarehouse(path.join(dir, 'batched.duckdb'));
+    try {
+      const products = Array.from({ length: 1_200 }, (_, i) => productRecord(i + 1));
+      const pages = Array.from({ length: 12 }, (_, n) => ({
+        store: 'shop',
+        stream: 'products',
+        entity: 'product' as const,
+        runId: 'run-1',
+        records: products.slice(n * 100, n * 100 + 100),
+        rejections: [],
+        state: { ...emptyStreamState(), extra: { page: n } },
+      }));
+      await grouped.commitPages(pages);
+      await loadInOneTransaction(batched, [products]);
+      assert.equal(await lookedUp(grouped), false, 'the group took the way without a lookup');
+      assert.equal(await lookedUp(batched), true, 'a batch that may share its time took the lookup');
+      const versions = (w: Warehouse, table: string) =>
+        w.connection
+          .runAndReadAll(
+            `SELECT * EXCLUDE (_synced_at, _observed_run_id) FROM ${table}_history ORDER BY ${KEYS[table]}, _version`,
+          )
+          .then((reader) => reader.getRowsJS());
+      for (const table of HISTORIES) {
+        const expected = await versions(batched, table);
+        assert.equal(expected.length, 1_200, `${table}: a version per record`);
+        assert.deepEqual(await versions(grouped, table), expected, table);
+      }
+    } finally {
+      await grouped.close();
+      await batched.close();
     }
   });
 });
