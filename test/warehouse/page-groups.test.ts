@@ -312,6 +312,16 @@ describe('page groups', () => {
     }
   });
 
+  /** Hands `pages` over one per turn of the event loop, as a stream's chain does, and waits for their commits. */
+  const handOverInTurns = async (groups: PageGroups, pages: PageCommit[]) => {
+    const committed: Promise<PageCounts>[] = [];
+    for (const page of pages) {
+      committed.push(groups.commit(page));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return Promise.all(committed);
+  };
+
   it('with a window, pages handed over one at a time wait for each other up to the ready size, a lone page for the linger', {
     timeout: 60_000,
   }, async () => {
@@ -324,13 +334,7 @@ describe('page groups', () => {
         readyRecords: 15,
         lingerMs: 50,
       });
-      const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-      const committed: Promise<PageCounts>[] = [];
-      for (const page of handed.slice(0, 3)) {
-        committed.push(groups.commit(page));
-        await turn();
-      }
-      await Promise.all(committed);
+      await handOverInTurns(groups, handed.slice(0, 3));
       // The fourth page alone: nothing else comes, so it is committed once the linger is over.
       await groups.commit(handed[3]!);
       await groups.commit(handed[4]!);
@@ -351,19 +355,13 @@ describe('page groups', () => {
     const { warehouse, cleanup } = await tempWarehouse();
     try {
       const handed = subscriptionPages([2, 2, 2, 2].map((records) => ({ runId: 'run-1', records })));
-      // Nothing else would make the group ready for a minute: the stream's third page waiting does (4 − 1).
+      // Nothing else would make the group ready for ten minutes: the stream's third page waiting does (4 − 1).
       const groups = new PageGroups(warehouse, {
         window: { pages: 4, reserve: 1 },
         readyRecords: 1_000,
         lingerMs: 600_000,
       });
-      const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-      const committed: Promise<PageCounts>[] = [];
-      for (const page of handed.slice(0, 3)) {
-        committed.push(groups.commit(page));
-        await turn();
-      }
-      await Promise.all(committed);
+      await handOverInTurns(groups, handed.slice(0, 3));
       assert.deepEqual(
         (await landingBlocks(warehouse)).map((b) => b['records']),
         [6],
