@@ -448,7 +448,6 @@ export class Warehouse {
       rejections: batch.counts.rejections - before.rejections,
       fieldRejections: batch.counts.fieldRejections - before.fieldRejections,
     });
-    group.records += page.records.length + page.rejections.length;
   }
 
   /** Commits a group of pages (see openPages); returns each page's counts, in the order they were added. */
@@ -780,8 +779,6 @@ export interface PageCounts {
 
 /** Pages of one store's run built into one batch (Warehouse.openPages). */
 export class PagesBatch {
-  /** Records and rejections of the pages added so far. */
-  records = 0;
   /** Each added page's counts, in order. */
   readonly counts: PageCounts[] = [];
   /** The full scans that pages added complete, as of the group's commit time. */
@@ -801,10 +798,6 @@ export class PagesBatch {
       pages: { stream: string; records: number }[];
     },
   ) {}
-
-  get pages(): number {
-    return this.counts.length;
-  }
 }
 
 export function openWarehouse(file: string, options: WarehouseOptions = {}): Promise<Warehouse> {
