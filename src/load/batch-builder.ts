@@ -127,7 +127,6 @@ export function preparedBuffers(prepared: PreparedBatch): ArrayBuffer[] {
 
 /** The columns of `_rejected_records`, as a batch's rejection rows hold them. */
 export const REJECTED_COLUMNS = tableDef('_rejected_records').columns;
-const REJECTED_SYNCED_AT = REJECTED_COLUMNS.findIndex((column) => column.name === '_synced_at');
 
 export class BatchBuilder {
   readonly counts: BatchCounts = { records: 0, rows: 0, rejections: 0, fieldRejections: 0 };
@@ -152,21 +151,6 @@ export class BatchBuilder {
     public nextSeq: number,
   ) {
     this.firstSeq = nextSeq;
-  }
-
-  private get syncedMicros(): number {
-    return this.meta.syncedAtMs * 1000;
-  }
-
-  /**
-   * Dates the batch at `syncedAtMs` instead of the time it was made with, before it is written: a sync's group
-   * of pages is dated as it commits (Warehouse.commitPagesBatch), so every page in it is dated after its pass
-   * began, whenever it was built.
-   */
-  restamp(syncedAtMs: number): void {
-    this.meta.syncedAtMs = syncedAtMs;
-    for (let row = 0; row < this.rejected.length; row++)
-      this.rejected.setInt64(REJECTED_SYNCED_AT, row, this.syncedMicros);
   }
 
   /**
@@ -282,7 +266,7 @@ export class BatchBuilder {
     if (r.source !== null) t.setText(5, row, r.source);
     if (r.payload !== null) t.setText(6, row, excerpt ? excerpt.text : r.payload);
     if (r.seq !== null) t.setInt64(7, row, r.seq);
-    t.setInt64(REJECTED_SYNCED_AT, row, this.syncedMicros);
+    // `_synced_at` (column 8) is the batch's, given as it is written (BatchWriter.write).
     t.setText(9, row, this.meta.runId);
     t.setText(10, row, r.level ?? 'record');
     if (r.fieldPath) t.setText(11, row, r.fieldPath);

@@ -97,11 +97,6 @@ export class BatchWriter {
     return this.builder ? this.builder.nextSeq : this.preparedNextSeq;
   }
 
-  /** The builder whose buffers the batch writes, if it was built on this thread. */
-  get source(): BatchBuilder | null {
-    return this.builder;
-  }
-
   /** The normalizer whose buffers the batch shares, which can serve another batch once it is released. */
   get normalizer(): Normalizer | null {
     return this.builder?.normalizer ?? null;
@@ -170,7 +165,11 @@ export class BatchWriter {
     }
     this.rejected.seal();
     if (this.rejected.length)
-      (await appenders.get(this.rejected.name)).append(this.rejected, byName(this.rejected, layouts));
+      (await appenders.get(this.rejected.name)).append(
+        this.rejected,
+        // Dated as the batch is when it is written (a sync's group is dated as it commits).
+        byName(this.rejected, layouts, { _synced_at: { from: 'int64', value: this.syncedMicros } }),
+      );
     // The rows are in DuckDB: their buffers can go back to their maker while the landing and the ledger are
     // written. An ingest worker waits for them before it starts its next batch (ingest/worker.ts).
     this.handBack();
@@ -259,11 +258,14 @@ export class BatchWriter {
 }
 
 /**
- * Feeds of a bookkeeping table's rows by column name: a warehouse made before a column existed has it at
- * the end (ddl.ts adds it there), wherever the registry declares it.
+ * Feeds of a bookkeeping table's rows by column name, `constants` for the columns the batch gives every row: a
+ * warehouse made before a column existed has it at the end (ddl.ts adds it there), wherever the registry
+ * declares it.
  */
-const byName = (rows: TableRows, layouts: Layouts): Feed[] =>
+const byName = (rows: TableRows, layouts: Layouts, constants: Record<string, Feed> = {}): Feed[] =>
   layouts.columns(rows.name).map((name): Feed => {
+    const constant = constants[name];
+    if (constant) return constant;
     const column = rows.columns.findIndex((c) => c.name === name);
     return column >= 0 ? { from: 'rows', column } : { from: 'null' };
   });

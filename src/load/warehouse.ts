@@ -83,11 +83,6 @@ export class Warehouse {
   /** Normalizers not in use: each batch being built needs its own buffers. */
   private readonly idleNormalizers: Normalizer[] = [];
   private lastBatch: BatchBuilder | BatchWriter | null = null;
-  /**
-   * Batches made by newBatch and neither written nor discarded yet: the next batch lands after them even when
-   * a rollback lost the ones before (a sync builds its next group while the warehouse commits one).
-   */
-  private readonly unsettled = new Set<BatchBuilder>();
   /** The time of the last group of pages (see stamp). */
   private lastStampMs = 0;
   /** Set by the runtime profile in force (withProfile): re-attach the file after each commit of a load. */
@@ -312,15 +307,12 @@ export class Warehouse {
     this.assertWritable();
     const batch = new BatchBuilder(this.idleNormalizers.pop() ?? new Normalizer(), meta, this.nextSeq());
     this.lastBatch = batch;
-    this.unsettled.add(batch);
     return batch;
   }
 
   /** The raw landing sequence number the next batch starts at. */
   nextSeq(): number {
-    let next = Math.max(this.committedSeq, this.lastBatch?.nextSeq ?? 0);
-    for (const batch of this.unsettled) next = Math.max(next, batch.nextSeq);
-    return next;
+    return Math.max(this.committedSeq, this.lastBatch?.nextSeq ?? 0);
   }
 
   /**
@@ -359,7 +351,11 @@ export class Warehouse {
 
   /** Writes a batch and its `after` statements in one transaction (ROLLBACK on any error). */
   async commit(batch: BatchBuilder): Promise<BatchCounts> {
-    const tx = await this.begin();
+    const tx = await this.begin().catch((error: unknown) => {
+      // Never written: its buffers go back here (Transaction.write gives back those it writes).
+      this.discard(batch);
+      throw error;
+    });
     try {
       const counts = await tx.write(BatchWriter.of(batch));
       await tx.commit();
@@ -383,8 +379,6 @@ export class Warehouse {
 
   /** Gives a batch's buffers back without writing it. */
   discard(batch: BatchBuilder | BatchWriter): void {
-    const builder = batch instanceof BatchBuilder ? batch : batch.source;
-    if (builder) this.unsettled.delete(builder);
     batch.release();
     const normalizer = batch.normalizer;
     if (normalizer && !this.idleNormalizers.includes(normalizer)) this.idleNormalizers.push(normalizer);
@@ -422,28 +416,23 @@ export class Warehouse {
    * warehouse commits the one before, so a group's normalizing and landing are done by the time it commits.
    */
   openPages(store: string, runId: string): PagesBatch {
-    const meta = {
-      store,
-      runId,
-      // Until it commits (commitPagesBatch), which dates it with a time of its own (stamp).
-      syncedAtMs: Date.now(),
-      ownTime: true,
-      pages: [] as { stream: string; records: number }[],
-    };
-    return new PagesBatch(this.newBatch(meta), meta);
+    // Dated, and its pages listed, as it commits (commitPagesBatch).
+    const meta: BatchMeta = { store, runId, syncedAtMs: Date.now(), ownTime: true };
+    return new PagesBatch(this.newBatch(meta));
   }
 
   /** Builds `page` into `group`. When it throws, the group is spoiled: discard it (discardPages). */
   addPage(group: PagesBatch, page: PageCommit): void {
-    const { batch, meta } = group;
+    const { batch } = group;
+    const { meta } = batch;
     if (page.store !== meta.store || page.runId !== meta.runId)
       throw new StoreSyncError(
         ERROR_CODES.INTERNAL,
         `a group of pages takes the pages of one store's run: store "${page.store}" run ${page.runId} came with store "${meta.store}" run ${meta.runId}`,
       );
-    meta.pages.push({ stream: page.stream, records: page.records.length + page.rejections.length });
     const before = { rejections: batch.counts.rejections, fieldRejections: batch.counts.fieldRejections };
-    this.buildPage(group, page);
+    this.buildPage(batch, page);
+    group.pages.push(page);
     group.counts.push({
       rejections: batch.counts.rejections - before.rejections,
       fieldRejections: batch.counts.fieldRejections - before.fieldRejections,
@@ -452,21 +441,42 @@ export class Warehouse {
 
   /** Commits a group of pages (see openPages); returns each page's counts, in the order they were added. */
   async commitPagesBatch(group: PagesBatch): Promise<PageCounts[]> {
-    const { batch } = group;
+    const { batch, pages } = group;
     // Dated as it commits: a page built into the group before another stream's pass began is still dated
     // after it, as the pass's soft deletes need of every record it loaded (full-scan.ts).
     const atMs = this.stamp();
-    batch.restamp(atMs);
-    for (const [at, statement] of group.dated) batch.after[at] = statement(atMs);
-    try {
-      await this.commit(batch);
-    } catch (error) {
-      // Not written (the transaction did not begin): its buffers go back. A written batch's went back already,
-      // and its normalizer may serve another batch by now.
-      if (this.unsettled.has(batch)) this.discard(batch);
-      throw error;
-    }
-    for (const completed of group.completing) await this.warnUnkeyed(completed(atMs));
+    batch.meta.syncedAtMs = atMs;
+    batch.meta.pages = pages.map((page) => ({
+      stream: page.stream,
+      records: page.records.length + page.rejections.length,
+    }));
+    // Each stream's state after its last page (an earlier page's would be overwritten in the same transaction),
+    // and the completion of a full scan after the state of its page, as when a page was a transaction alone.
+    const lastOfStream = new Map(pages.map((page, i) => [page.stream, i]));
+    const completed: CompletedScan[] = [];
+    pages.forEach((page, i) => {
+      if (lastOfStream.get(page.stream) === i)
+        batch.after.push(
+          writeStateSql(page.store, page.stream, page.state, page.runId, atMs, {
+            success: !page.completedBackfill,
+          }),
+        );
+      const scan = page.completedFullScan;
+      if (!scan) return;
+      const completion: CompletedScan = {
+        store: page.store,
+        stream: page.stream,
+        entity: page.entity,
+        passStartedAt: scan.passStartedAt,
+        createdFrom: scan.createdFrom,
+        completedAtMs: atMs,
+        runId: page.runId,
+      };
+      completed.push(completion);
+      batch.after.push(entityFullScanSql(completion));
+    });
+    await this.commit(batch);
+    for (const scan of completed) await this.warnUnkeyed(scan);
     return group.counts;
   }
 
@@ -485,11 +495,10 @@ export class Warehouse {
   }
 
   /**
-   * One page into a group's batch (see addPage), with its stream's state after it: a state written for an
-   * earlier page of the stream in the group is dropped (the same transaction would overwrite it).
+   * One page's records, rejections and, for a page completing a full scan, its marker into a group's batch (see
+   * addPage); the statements after them are written when the group commits (commitPagesBatch).
    */
-  private buildPage(group: PagesBatch, page: PageCommit): void {
-    const { batch } = group;
+  private buildPage(batch: BatchBuilder, page: PageCommit): void {
     // A record of a dating window is landed with its window, which loadRecord (and a rebuild) dates it by.
     const source = page.windowEvent ? windowSource(page.windowEvent) : null;
     for (const record of page.records) {
@@ -525,18 +534,6 @@ export class Warehouse {
         fieldPath: r.fieldPath ?? null,
       });
     }
-    // The state goes first among the page's statements, as it did when a page was a transaction of its own.
-    // Its statement, and a completed scan's, are written when the group commits, dated as it is (see
-    // commitPagesBatch); an earlier page's state in the group is dropped (the transaction would overwrite it).
-    const earlier = group.stateAt.get(page.stream);
-    if (earlier !== undefined) group.dated.delete(earlier);
-    group.stateAt.set(page.stream, batch.after.length);
-    group.dated.set(batch.after.length, (atMs) =>
-      writeStateSql(page.store, page.stream, page.state, page.runId, atMs, {
-        success: !page.completedBackfill,
-      }),
-    );
-    batch.after.push('');
     const scan = page.completedFullScan;
     if (!scan) return;
     const marker = JSON.stringify({
@@ -545,18 +542,6 @@ export class Warehouse {
       ...(scan.createdFrom === undefined ? {} : { createdFrom: scan.createdFrom }),
     });
     batch.land(page.stream, page.entity, KIND.fullScan, null, marker);
-    const completed = (atMs: number): CompletedScan => ({
-      store: page.store,
-      stream: page.stream,
-      entity: page.entity,
-      passStartedAt: scan.passStartedAt,
-      createdFrom: scan.createdFrom,
-      completedAtMs: atMs,
-      runId: page.runId,
-    });
-    group.completing.push(completed);
-    group.dated.set(batch.after.length, (atMs) => entityFullScanSql(completed(atMs)));
-    batch.after.push('');
   }
 
   /**
@@ -779,25 +764,11 @@ export interface PageCounts {
 
 /** Pages of one store's run built into one batch (Warehouse.openPages). */
 export class PagesBatch {
-  /** Each added page's counts, in order. */
+  /** The pages added, in order, and each one's counts. */
+  readonly pages: PageCommit[] = [];
   readonly counts: PageCounts[] = [];
-  /** The full scans that pages added complete, as of the group's commit time. */
-  readonly completing: ((atMs: number) => CompletedScan)[] = [];
-  /** By stream, where its state statement is in the batch's `after` (the last page's replaces the earlier). */
-  readonly stateAt = new Map<string, number>();
-  /** Statements of the batch's `after` made when the group commits, by their place there: they hold its time. */
-  readonly dated = new Map<number, (atMs: number) => string>();
 
-  constructor(
-    readonly batch: BatchBuilder,
-    readonly meta: {
-      store: string;
-      runId: string;
-      syncedAtMs: number;
-      ownTime: boolean;
-      pages: { stream: string; records: number }[];
-    },
-  ) {}
+  constructor(readonly batch: BatchBuilder) {}
 }
 
 export function openWarehouse(file: string, options: WarehouseOptions = {}): Promise<Warehouse> {
