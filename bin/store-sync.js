@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=2
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=2 --heap-growing-percent=100
 // The allocator's settings and Node's flags for every run are on the line above because glibc and V8 read
 // them only when the process starts: they are MALLOC_ENV and NODE_FLAGS in src/load/runtime-profile.ts, which
 // says why, and test/cli/runtime-profile.test.ts keeps this line equal to them (SHEBANG). `node

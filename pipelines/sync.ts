@@ -131,17 +131,20 @@ const emptyResult = (stream: string, status: StreamResult['status'], message?: s
 const BUILT_IN: readonly StreamDefinition[] = Object.values(STREAMS);
 
 /**
- * Pages of one stream read ahead of their commit, at most (see RunStreamArgs.commitsInFlight): enough for
- * the warehouse to commit several pages per transaction when the API is faster, few enough that the pages
- * waiting stay a small part of the memory budget.
+ * Pages of one stream read ahead of their commit, at most (see RunStreamArgs.commitsInFlight). The warehouse
+ * commits a group of a few pages in less time than they take to arrive, except while it checkpoints (up to
+ * 1.5 s on the large store, every 5 s or so) or while every stream's pages share it at the start of a run:
+ * a chain reads on through those only if its window holds the pages it reads meanwhile. 10 pages stopped the
+ * large store's subscriptions chain for some 4 s of a 35 s sync; 40 hold 15 to 30 MB more at the start of a
+ * run, which the V8 heap's fixed growth (NODE_FLAGS, runtime-profile.ts) more than gives back
+ * (docs/performance.md, "Issue 32 point 1").
  */
-export const COMMITS_IN_FLIGHT = 10;
+export const COMMITS_IN_FLIGHT = 40;
 /**
- * A group is committed once a stream has this many pages fewer than COMMITS_IN_FLIGHT waiting (PageGroups):
- * the pages it reads while the group commits (a group of 6 pages takes about as long as 4 of the large
- * store's pages take to arrive).
+ * A stream with this many pages waiting makes the open group ready (PageGroups): about the pages that arrive
+ * while a group of that many commits, so that groups stay a few pages each whatever the window.
  */
-export const GROUP_RESERVE = 4;
+export const GROUP_READY_PAGES = 6;
 
 /** A stream's options for `store`: its config's, or the stream's defaults when the config cannot name it. */
 function streamOptions(store: StoreConfig, stream: StreamDefinition): StreamOptions {
@@ -246,9 +249,7 @@ export async function runSync(job: SyncJob): Promise<SyncResult> {
     );
     // Pages are committed in groups when the API is faster than the warehouse (src/load/page-groups.ts);
     // each stream reads on while up to COMMITS_IN_FLIGHT of its pages wait for their group.
-    groups = new PageGroups(warehouse, {
-      window: { pages: COMMITS_IN_FLIGHT, reserve: GROUP_RESERVE },
-    });
+    groups = new PageGroups(warehouse, { readyPages: GROUP_READY_PAGES });
     const pageGroups = groups;
     const commit = async (page: PageCommit) => {
       const result = await pageGroups.commit({

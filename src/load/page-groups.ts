@@ -13,11 +13,11 @@ import type { PageCounts, PagesBatch, Warehouse } from './warehouse.js';
  * - A page is built into the open group (normalized, its records landed) just after it is handed over, in
  *   the next turn of the event loop: the stream has asked for its next page by then, and the building is done
  *   while that request is out and while the warehouse commits the group before.
- * - A group is committed once it holds GROUP_READY_RECORDS records, or once a stream has `reserve` pages
- *   short of its window waiting (RunStreamArgs.commitsInFlight: it then stops reading until a commit
- *   finishes), or GROUP_LINGER_MS after the warehouse became free, whichever comes first. A group of one page
- *   per transaction would cost a quarter more CPU on the large store; waiting for more than the chain can read
- *   meanwhile would stop it.
+ * - A group is committed once it holds GROUP_READY_RECORDS records, or once a stream has `readyPages` pages
+ *   waiting, or GROUP_LINGER_MS after the warehouse became free, whichever comes first. A group of one page
+ *   per transaction would cost a quarter more CPU on the large store. A stream reads on while its pages wait,
+ *   up to its window (RunStreamArgs.commitsInFlight, which is far more pages than `readyPages`): it stops
+ *   reading only when the warehouse is that far behind, as during a long checkpoint.
  *
  * What a stream's driver may count on (src/extract/run-stream.ts, `commitsInFlight`): pages are committed in
  * the order they were handed over, and once a page of a stream fails, no later page of that stream is
@@ -51,11 +51,10 @@ export const GROUP_LINGER_MS = 200;
 
 export interface PageGroupsOptions {
   /**
-   * The pages a stream may have handed over and not committed (its `commitsInFlight`), and how many pages
-   * short of it a stream's waiting pages make a group ready. Without them, a group is committed as soon as
-   * the warehouse is free (tests that count groups).
+   * Pages of one stream handed over and not committed that make the open group ready. Without it, a group is
+   * committed as soon as the warehouse is free (tests that count groups).
    */
-  window?: { pages: number; reserve: number };
+  readyPages?: number;
   /** Records in one group, at most (GROUP_RECORDS). */
   groupRecords?: number;
   readyRecords?: number;
@@ -82,7 +81,7 @@ export class PageGroups {
   private readonly unsettled = new Map<string, number>();
   /** Ends the wait for a group to be ready (see ripen). */
   private wake: (() => void) | null = null;
-  private readonly window: { pages: number; reserve: number } | null;
+  private readonly readyPages: number | null;
   private readonly groupRecords: number;
   private readonly readyRecords: number;
   private readonly lingerMs: number;
@@ -91,7 +90,7 @@ export class PageGroups {
     private readonly warehouse: GroupsWarehouse,
     options: PageGroupsOptions = {},
   ) {
-    this.window = options.window ?? null;
+    this.readyPages = options.readyPages ?? null;
     this.groupRecords = options.groupRecords ?? GROUP_RECORDS;
     this.readyRecords = options.readyRecords ?? GROUP_READY_RECORDS;
     this.lingerMs = options.lingerMs ?? GROUP_LINGER_MS;
@@ -191,10 +190,9 @@ export class PageGroups {
   private ready(): boolean {
     const open = this.open;
     if (!open) return false;
-    if (!this.window || this.closed || !open.batch || this.queue.length > 0) return true;
+    if (this.readyPages === null || this.closed || !open.batch || this.queue.length > 0) return true;
     if (open.records >= this.readyRecords) return true;
-    const blocking = this.window.pages - this.window.reserve;
-    for (const pages of this.unsettled.values()) if (pages >= blocking) return true;
+    for (const pages of this.unsettled.values()) if (pages >= this.readyPages) return true;
     return false;
   }
 

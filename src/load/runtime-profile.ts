@@ -12,13 +12,20 @@ import { DUCKDB_ALLOCATOR_CONF } from './allocator.js';
  */
 
 /**
- * Node's flags for every run of the command: a 2 MB young generation semi-space instead of up to 16 MB. The
- * main thread of a load holds only some 15 MB of live objects, and a larger young generation grown around
- * them is memory held for no time saved. V8 reads them only when it starts, so they are on
- * bin/store-sync.js's `#!` line (test/cli/runtime-profile.test.ts keeps that line equal to this list), and
- * the benchmarks start their measured steps with them (bench/warehouse-lib.ts).
+ * Node's flags for every run of the command, read by V8 only when it starts: they are on bin/store-sync.js's
+ * `#!` line (test/cli/runtime-profile.test.ts keeps that line equal to this list), and the benchmarks start
+ * their measured steps with them (bench/warehouse-lib.ts).
+ * - A 2 MB young generation semi-space instead of up to 16 MB. The main thread of a load holds only some
+ *   15 MB of live objects, and a larger young generation grown around them is memory held for no time saved.
+ * - The old generation may grow to twice what the last full collection kept before the next one
+ *   (`--heap-growing-percent=100`), where V8 otherwise lets it grow up to fourfold. A sync's pages live long
+ *   enough to be promoted and are garbage soon after: at the start of a large sync, with three streams
+ *   reading, the heap held 150 to 210 MB of which a snapshot found under 40 MB live. Fixed at twice, the sync
+ *   peaked 30 to 60 MB lower for the same time, and an ingest 5 to 15 MB lower for the same CPU; fixed at
+ *   1.3 or 1.5, full collections ran so often that the sync took more CPU and longer (docs/performance.md,
+ *   "Issue 32 point 1").
  */
-export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
+export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--heap-growing-percent=100'];
 
 /**
  * glibc's allocator settings for every run of the command, also on its `#!` line (before `node`; glibc

@@ -89,7 +89,7 @@ describe('cli: the command runs the build', () => {
     const direct = await run(BIN, ['--help']);
     assert.match(direct.stdout, /store-sync <command>/);
     const { commandNodeFlags } = await import('../../bench/warehouse-lib.js');
-    assert.deepEqual(commandNodeFlags(), ['--max-semi-space-size=2']);
+    assert.deepEqual(commandNodeFlags(), ['--max-semi-space-size=2', '--heap-growing-percent=100']);
   });
 
   it("sets DuckDB's allocator before anything can load DuckDB", async () => {

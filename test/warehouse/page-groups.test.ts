@@ -322,15 +322,15 @@ describe('page groups', () => {
     return Promise.all(committed);
   };
 
-  it('with a window, pages handed over one at a time wait for each other up to the ready size, a lone page for the linger', {
+  it('with readyPages, pages handed over one at a time wait for each other up to the ready size, a lone page for the linger', {
     timeout: 60_000,
   }, async () => {
     const { warehouse, cleanup } = await tempWarehouse();
     try {
       const handed = subscriptionPages([5, 5, 5, 5, 5].map((records) => ({ runId: 'run-1', records })));
-      // Ready at 15 records; a stream would stop at 10 pages, so its waiting pages never make a group ready.
+      // Ready at 15 records; six pages of one stream waiting would make it ready, and there are never as many.
       const groups = new PageGroups(warehouse, {
-        window: { pages: 10, reserve: 4 },
+        readyPages: 6,
         readyRecords: 15,
         lingerMs: 50,
       });
@@ -349,15 +349,15 @@ describe('page groups', () => {
     }
   });
 
-  it("with a window, a stream's pages short of its window by the reserve make the group ready at once", {
+  it('with readyPages, that many pages of one stream waiting make the group ready at once', {
     timeout: 60_000,
   }, async () => {
     const { warehouse, cleanup } = await tempWarehouse();
     try {
       const handed = subscriptionPages([2, 2, 2, 2].map((records) => ({ runId: 'run-1', records })));
-      // Nothing else would make the group ready for ten minutes: the stream's third page waiting does (4 − 1).
+      // Nothing else would make the group ready for ten minutes: the stream's third page waiting does.
       const groups = new PageGroups(warehouse, {
-        window: { pages: 4, reserve: 1 },
+        readyPages: 3,
         readyRecords: 1_000,
         lingerMs: 600_000,
       });
