@@ -135,9 +135,9 @@ const BUILT_IN: readonly StreamDefinition[] = Object.values(STREAMS);
  * commits a group of a few pages in less time than they take to arrive, except while it checkpoints (up to
  * 1.5 s on the large store, every 5 s or so) or while every stream's pages share it at the start of a run:
  * a chain reads on through those only if its window holds the pages it reads meanwhile. 10 pages stopped the
- * large store's subscriptions chain for some 4 s of a 35 s sync; 40 hold 15 to 30 MB more at the start of a
- * run, which the V8 heap's fixed growth (NODE_FLAGS, runtime-profile.ts) more than gives back
- * (docs/performance.md, "Issue 32 point 1").
+ * large store's subscriptions chain for some 4 s of a 35 s sync. 40 alone peaked 120 to 160 MB higher, at the
+ * start of the run, nearly all of it garbage that the V8 heap's bounded growth (NODE_FLAGS, runtime-profile.ts)
+ * collects sooner (docs/performance.md, "Issue 32 point 1").
  */
 export const COMMITS_IN_FLIGHT = 40;
 /**

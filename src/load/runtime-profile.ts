@@ -20,10 +20,10 @@ import { DUCKDB_ALLOCATOR_CONF } from './allocator.js';
  * - The old generation may grow to twice what the last full collection kept before the next one
  *   (`--heap-growing-percent=100`), where V8 otherwise lets it grow up to fourfold. A sync's pages live long
  *   enough to be promoted and are garbage soon after: at the start of a large sync, with three streams
- *   reading, the heap held 150 to 210 MB of which a snapshot found under 40 MB live. Fixed at twice, the sync
- *   peaked 30 to 60 MB lower for the same time, and an ingest 5 to 15 MB lower for the same CPU; fixed at
- *   1.3 or 1.5, full collections ran so often that the sync took more CPU and longer (docs/performance.md,
- *   "Issue 32 point 1").
+ *   reading, the heap reached 150 to 220 MB, against 45 to 100 MB later in the run. With the sync's 40-page
+ *   window (pipelines/sync.ts) the large store's sync peaked 470 to 520 MB with this flag and 635 to 675 MB
+ *   without it, and a 100,000-document ingest 5 to 15 MB lower for the same time; at 1.3, full collections ran
+ *   so often that the sync took a sixth more CPU and longer (docs/performance.md, "Issue 32 point 1").
  */
 export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--heap-growing-percent=100'];
 
