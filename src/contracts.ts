@@ -115,6 +115,11 @@ export interface PageCommit {
   /** What to do with fields the model does not map (the stream's `schemaContract`); `evolve` when absent. */
   contract?: SchemaContract;
   /**
+   * Set on a stream's closing commit (the state that ends its pass): nothing of the stream follows it and the
+   * stream waits for it, so a group holding it is committed without waiting for more pages (page-groups.ts).
+   */
+  last?: boolean;
+  /**
    * Set when the page answers a one-day window of a date filter that dates an event (a subscription's
    * `cancel_date`): by the API, each of its records had that event on that day (WindowEvent).
    */

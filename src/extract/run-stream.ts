@@ -326,6 +326,7 @@ export async function runStream(args: RunStreamArgs): Promise<StreamSummary> {
       send({
         records: [],
         rejections: [],
+        last: true,
         ...(kind === 'full' && stream.softDeletes
           ? {
               completedFullScan: {

@@ -378,4 +378,36 @@ describe('page groups', () => {
       await cleanup();
     }
   });
+
+  it("with readyPages, a stream's last commit, which the stream waits for, is committed without the linger", {
+    timeout: 60_000,
+  }, async () => {
+    const { warehouse, cleanup } = await tempWarehouse();
+    let groups: PageGroups | undefined;
+    try {
+      const [page, closing] = subscriptionPages([3, 0].map((records) => ({ runId: 'run-1', records })));
+      // Nothing else would make the group ready for ten minutes; the closing commit does, and it does not wait for
+      // close(): the stream awaits it before it reports, and the run closes the groups only after that.
+      groups = new PageGroups(warehouse, {
+        readyPages: 6,
+        readyRecords: 1_000,
+        lingerMs: 600_000,
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const committed = await Promise.race([
+        handOverInTurns(groups, [page!, { ...closing!, last: true }]).then(() => true),
+        new Promise<false>((resolve) => {
+          timer = setTimeout(() => resolve(false), 30_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      assert.equal(committed, true, 'the group holding the closing commit was committed before the linger');
+      assert.deepEqual(
+        (await landingBlocks(warehouse)).map((b) => b['records']),
+        [3],
+      );
+    } finally {
+      await groups?.close();
+      await cleanup();
+    }
+  });
 });
