@@ -75,6 +75,8 @@ export async function* followCursor(options: ChainOptions): AsyncGenerator<RawPa
         seen.add(key);
         pending = fetchPage(page.next);
       }
+      // With the next request out: the scan of the body for its records' texts is not on the chain's path.
+      page.keepTexts?.();
       yield page;
     }
   } finally {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { emptyStreamState } from '../../src/contracts.js';
 import { ApiClient, STREAMS } from '../../src/extract/index.js';
+import { followCursor } from '../../src/extract/pagination.js';
 import { validateRecords } from '../../src/extract/validate.js';
 import type { Warehouse } from '../../src/load/index.js';
 import { CODEC, decodeBlock, storedBlocks } from '../../src/load/landing.js';
@@ -41,11 +42,22 @@ describe('received texts in the warehouse', () => {
     await cleanup?.();
   });
 
-  /** Reads `page` as the locations stream does (list page, validation) and commits it as run `runId`. */
+  /**
+   * Reads `page` as the locations stream does (its chain, which keeps the records' texts once the next request
+   * is out; validation) and commits it as run `runId`.
+   */
   async function syncPage(page: string, runId: string) {
     body = page;
     const stream = STREAMS.locations;
-    const read = await client.listPage(stream.operation, client.operationUrl(stream.operation).href);
+    const pages = [];
+    for await (const read of followCursor({
+      client,
+      operation: stream.operation,
+      startUrl: client.operationUrl(stream.operation).href,
+    }))
+      pages.push(read);
+    assert.equal(pages.length, 1);
+    const read = pages[0]!;
     const { records, rejections } = validateRecords(stream.schema, read.results, stream.name, 'GET /api/x');
     await warehouse.commitPage({
       store: 'shop',
