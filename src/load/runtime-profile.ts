@@ -155,6 +155,11 @@ export interface RuntimeProfile {
   readonly memoryLimit: 'writer' | 'duckdb-default' | { readonly size: string };
   /** Null: the profile's work never runs beside worker threads. */
   readonly withWorkers: WithWorkers | null;
+  /**
+   * Cores the profile's own JavaScript keeps for the whole of it, DuckDB getting the others (at least one):
+   * a sync builds its pages on the main thread while DuckDB commits the group before (Warehouse.shareCores).
+   */
+  readonly coresForJavaScript?: number;
 }
 
 /**
@@ -163,7 +168,7 @@ export interface RuntimeProfile {
  */
 export const RUNTIME_PROFILES = {
   /** sync, schedule, the demo's sync: commits of page groups, under SYNC_MEMORY_LIMIT. */
-  sync: { name: 'sync', memoryLimit: { size: SYNC_MEMORY_LIMIT }, withWorkers: null },
+  sync: { name: 'sync', memoryLimit: { size: SYNC_MEMORY_LIMIT }, withWorkers: null, coresForJavaScript: 1 },
   /** ingest (pipelines/ingest.ts): a large input streams through workers, DuckDB gets less of everything. */
   ingest: {
     name: 'ingest',

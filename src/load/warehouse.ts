@@ -202,6 +202,7 @@ export class Warehouse {
     };
     let result: T;
     try {
+      if (profile.coresForJavaScript) restores.push(await this.shareCores(profile.coresForJavaScript, logger));
       result = await withProfileMemory(this.connection, this.options, profile, () => fn(runtime));
     } catch (error) {
       await restore(true);
@@ -236,8 +237,8 @@ export class Warehouse {
   }
 
   /**
-   * Limits DuckDB to the cores that a load's `workers` (reading and normalizing in threads of their own)
-   * leave free, at least one; returns what restores the setting. On a small machine DuckDB's extra threads
+   * Limits DuckDB to the cores that a load's `workers` (reading and normalizing in threads of their own, or a
+   * sync's main thread building pages) leave free, at least one; returns what restores the setting. On a small machine DuckDB's extra threads
    * only compete with the workers, and the thread waiting on a query spins while they run (on 2 cores, a
    * tenth of an ingest's CPU: docs/ingest.md, "Threads"). Call both between statements, never beside one.
    */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { commandEnv, commandNodeFlags } from '../../bench/warehouse-lib.js';
@@ -62,6 +63,27 @@ describe('runtime profiles', () => {
       // A sync runs under SYNC_MEMORY_LIMIT (200MB, shown rounded), and the writer's comes back after.
       assert.equal(await warehouse.withProfile(RUNTIME_PROFILES.sync, silentLogger, memory), '190.7 MiB');
       assert.equal(await memory(), '244.1 MiB');
+    } finally {
+      await warehouse.close();
+      await cleanup();
+    }
+  });
+
+  it("a sync leaves its main thread a core: DuckDB runs on the others while it runs, and on its own after, also after a failure", async () => {
+    const { dir, cleanup } = await tempDir();
+    const warehouse = await openWarehouse(path.join(dir, 'w.duckdb'), { threads: 4 });
+    const threads = async () => Number(await currentSetting(warehouse.connection, 'threads'));
+    try {
+      const expected = Math.min(4, Math.max(1, os.availableParallelism() - 1));
+      assert.equal(await warehouse.withProfile(RUNTIME_PROFILES.sync, silentLogger, threads), expected);
+      assert.equal(await threads(), 4);
+      await assert.rejects(
+        warehouse.withProfile(RUNTIME_PROFILES.sync, silentLogger, async () => {
+          throw new Error('the stream failed');
+        }),
+        /the stream failed/,
+      );
+      assert.equal(await threads(), 4);
     } finally {
       await warehouse.close();
       await cleanup();
