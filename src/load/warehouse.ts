@@ -202,7 +202,8 @@ export class Warehouse {
     };
     let result: T;
     try {
-      if (profile.coresForJavaScript) restores.push(await this.shareCores(profile.coresForJavaScript, logger));
+      if (profile.coresForJavaScript)
+        restores.push(await this.shareCores(profile.coresForJavaScript, logger));
       result = await withProfileMemory(this.connection, this.options, profile, () => fn(runtime));
     } catch (error) {
       await restore(true);

@@ -69,7 +69,7 @@ describe('runtime profiles', () => {
     }
   });
 
-  it("a sync leaves its main thread a core: DuckDB runs on the others while it runs, and on its own after, also after a failure", async () => {
+  it('a sync leaves its main thread a core: DuckDB runs on the others while it runs, and on its own after, also after a failure', async () => {
     const { dir, cleanup } = await tempDir();
     const warehouse = await openWarehouse(path.join(dir, 'w.duckdb'), { threads: 4 });
     const threads = async () => Number(await currentSetting(warehouse.connection, 'threads'));
