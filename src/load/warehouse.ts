@@ -239,9 +239,10 @@ export class Warehouse {
 
   /**
    * Limits DuckDB to the cores that a load's `workers` (reading and normalizing in threads of their own, or a
-   * sync's main thread building pages) leave free, at least one; returns what restores the setting. On a small machine DuckDB's extra threads
-   * only compete with the workers, and the thread waiting on a query spins while they run (on 2 cores, a
-   * tenth of an ingest's CPU: docs/ingest.md, "Threads"). Call both between statements, never beside one.
+   * sync's main thread building pages) leave free, at least one; returns what restores the setting. On a small
+   * machine DuckDB's extra threads only compete with them, and the thread waiting on a query spins while they
+   * run (on 2 cores, a tenth of an ingest's CPU: docs/ingest.md, "Threads"; 2.4 CPU-seconds of a large sync:
+   * docs/performance.md, "Issue 32 point 1"). Call both between statements, never beside one.
    */
   async shareCores(workers: number, logger: Logger): Promise<() => Promise<void>> {
     const reader = await this.connection.runAndReadAll("SELECT current_setting('threads')");
