@@ -28,11 +28,14 @@ const port = parentPort!;
 let credits = 0;
 /**
  * Batches posted whose buffers have not come back (see TableRows.reuse). The next batch starts only when
- * fewer than BUFFER_SETS are out: it is then filled in the buffers of the one loaded before, so a worker
- * and its loader share two sets of batch buffers, one being loaded and one being filled (or waiting).
+ * fewer than BUFFER_SETS are out: it is then filled in the buffers of one loaded before, so a worker and its
+ * loader share three sets of batch buffers: one being loaded, one posted and waiting for it, and one being
+ * filled. With two, the worker could not start a batch until the loader had appended the one before, and
+ * on two cores it spent a quarter of a 200,000-document ingest waiting (docs/performance.md, "Issue 31: the
+ * worker never waits"); the third set costs 10 to 20 MB.
  */
 let buffersOut = 0;
-const BUFFER_SETS = 2;
+const BUFFER_SETS = 3;
 /** Wakes the ingest waiting in `until` when a credit or a batch's buffers come back. */
 let wake: (() => void) | null = null;
 const until = async (ready: () => boolean): Promise<void> => {

@@ -47,6 +47,11 @@ export interface OpenOptions {
   lockWaitLogMs?: number;
   /** Where a waiting writer says so. */
   logger?: Logger;
+  /**
+   * The block size of the file if this open creates it (default NEW_WAREHOUSE_BLOCK_BYTES; an existing file
+   * keeps its own): `ingest` creates with INGEST_WAREHOUSE_BLOCK_BYTES.
+   */
+  newFileBlockBytes?: number;
 }
 
 /** A waiting writer logs that it still waits this often. */
@@ -79,10 +84,22 @@ export const NEW_WAREHOUSE_STORAGE_VERSION = 'v1.5.0';
  * KB). DuckDB gives every column of a table's row group in progress a block of its own, and an ingest has
  * some 300 columns in progress across its tables: with 256 KB blocks that alone takes about 200 MB of
  * DuckDB's memory. With 128 KB blocks a large ingest runs as fast with DuckDB limited to 256 MB as with twice
- * that and the default blocks; smaller blocks cost time (docs/performance.md, "Settings and the measurements
- * behind them"). DuckDB reads any block size since 1.2.
+ * that and the default blocks, and the large store's sync took 1.21 to 1.23 times the bare download against
+ * 1.25 to 1.26 with 64 KB blocks (docs/performance.md, "Settings and the measurements behind them"). DuckDB
+ * reads any block size since 1.2.
  */
 export const NEW_WAREHOUSE_BLOCK_BYTES = 128 * 1024;
+
+/**
+ * The block size of a warehouse `ingest` creates. A streaming ingest runs DuckDB in 160 MB
+ * (STREAMING_INGEST_MEMORY_LIMIT), where its 128 KB blocks in progress did not fit: DuckDB spilled them, each
+ * to a temporary file of its own (its shared temporary file takes only 256 KB blocks), some 5,000 files
+ * created and deleted per 200,000 documents, on the thread that appends. With 64 KB blocks nothing spills and
+ * 200,000 documents load about a second sooner, 12.0 to 12.9 s against 13.2 to 13.5 (32 KB blocks: 13.7 to
+ * 14.4 s, the file half as large again): docs/performance.md, "Issue 31: the worker never waits". A warehouse
+ * is made by the command that first loads it, usually its largest load.
+ */
+export const INGEST_WAREHOUSE_BLOCK_BYTES = 64 * 1024;
 
 /** The writer's name for the warehouse it attaches (its queries use the default database, this one). */
 export const WAREHOUSE_ALIAS = 'warehouse';
@@ -213,10 +230,13 @@ function lockKind(file: string, pid: string): 'read' | 'write' | null {
   return fileLocks(file).find((lock) => lock.pid === Number(pid))?.kind ?? null;
 }
 
-/** The writer's ATTACH of the warehouse file, with its row group size (see WRITER_ROW_GROUP_ROWS). */
-function attachSql(absolute: string, alias = WAREHOUSE_ALIAS, created = false): string {
+/**
+ * The writer's ATTACH of the warehouse file, with its row group size (see WRITER_ROW_GROUP_ROWS), and the
+ * block size of a file it creates (`createdBlockBytes`).
+ */
+function attachSql(absolute: string, alias = WAREHOUSE_ALIAS, createdBlockBytes: number | null = null): string {
   // An existing file has its block size, and DuckDB refuses to attach it with another.
-  const block = created ? `, BLOCK_SIZE ${NEW_WAREHOUSE_BLOCK_BYTES}` : '';
+  const block = createdBlockBytes === null ? '' : `, BLOCK_SIZE ${createdBlockBytes}`;
   return `ATTACH ${literal(absolute)} AS ${alias} (ROW_GROUP_SIZE ${WRITER_ROW_GROUP_ROWS}${block})`;
 }
 
@@ -228,7 +248,7 @@ function attachSql(absolute: string, alias = WAREHOUSE_ALIAS, created = false): 
  * a link never replaces a file, so of two writers creating at once one file wins, the other's is dropped, and
  * both attach the same complete file, where DuckDB's lock decides.
  */
-async function createWarehouse(instance: DuckDBInstance, absolute: string): Promise<void> {
+async function createWarehouse(instance: DuckDBInstance, absolute: string, blockBytes: number): Promise<void> {
   setAsideEmptyFile(absolute);
   if (existsSync(absolute)) return;
   const draft = `${absolute}.creating-${process.pid}`;
@@ -239,7 +259,7 @@ async function createWarehouse(instance: DuckDBInstance, absolute: string): Prom
   dropDraft();
   const connection = await instance.connect();
   try {
-    await connection.run(attachSql(draft, 'creating', true));
+    await connection.run(attachSql(draft, 'creating', blockBytes));
     // Detaching writes the new file's header and closes it: what is linked is a whole database.
     await connection.run('DETACH creating');
     linkSync(draft, absolute);
@@ -396,7 +416,7 @@ async function openOnce(
     else {
       // A writer attaches the file to an in-memory instance, to set its row group size (see above).
       instance = await duckdbApi.DuckDBInstance.create(':memory:', config);
-      await createWarehouse(instance, absolute);
+      await createWarehouse(instance, absolute, options.newFileBlockBytes ?? NEW_WAREHOUSE_BLOCK_BYTES);
       const connection = await instance.connect();
       try {
         await connection.run(attachSql(absolute));

@@ -64,9 +64,9 @@ export const WORKER_YOUNG_GENERATION_MB = 16;
 
 /**
  * Documents per batch of an ingest (`IngestOptions.batchDocuments`; a batch also ends at 32 MB of input).
- * The reading side holds about three batches' buffers at once (the one being written, the one waiting for
- * credit, and the handed-back set its normalizer reuses), so a batch's size is a third of the memory that
- * grows with it. 3,500 documents (about 20 MB of input) hold some 40 MB less than 5,000 for the same CPU;
+ * The reading side holds a few batches' buffers at once (the one being written, the one waiting for credit,
+ * the one being filled: BUFFER_SETS in ingest/worker.ts), so a batch's size multiplies the memory that grows
+ * with it. 3,500 documents (about 20 MB of input) hold some 40 MB less than 5,000 for the same CPU;
  * 2,500 hold no less than 3,500 and cost about a tenth more CPU in per-batch work (the merge's lookups, an
  * Appender flush per table, the ledger rows): docs/performance.md, "Issue 31 point 3".
  */

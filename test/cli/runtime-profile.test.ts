@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { commandEnv, commandNodeFlags } from '../../bench/warehouse-lib.js';
 import { openWarehouse } from '../../src/load/index.js';
+import { INGEST_WAREHOUSE_BLOCK_BYTES, NEW_WAREHOUSE_BLOCK_BYTES } from '../../src/load/open.js';
 import { MALLOC_ENV, NODE_FLAGS, RUNTIME_PROFILES, SHEBANG } from '../../src/load/runtime-profile.js';
 import { silentLogger } from '../../src/log.js';
-import { currentSetting, loggedValues, tempDir } from '../warehouse/helpers.js';
-import { BIN } from './helpers.js';
+import { currentSetting, loggedValues, orderDoc, tempDir } from '../warehouse/helpers.js';
+import { assertExit, BIN, readWarehouse, runCli } from './helpers.js';
 
 /**
  * The runtime profiles (src/load/runtime-profile.ts): Node's flags are declared once and reach the command's
@@ -141,6 +142,34 @@ describe('runtime profiles', () => {
       assert.deepEqual(await settings(), ['244.1 MiB', 4]);
     } finally {
       await warehouse.close();
+      await cleanup();
+    }
+  });
+
+  it('a warehouse ingest creates has 64 KB blocks; one another command created keeps its own through an ingest', async () => {
+    const { dir, cleanup } = await tempDir();
+    const orders = path.join(dir, 'orders.ndjson');
+    await writeFile(orders, `${[1, 2, 3].map((n) => JSON.stringify(orderDoc(n))).join('\n')}\n`);
+    const blockSize = async (file: string) => {
+      const [row] = await readWarehouse<{ block_size: bigint }>(
+        file,
+        'SELECT block_size FROM pragma_database_size() WHERE database_name = current_database()',
+      );
+      return Number(row!.block_size);
+    };
+    try {
+      const fresh = path.join(dir, 'fresh.duckdb');
+      assertExit(await runCli(['ingest', orders, '--warehouse', fresh]), 0);
+      assert.equal(await blockSize(fresh), INGEST_WAREHOUSE_BLOCK_BYTES);
+      assert.equal(INGEST_WAREHOUSE_BLOCK_BYTES, 64 * 1024);
+
+      const made = path.join(dir, 'made.duckdb');
+      await (await openWarehouse(made)).close();
+      assertExit(await runCli(['ingest', orders, '--warehouse', made]), 0);
+      assert.equal(await blockSize(made), NEW_WAREHOUSE_BLOCK_BYTES);
+      const [loaded] = await readWarehouse<{ n: bigint }>(made, 'SELECT count(*) AS n FROM orders');
+      assert.equal(Number(loaded!.n), 3);
+    } finally {
       await cleanup();
     }
   });

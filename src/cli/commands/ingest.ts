@@ -123,10 +123,12 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       });
     }
     // Closing it after the run publishes the read copy (src/load/read-copy.ts).
+    const { INGEST_WAREHOUSE_BLOCK_BYTES } = await import('../../load/open.js');
     const warehouse = await openWarehouse(config.warehouse, {
       logger,
       readCopy: config.readCopy,
       waitForLockSeconds: config.waitForLockSeconds,
+      newFileBlockBytes: INGEST_WAREHOUSE_BLOCK_BYTES,
     });
     try {
       const runId = await warehouse.startRun({
