@@ -234,7 +234,11 @@ function lockKind(file: string, pid: string): 'read' | 'write' | null {
  * The writer's ATTACH of the warehouse file, with its row group size (see WRITER_ROW_GROUP_ROWS), and the
  * block size of a file it creates (`createdBlockBytes`).
  */
-function attachSql(absolute: string, alias = WAREHOUSE_ALIAS, createdBlockBytes: number | null = null): string {
+function attachSql(
+  absolute: string,
+  alias = WAREHOUSE_ALIAS,
+  createdBlockBytes: number | null = null,
+): string {
   // An existing file has its block size, and DuckDB refuses to attach it with another.
   const block = createdBlockBytes === null ? '' : `, BLOCK_SIZE ${createdBlockBytes}`;
   return `ATTACH ${literal(absolute)} AS ${alias} (ROW_GROUP_SIZE ${WRITER_ROW_GROUP_ROWS}${block})`;
@@ -248,7 +252,11 @@ function attachSql(absolute: string, alias = WAREHOUSE_ALIAS, createdBlockBytes:
  * a link never replaces a file, so of two writers creating at once one file wins, the other's is dropped, and
  * both attach the same complete file, where DuckDB's lock decides.
  */
-async function createWarehouse(instance: DuckDBInstance, absolute: string, blockBytes: number): Promise<void> {
+async function createWarehouse(
+  instance: DuckDBInstance,
+  absolute: string,
+  blockBytes: number,
+): Promise<void> {
   setAsideEmptyFile(absolute);
   if (existsSync(absolute)) return;
   const draft = `${absolute}.creating-${process.pid}`;
