@@ -44,6 +44,7 @@ import {
   STREAMING_INGEST_MEMORY_LIMIT,
   setMemoryLimit,
   thenRestore,
+  useHeapGrowingPercent,
   withProfileMemory,
 } from './runtime-profile.js';
 import { Transaction } from './transaction.js';
@@ -194,6 +195,10 @@ export class Warehouse {
         if (streaming.memoryLimit !== null)
           restores.push(await this.limitMemory(streaming.memoryLimit, logger));
         this.reattachAfterCommit = streaming.reattachAfterCommit;
+        if (streaming.heapGrowingPercent !== null) {
+          restores.push(useHeapGrowingPercent(streaming.heapGrowingPercent));
+          logger.debug('v8_heap_growing_percent', { percent: streaming.heapGrowingPercent });
+        }
       },
     };
     const restore = async (failed: boolean) => {

@@ -113,21 +113,32 @@ describe('runtime profiles', () => {
     const { dir, cleanup } = await tempDir();
     const file = path.join(dir, 'w.duckdb');
     const warehouse = await openWarehouse(file, { threads: 4 });
-    const { logger, values: reattached } = loggedValues('warehouse_reattached', 'path');
+    const { logger: reattachLogger, values: reattached } = loggedValues('warehouse_reattached', 'path');
+    const heapGrowth = loggedValues('v8_heap_growing_percent', 'percent');
+    const logger = {
+      ...reattachLogger,
+      debug: (event: string, fields?: Record<string, unknown>) => {
+        reattachLogger.debug(event, fields);
+        heapGrowth.logger.debug(event, fields);
+      },
+    };
     const settings = async () => [
       await currentSetting(warehouse.connection, 'memory_limit'),
       Number(await currentSetting(warehouse.connection, 'threads')),
     ];
     try {
+      const growth: unknown[] = [];
       const during = await warehouse.withProfile(RUNTIME_PROFILES.ingest, logger, async (runtime) => {
         await warehouse.afterCommit(logger);
         assert.deepEqual(reattached, [], 'no re-attach before the workers start');
         await runtime.useWorkers(64);
         await warehouse.afterCommit(logger);
+        growth.push(...heapGrowth.values);
         return settings();
       });
       assert.deepEqual(during, ['152.5 MiB', 1]);
       assert.deepEqual(reattached, [file]);
+      assert.deepEqual(growth, [0], "V8's own old-generation growth while the workers run");
       assert.deepEqual(await settings(), ['244.1 MiB', 4]);
       await warehouse.afterCommit(logger);
       assert.deepEqual(reattached, [file], 'no re-attach outside the profile');
@@ -172,5 +183,47 @@ describe('runtime profiles', () => {
     } finally {
       await cleanup();
     }
+  });
+
+  it("useHeapGrowingPercent changes V8's old-generation growth for the process and sets back the one it started with", async () => {
+    // Full collections while a steady stream of objects is promoted and dies, beside 300,000 live ones: the
+    // old generation is collected whenever it has doubled (--heap-growing-percent=100, as the command starts),
+    // far less often under V8's own growth (0), and as often as at first once the setting is restored.
+    const script = `
+      import { PerformanceObserver, constants } from 'node:perf_hooks';
+      import { useHeapGrowingPercent } from ${JSON.stringify(path.resolve('src/load/runtime-profile.ts'))};
+      let majors = 0;
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) if (e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors++;
+      }).observe({ entryTypes: ['gc'] });
+      const live = Array.from({ length: 300000 }, (_, i) => ({ i, s: 'x' + i }));
+      const ring = new Array(200000);
+      const phase = async () => {
+        const before = majors;
+        for (let n = 0; n < 6000000; n++) ring[n % ring.length] = { n, a: [n, n + 1] };
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return majors - before;
+      };
+      const started = await phase();
+      const restore = useHeapGrowingPercent(0);
+      const own = await phase();
+      await restore();
+      const restored = await phase();
+      console.log(JSON.stringify({ started, own, restored, live: live.length }));
+    `;
+    const child = spawn(
+      process.execPath,
+      ['--heap-growing-percent=100', '--import', 'tsx', '--input-type=module', '-e', script],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+    const { started, own, restored } = JSON.parse(out) as Record<string, number>;
+    assert.ok(own < started, `fewer full collections under V8's own growth: ${own} against ${started}`);
+    assert.ok(restored > own, `as many again once restored: ${restored} against ${own}`);
   });
 });
