@@ -71,24 +71,33 @@ describe('ingest: reading ahead of the batch handed over', () => {
     assert.deepEqual(await sealedWhileEmitting(false), [1, 1, 1, 0]);
   });
 
-  it('a worker starts a batch only once the buffers of the one loaded before it are back', async () => {
-    // Two sets of buffers between a worker and its loader: one being loaded, one being filled. Batch 0's
-    // buffers are handed back late, after batch 1 has been taken; batch 2 may only be begun after that.
+  it('a worker fills a third batch while two are out, and starts a fourth only once buffers come back', async () => {
+    // Three sets of buffers between a worker and its loader: one being loaded, one posted and waiting, one
+    // being filled. The loader holds the buffers of batches 0, 1 and 2: batch 2 is filled and posted all the
+    // same, and only then are they handed back, after which batch 3 may be begun. With two sets the worker
+    // would wait for batch 0's buffers before batch 2; the fallback then hands them back, late, so that the
+    // run ends and the order shows it.
     const events: string[] = [];
     const handedBack: (() => void)[] = [];
+    const giveBackAll = (why: string) => {
+      if (handedBack.length === 0) return;
+      events.push(why);
+      for (const giveBack of handedBack.splice(0)) giveBack();
+    };
+    let fallback: NodeJS.Timeout | undefined;
     const job = { store: 'shop', runId: 'r', firstSeq: 1, ...(await plan()) };
     await prepareInWorkers(job, 1, async (event) => {
       events.push(`batch ${event.batchIndex}`);
-      if (event.batchIndex > 1) return event.giveBack?.();
+      if (event.batchIndex > 2) return event.giveBack?.();
       handedBack.push(event.giveBack!);
-      // Batch 1 is taken (its credit goes back to the worker) with batch 0 still held by the loader.
-      if (event.batchIndex === 1)
-        setTimeout(() => {
-          events.push('batch 0 given back');
-          for (const giveBack of handedBack) giveBack();
-        }, 200);
+      if (event.batchIndex === 1) fallback = setTimeout(() => giveBackAll('given back after waiting'), 5_000);
+      if (event.batchIndex === 2) {
+        clearTimeout(fallback);
+        setTimeout(() => giveBackAll('batches 0 to 2 given back'), 100);
+      }
     });
-    assert.deepEqual(events, ['batch 0', 'batch 1', 'batch 0 given back', 'batch 2', 'batch 3']);
+    clearTimeout(fallback);
+    assert.deepEqual(events, ['batch 0', 'batch 1', 'batch 2', 'batches 0 to 2 given back', 'batch 3']);
   });
 
   it('a table holds no buffers between a snapshot and its next row, which takes handed-back ones', () => {
