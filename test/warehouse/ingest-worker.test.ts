@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { type IngestSummary, ingestPaths } from '../../pipelines/ingest.js';
 import { rebuildWarehouse } from '../../pipelines/rebuild.js';
 import { StoreSyncError } from '../../src/errors.js';
+import { prepareInWorkers } from '../../src/ingest/parallel.js';
 import { DocumentReader } from '../../src/ingest/reader.js';
 import { openWarehouse } from '../../src/load/index.js';
 import { createLogger, silentLogger } from '../../src/log.js';
@@ -19,6 +21,7 @@ import {
   snapshot,
   tableRows,
   tempDir,
+  wholeFilePlan,
 } from './helpers.js';
 
 /**
@@ -247,6 +250,39 @@ describe('ingest: the worker thread', () => {
         ['T-1'],
       );
       assert.equal(reader.bytesRead, Buffer.byteLength(first));
+    } finally {
+      await done();
+    }
+  });
+
+  it("hashes each file's planned bytes on the main thread beside the workers, and the batch that ends it carries that digest", async () => {
+    const { dir: other, cleanup: done } = await tempDir();
+    try {
+      // Two files; the second grew after the run was planned: its digest is of the planned bytes only.
+      const first = path.join(other, 'first.ndjson');
+      const growing = path.join(other, 'growing.ndjson');
+      const firstBytes = Buffer.from(ndjson([orderDoc(1), orderDoc(2)]));
+      const planned = Buffer.from(ndjson([orderDoc(3)]));
+      await writeFile(first, firstBytes);
+      await writeFile(growing, planned);
+      const job = { store: 'shop', runId: 'r', firstSeq: 1, ...(await wholeFilePlan(first, 1)) };
+      const second = { ...(await wholeFilePlan(growing, 1)).files[0]!, index: 1 };
+      job.files.push(second);
+      await writeFile(growing, Buffer.concat([planned, Buffer.from(ndjson([orderDoc(4)]))]));
+      const digests = new Map<number, string | null>();
+      await prepareInWorkers(job, 1, async (event) => {
+        for (const progress of event.files)
+          if (progress.done) digests.set(progress.index, progress.done.sha256);
+        event.giveBack?.();
+      });
+      const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+      assert.deepEqual(
+        digests,
+        new Map([
+          [0, sha256(firstBytes)],
+          [1, sha256(planned)],
+        ]),
+      );
     } finally {
       await done();
     }
