@@ -194,6 +194,9 @@ keep DuckDB's defaults. A writer writes row groups of 16,384 rows
 (DuckDB's default is 122,880): DuckDB writes each to the file as soon as it fills, so a large load keeps little in
 memory and its commit has little left to write. Row group size is not part of the file format: any DuckDB that
 reads the format reads the rows.
+A warehouse created by \`ingest\` has 64 KB blocks, one created by any other command 128 KB (DuckDB's default is
+256 KB): smaller blocks hold a large load's row groups in progress in less memory ([ingest.md](ingest.md),
+"Threads"). Any DuckDB since 1.2 reads any block size.
 Warehouses created by store-sync are in DuckDB 1.5's storage format and need DuckDB 1.5 or newer to open
 ([querying.md](querying.md)). In them \`_raw_landing_parts.bytes\` is declared \`USING COMPRESSION uncompressed\`:
 its bytes are brotli's output already, and DuckDB's string compression, which would otherwise be tried on every
