@@ -1,12 +1,10 @@
-import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { PreparedBatch } from '../load/batch-builder.js';
 import { type ReplayContracts, replayBlock, type StoredBlock } from '../load/replay.js';
 import { WORKER_YOUNG_GENERATION_MB } from '../load/runtime-profile.js';
 import { Normalizer, snapshotBuffers } from '../normalize/index.js';
-import type { FilePlan, PreparedEvent, PrepareJob } from './prepare.js';
-import { readChunks } from './reader.js';
+import type { PreparedEvent, PrepareJob } from './prepare.js';
 import type { ToWorker } from './worker.js';
 
 /**
@@ -37,6 +35,7 @@ const ENTRY = new URL('./worker.ts', import.meta.url).href;
 type FromWorker =
   | { type: 'batch'; event: PreparedEvent }
   | { type: 'replayed'; index: number; prepared: PreparedBatch }
+  | { type: 'digest'; file: number; sha256: string }
   | { type: 'done' }
   | { type: 'error'; message: string; stack?: string };
 
@@ -99,29 +98,15 @@ export function stopWorker(thread: Worker): Promise<void> {
 const BATCHES_AHEAD = 1;
 
 /**
- * The ledger's SHA-256 of each file (of its first `entry.size` bytes, what the workers read: see
- * DocumentReader), one file after another, passed to `found` as each is done.
- */
-async function hashInTurn(files: readonly FilePlan[], found: (file: number, sha256: string) => void) {
-  for (const file of files) {
-    const hash = createHash('sha256');
-    for await (const chunk of readChunks(file.path, file.entry.size)) hash.update(chunk);
-    found(file.index, hash.digest('hex'));
-  }
-}
-
-/**
  * Runs prepareFiles in worker threads, each taking its share of the batches, and hands the batches to
  * `accept` on this thread in job order: reading, parsing and normalizing then overlap with DuckDB's
  * appends and merges here instead of taking turns. Each worker stays at most BATCHES_AHEAD batches ahead
  * (an accepted batch returns one), which bounds memory. The first failure on any side stops every worker
  * and rejects.
  *
- * This thread hashes the files for the ledger, reading them a second time (from the page cache, as the
- * workers read them too), while the workers read, parse and normalize: on two cores a worker is what an
- * ingest waits for, and SHA-256 was a twentieth of its time, where this thread waits for batches a sixth of
- * its own (docs/performance.md, "Issue 31: the worker never waits"). A batch that ends a file waits, before
- * it is accepted, for the file's digest.
+ * Only the first worker hashes the files (prepare.ts): a batch that ends a file waits, before it is
+ * accepted, for that worker's digest of the file. It cannot wait long: every batch before it has been
+ * accepted, so the first worker has had the credit to read past the file's end.
  */
 export function prepareInWorkers(
   job: Omit<PrepareJob, 'share'>,
@@ -191,15 +176,16 @@ export function prepareInWorkers(
         })
         .catch(fail);
     };
-    hashInTurn(job.files, (file, sha256) => {
-      digests.set(file, sha256);
-      digestWaiters.get(file)?.resolve(sha256);
-      digestWaiters.delete(file);
-    }).catch(fail);
     for (let index = 0; index < workers; index++) {
       const thread = spawn(
         'an ingest',
         (message) => {
+          if (message.type === 'digest') {
+            digests.set(message.file, message.sha256);
+            digestWaiters.get(message.file)?.resolve(message.sha256);
+            digestWaiters.delete(message.file);
+            return;
+          }
           if (message.type === 'batch')
             waiting.set(message.event.batchIndex, { event: message.event, from: thread });
           else if (message.type === 'done') finished++;
@@ -210,7 +196,7 @@ export function prepareInWorkers(
       threads.push(thread);
       thread.postMessage({
         type: 'job',
-        job: { ...job, share: { index, of: workers }, hashFiles: false },
+        job: { ...job, share: { index, of: workers } },
         credits: BATCHES_AHEAD,
       } satisfies ToWorker);
     }

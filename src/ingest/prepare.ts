@@ -15,9 +15,9 @@ import type { Piece } from './splitters.js';
  * Several workers share one job by batch: every worker reads and splits all of it (cheap: no decoding),
  * so all agree on where each batch starts and ends and on every record's landing sequence number, and
  * each parses and normalizes only the batches whose index falls to it. Only the first share hashes the
- * files, unless the job says none does (`hashFiles`, which ingest workers are given: the main thread hashes
- * them, parallel.ts); the batch that ends a file carries a null digest then, which the caller fills. The
- * same function runs alone (one share of one) on the main thread for stdin and small inputs.
+ * files: it reports each file's digest as soon as it has read the file (`onDigest`), and the batch that
+ * ends a file, whichever share made it, carries a null digest that the caller fills from that report
+ * (parallel.ts). The same function runs alone (one share of one) on the main thread for stdin.
  */
 
 /** One file to read, decided beforehand from the ledger (docs/ingest.md). */
@@ -51,11 +51,6 @@ export interface PrepareJob {
   contract?: SchemaContract;
   /** This reader's share: batches whose index modulo `of` is `index`. */
   share: { index: number; of: number };
-  /**
-   * Whether the first share hashes the files it reads (default true). Ingest workers do not: the main
-   * thread hashes the files beside them (parallel.ts, prepareInWorkers).
-   */
-  hashFiles?: boolean;
 }
 
 /**
@@ -105,10 +100,13 @@ export async function prepareFiles(
   job: PrepareJob,
   emit: (event: PreparedEvent) => Promise<void>,
   {
+    onDigest,
     signal,
     normalizer = new Normalizer(),
     untilEmitted = false,
   }: {
+    /** The first share's report of a file's content hash, made when the file has been read whole. */
+    onDigest?: (file: number, sha256: string) => void;
     /** Stops the reading of stdin (only on the main thread: a signal cannot be sent to a worker). */
     signal?: AbortSignal | undefined;
     /** The normalizer to fill (a worker's, which takes loaded buffers back); a new one by default. */
@@ -124,7 +122,7 @@ export async function prepareFiles(
   } = {},
 ): Promise<void> {
   const { index: mine, of: readers } = job.share;
-  const hashes = mine === 0 && job.hashFiles !== false;
+  const hashes = mine === 0;
   let seq = job.firstSeq;
   let batchIndex = 0;
   let batch: BatchBuilder | null = null;
@@ -247,6 +245,7 @@ export async function prepareFiles(
         format: reader.format ?? 'empty',
         gzip: reader.gzip,
       };
+      if (sha256 !== null) onDigest?.(file.index, sha256);
     }
   }
 }

@@ -47,7 +47,7 @@ async function* tapAndHash(
  * splitters copy what they keep of it. A fresh buffer per read would allocate, and leave V8 to collect,
  * the whole file's size again for every worker reading it.
  */
-export async function* readChunks(path: string, limit: number | undefined): AsyncGenerator<Buffer> {
+async function* readChunks(path: string, limit: number | undefined): AsyncGenerator<Buffer> {
   const handle = await open(path, 'r');
   const end = limit ?? Number.POSITIVE_INFINITY;
   // No larger than the file: two megabytes per file of a folder of 10,000 small ones kept V8's collector

@@ -11,7 +11,7 @@ import { type PrepareJob, prepareFiles } from './prepare.js';
  * moving (not copying) their buffers.
  *   job     ingest: run prepareFiles on this worker's share of the files, staying at most `credits`
  *           batches ahead of the loader, so a fast reader cannot fill memory with batches DuckDB has not
- *           taken yet (the main thread hashes the files: parallel.ts);
+ *           taken yet; the first worker also posts each file's digest as soon as it has read the file;
  *   replay  rebuild: one raw landing block at a time, in the order sent (the main thread meters them).
  */
 
@@ -81,6 +81,8 @@ port.on('message', (message: ToWorker) => {
         await until(() => buffersOut < BUFFER_SETS);
       },
       {
+        // Not held back by credit: the loader may be waiting for this digest to finish a batch.
+        onDigest: (file, sha256) => port.postMessage({ type: 'digest', file, sha256 }),
         normalizer: own,
         untilEmitted: true,
       },

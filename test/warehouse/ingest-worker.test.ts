@@ -255,7 +255,7 @@ describe('ingest: the worker thread', () => {
     }
   });
 
-  it("hashes each file's planned bytes on the main thread beside the workers, and the batch that ends it carries that digest", async () => {
+  it("the batch that ends a file carries the digest of the file's planned bytes, also of one that grew after the plan", async () => {
     const { dir: other, cleanup: done } = await tempDir();
     try {
       // Two files; the second grew after the run was planned: its digest is of the planned bytes only.
