@@ -211,10 +211,13 @@ export const RUNTIME_PROFILES = {
   bulkCopy: { name: 'bulk-copy', memoryLimit: 'duckdb-default', withWorkers: null },
 } as const satisfies Record<string, RuntimeProfile>;
 
-/** The `--heap-growing-percent` the process started with (NODE_FLAGS on the `#!` line), else V8's own (0). */
+/**
+ * The `--heap-growing-percent` the process started with (NODE_FLAGS on the `#!` line; NODE_OPTIONS may not
+ * carry it), else V8's own (0).
+ */
 function startingHeapGrowingPercent(): number {
-  const flag = process.execArgv.findLast((arg) => arg.startsWith('--heap-growing-percent='));
-  return flag ? Number(flag.slice('--heap-growing-percent='.length)) : 0;
+  const values = process.execArgv.map((flag) => /^--heap[-_]growing[-_]percent=(\d+)$/.exec(flag)?.[1]);
+  return Number(values.findLast((value) => value !== undefined) ?? 0);
 }
 
 /**
