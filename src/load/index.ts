@@ -3,6 +3,7 @@ export { BatchBuilder, type BatchCounts, type BatchMeta, type RejectionRow } fro
 export { BatchWriter } from './batch-writer.js';
 export { commentSql, createTableSql, schemaFingerprint } from './ddl.js';
 export { DOCUMENTS_STREAM } from './documents.js';
+export { INGEST_WAREHOUSE_BLOCK_BYTES } from './open.js';
 export { PageGroups } from './page-groups.js';
 export { type QueryResult, runReadOnlyQuery } from './query.js';
 export { readStatus, type StatusRow } from './status.js';

@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Logger } from '../log.js';
 import { literal } from '../model/sql.js';
 import { DUCKDB_ALLOCATOR_CONF } from './allocator.js';
 
@@ -221,12 +222,13 @@ function startingHeapGrowingPercent(): number {
 }
 
 /**
- * Sets V8's `--heap-growing-percent` for the whole process (see WithWorkers.heapGrowingPercent) and returns
- * what sets back the one it started with. V8 reads the flag each time it sizes the old generation after a
- * collection, so the change applies from the next one, on every thread.
+ * Sets V8's `--heap-growing-percent` for the whole process (see WithWorkers.heapGrowingPercent), says so at
+ * debug level, and returns what sets back the one it started with. V8 reads the flag each time it sizes the
+ * old generation after a collection, so the change applies from the next one, on every thread.
  */
-export function useHeapGrowingPercent(percent: number): () => Promise<void> {
+export function useHeapGrowingPercent(percent: number, logger: Logger): () => Promise<void> {
   setFlagsFromString(`--heap-growing-percent=${percent}`);
+  logger.debug('v8_heap_growing_percent', { percent });
   return async () => setFlagsFromString(`--heap-growing-percent=${startingHeapGrowingPercent()}`);
 }
 

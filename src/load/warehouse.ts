@@ -195,10 +195,8 @@ export class Warehouse {
         if (streaming.memoryLimit !== null)
           restores.push(await this.limitMemory(streaming.memoryLimit, logger));
         this.reattachAfterCommit = streaming.reattachAfterCommit;
-        if (streaming.heapGrowingPercent !== null) {
-          restores.push(useHeapGrowingPercent(streaming.heapGrowingPercent));
-          logger.debug('v8_heap_growing_percent', { percent: streaming.heapGrowingPercent });
-        }
+        if (streaming.heapGrowingPercent !== null)
+          restores.push(useHeapGrowingPercent(streaming.heapGrowingPercent, logger));
       },
     };
     const restore = async (failed: boolean) => {

@@ -9,8 +9,8 @@ import { commandEnv, commandNodeFlags } from '../../bench/warehouse-lib.js';
 import { openWarehouse } from '../../src/load/index.js';
 import { INGEST_WAREHOUSE_BLOCK_BYTES, NEW_WAREHOUSE_BLOCK_BYTES } from '../../src/load/open.js';
 import { MALLOC_ENV, NODE_FLAGS, RUNTIME_PROFILES, SHEBANG } from '../../src/load/runtime-profile.js';
-import { silentLogger } from '../../src/log.js';
-import { currentSetting, loggedValues, orderDoc, tempDir } from '../warehouse/helpers.js';
+import { createLogger, silentLogger } from '../../src/log.js';
+import { currentSetting, orderDoc, tempDir } from '../warehouse/helpers.js';
 import { assertExit, BIN, readWarehouse, runCli } from './helpers.js';
 
 /**
@@ -113,43 +113,46 @@ describe('runtime profiles', () => {
     const { dir, cleanup } = await tempDir();
     const file = path.join(dir, 'w.duckdb');
     const warehouse = await openWarehouse(file, { threads: 4 });
-    const { logger: reattachLogger, values: reattached } = loggedValues('warehouse_reattached', 'path');
-    const heapGrowth = loggedValues('v8_heap_growing_percent', 'percent');
-    const logger = {
-      ...reattachLogger,
-      debug: (event: string, fields?: Record<string, unknown>) => {
-        reattachLogger.debug(event, fields);
-        heapGrowth.logger.debug(event, fields);
-      },
-    };
+    const entries: Record<string, unknown>[] = [];
+    const logger = createLogger({
+      level: 'debug',
+      format: 'json',
+      write: (line) => entries.push(JSON.parse(line) as Record<string, unknown>),
+    });
+    const logged = (event: string, field: string) =>
+      entries.filter((e) => e.event === event).map((e) => e[field]);
+    const reattached = () => logged('warehouse_reattached', 'path');
     const settings = async () => [
       await currentSetting(warehouse.connection, 'memory_limit'),
       Number(await currentSetting(warehouse.connection, 'threads')),
     ];
     try {
-      const growth: unknown[] = [];
       const during = await warehouse.withProfile(RUNTIME_PROFILES.ingest, logger, async (runtime) => {
         await warehouse.afterCommit(logger);
-        assert.deepEqual(reattached, [], 'no re-attach before the workers start');
+        assert.deepEqual(reattached(), [], 'no re-attach before the workers start');
         await runtime.useWorkers(64);
         await warehouse.afterCommit(logger);
-        growth.push(...heapGrowth.values);
         return settings();
       });
       assert.deepEqual(during, ['152.5 MiB', 1]);
-      assert.deepEqual(reattached, [file]);
-      assert.deepEqual(growth, [0], "V8's own old-generation growth while the workers run");
+      assert.deepEqual(reattached(), [file]);
+      assert.deepEqual(
+        logged('v8_heap_growing_percent', 'percent'),
+        [0],
+        "V8's own growth while the workers run",
+      );
       assert.deepEqual(await settings(), ['244.1 MiB', 4]);
       await warehouse.afterCommit(logger);
-      assert.deepEqual(reattached, [file], 'no re-attach outside the profile');
-      // Rebuild shares the cores and keeps the writer's memory; it never re-attaches.
+      assert.deepEqual(reattached(), [file], 'no re-attach outside the profile');
+      // Rebuild shares the cores and keeps the writer's memory and V8's growth; it never re-attaches.
       const rebuilding = await warehouse.withProfile(RUNTIME_PROFILES.rebuild, logger, async (runtime) => {
         await runtime.useWorkers(64);
         await warehouse.afterCommit(logger);
         return settings();
       });
       assert.deepEqual(rebuilding, ['244.1 MiB', 1]);
-      assert.deepEqual(reattached, [file]);
+      assert.deepEqual(reattached(), [file]);
+      assert.deepEqual(logged('v8_heap_growing_percent', 'percent'), [0]);
       assert.deepEqual(await settings(), ['244.1 MiB', 4]);
     } finally {
       await warehouse.close();
@@ -192,6 +195,7 @@ describe('runtime profiles', () => {
     const script = `
       import { PerformanceObserver, constants } from 'node:perf_hooks';
       import { useHeapGrowingPercent } from ${JSON.stringify(path.resolve('src/load/runtime-profile.ts'))};
+      import { silentLogger } from ${JSON.stringify(path.resolve('src/log.ts'))};
       let majors = 0;
       new PerformanceObserver((list) => {
         for (const e of list.getEntries()) if (e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors++;
@@ -205,7 +209,7 @@ describe('runtime profiles', () => {
         return majors - before;
       };
       const started = await phase();
-      const restore = useHeapGrowingPercent(0);
+      const restore = useHeapGrowingPercent(0, silentLogger);
       const own = await phase();
       await restore();
       const restored = await phase();

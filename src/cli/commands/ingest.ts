@@ -106,7 +106,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
     const progress = progressFor(args);
     const logger = cliLogger(args, progress.log);
     const { ingestPaths } = await import('../../../pipelines/ingest.js');
-    const { openWarehouse } = await import('../../load/index.js');
+    const { INGEST_WAREHOUSE_BLOCK_BYTES, openWarehouse } = await import('../../load/index.js');
     const { expandInputs } = await import('../../ingest/inputs.js');
     // Read in the order given: for records without a version (carts, fulfillment orders without updated_at) the one read last
     // wins, so `cat new.ndjson | store-sync ingest old.ndjson -` reads stdin after old.ndjson.
@@ -123,7 +123,6 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       });
     }
     // Closing it after the run publishes the read copy (src/load/read-copy.ts).
-    const { INGEST_WAREHOUSE_BLOCK_BYTES } = await import('../../load/open.js');
     const warehouse = await openWarehouse(config.warehouse, {
       logger,
       readCopy: config.readCopy,
