@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { PreparedBatch } from '../load/batch-builder.js';
+import { expectDetachedBuffers, type PreparedBatch } from '../load/batch-builder.js';
 import { type ReplayContracts, replayBlock, type StoredBlock } from '../load/replay.js';
 import { WORKER_YOUNG_GENERATION_MB } from '../load/runtime-profile.js';
 import { Normalizer, snapshotBuffers } from '../normalize/index.js';
@@ -54,6 +54,7 @@ function spawn(
   onMessage: (message: FromWorker) => void,
   onFailure: (error: unknown) => void,
 ): Worker {
+  expectDetachedBuffers();
   const thread = new Worker(BOOT, {
     workerData: COMPILED ? undefined : { entry: ENTRY },
     resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },

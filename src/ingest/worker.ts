@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { preparedBuffers } from '../load/batch-builder.js';
+import { expectDetachedBuffers, preparedBuffers } from '../load/batch-builder.js';
 import { decodeBlock } from '../load/landing.js';
 import { type ReplayContracts, replayBlock, type StoredBlock } from '../load/replay.js';
 import type { RowsSnapshot } from '../normalize/index.js';
@@ -25,6 +25,7 @@ export type ToWorker =
   | { type: 'stop' };
 
 const port = parentPort!;
+expectDetachedBuffers();
 let credits = 0;
 /**
  * Batches posted whose buffers have not come back (see TableRows.reuse). The next batch starts only when

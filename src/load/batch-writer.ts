@@ -9,10 +9,10 @@ import {
   type PreparedBatch,
   REJECTED_COLUMNS,
 } from './batch-builder.js';
-import type { AppenderPool, Feed, LandingValue } from './chunks.js';
+import { type AppenderPool, type Feed, type LandingValue, partColumns } from './chunks.js';
 import { firstVersionsSql, historyTracked, writeBatchHistory } from './history.js';
 import type { Key, KeyRanges } from './key-ranges.js';
-import { CODEC, landingParts } from './landing.js';
+import { CODEC, LANDING_PART_BYTES } from './landing.js';
 import type { Layouts } from './layouts.js';
 import { KEYS_IN_SQL, mergeUnits } from './merge.js';
 import { foldPartialUnits } from './partial.js';
@@ -242,18 +242,14 @@ export class BatchWriter {
     (await appenders.get('_raw_landing')).appendRows([
       layouts.columns('_raw_landing').map((c) => values[c] ?? null),
     ]);
-    const columns = layouts.columns('_raw_landing_parts');
-    const rows = landingParts(block.payload).map((bytes, part) => {
-      const value: Record<string, LandingValue> = {
-        first_seq: { int64: block.firstSeq },
-        part: { int64: part },
-        bytes: { blob: bytes },
-      };
-      return columns.map((c) => value[c] ?? null);
-    });
-    (await appenders.get('_raw_landing_parts')).appendRows(rows);
+    const parts = (await appenders.get('_raw_landing_parts')).appendParts(
+      partColumns(layouts.columns('_raw_landing_parts')),
+      block.firstSeq,
+      block.payload,
+      LANDING_PART_BYTES,
+    );
     this.appended('_raw_landing', 1);
-    this.appended('_raw_landing_parts', rows.length);
+    this.appended('_raw_landing_parts', parts);
   }
 }
 

@@ -3,7 +3,8 @@ import type { DuckDBBlobValue, DuckDBConnection, DuckDBListValue } from '@duckdb
 import { ERROR_CODES, StoreSyncError } from '../errors.js';
 import { ident, literal, type TableDef, tableDef, tableDefinitions } from '../model/index.js';
 import { commitThroughCheckpoint } from './checkpoint.js';
-import { landingParts } from './landing.js';
+import { ChunkAppender, partColumns } from './chunks.js';
+import { LANDING_PART_BYTES } from './landing.js';
 import { modelsSql } from './models.js';
 import type { OpenOptions } from './open.js';
 import { RUNTIME_PROFILES, withProfileMemory } from './runtime-profile.js';
@@ -148,7 +149,9 @@ async function moveLandingToParts(connection: DuckDBConnection, present: string[
   const select = OLD_LANDING_COLUMNS.map((c) => (present.includes(c) ? ident(c) : 'NULL')).join(', ');
   const rows = await connection.runAndReadAll('SELECT rowid FROM _raw_landing ORDER BY first_seq');
   const rowids = rows.getRows().map(([rowid]) => String(rowid));
-  const appender = await connection.createAppender('_raw_landing_parts');
+  // The table was just created from the registry, so its columns are in the registry's order.
+  const columns = partColumns(tableDef('_raw_landing_parts').columns.map((c) => c.name));
+  const appender = await ChunkAppender.open(connection, '_raw_landing_parts');
   try {
     for (let i = 0; i < rowids.length; i += ROWS_PER_MOVE) {
       const reader = await connection.runAndReadAll(
@@ -160,17 +163,11 @@ async function moveLandingToParts(connection: DuckDBConnection, present: string[
           payload !== null
             ? (payload as DuckDBBlobValue).bytes
             : Buffer.concat((list as DuckDBListValue).items.map((p) => (p as DuckDBBlobValue).bytes));
-        landingParts(block).forEach((bytes, part) => {
-          appender.appendBigInt(BigInt(seq as bigint));
-          appender.appendBigInt(BigInt(part));
-          appender.appendBlob(bytes);
-          appender.endRow();
-        });
+        appender.appendParts(columns, Number(seq), block, LANDING_PART_BYTES);
       }
-      appender.flushSync();
     }
   } finally {
-    appender.closeSync();
+    appender.close();
   }
   const landing = tableDef('_raw_landing');
   const kept = landing.columns.map((c) => ident(c.name)).join(', ');

@@ -62,14 +62,6 @@ export const DELETE_ORPHAN_LANDING_PARTS_SQL =
  */
 export const LANDING_PART_BYTES = 1 << 10;
 
-/** The block's parts, as views of it (the Appender copies them). */
-export function landingParts(block: Uint8Array): Uint8Array[] {
-  const parts: Uint8Array[] = [];
-  for (let at = 0; at < block.length; at += LANDING_PART_BYTES)
-    parts.push(block.subarray(at, Math.min(block.length, at + LANDING_PART_BYTES)));
-  return parts;
-}
-
 /**
  * The stored bytes of the given blocks (by their first_seq): each block's parts put back together, in
  * order. The range lets DuckDB skip the row groups of other blocks by their min/max. A block with no parts

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MessageChannel } from 'node:worker_threads';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { AppenderPool } from '../../src/load/chunks.js';
+import { AppenderPool, partColumns } from '../../src/load/chunks.js';
+import { createTableSql } from '../../src/load/ddl.js';
+import { LANDING_PART_BYTES, storedBlocks } from '../../src/load/landing.js';
+import { tableDef } from '../../src/model/index.js';
 import { TableRows } from '../../src/normalize/index.js';
 import { Rng } from '../../src/sandbox/model/random.js';
 import { tempDatabase } from './helpers.js';
@@ -85,6 +88,33 @@ describe('loader: text columns written a vector at a time', () => {
     const expected = values.map((v) => Buffer.from(v, 'utf8').toString('utf8'));
     assert.equal(expected[0], 'abc\ufffd');
     assert.deepEqual(await roundTrip(connection, pool, 'seams', values), expected);
+  });
+
+  it('a raw landing block appended as parts reads back byte for byte (chunks, a short last part, seq ≥ 2^32)', async () => {
+    await connection.run(createTableSql(tableDef('_raw_landing_parts')));
+    const rng = new Rng(11);
+    // 2,049 whole parts and 5 bytes: two chunks, and a last part short enough to be stored inline.
+    const large = Uint8Array.from({ length: 2049 * LANDING_PART_BYTES + 5 }, () => rng.int(0, 255));
+    const tiny = Uint8Array.from([0, 1, 2, 255]);
+    const appender = await pool.get('_raw_landing_parts');
+    const columns = partColumns(tableDef('_raw_landing_parts').columns.map((c) => c.name));
+    const first = 2 ** 33 + 5;
+    assert.equal(appender.appendParts(columns, first, large, LANDING_PART_BYTES), 2050);
+    assert.equal(appender.appendParts(columns, 7, tiny, LANDING_PART_BYTES), 1);
+    const blocks = await storedBlocks(connection, [first, 7]);
+    assert.deepEqual(Buffer.from(blocks.get(first)!), Buffer.from(large));
+    assert.deepEqual(Buffer.from(blocks.get(7)!), Buffer.from(tiny));
+    const parts = await connection.runAndReadAll(
+      'SELECT first_seq, count(*), min(part), max(part), max(octet_length(bytes)) FROM _raw_landing_parts GROUP BY 1 ORDER BY 1',
+    );
+    assert.deepEqual(
+      parts.getRows().map((row) => row.map(Number)),
+      [
+        [7, 1, 0, 0, 4],
+        [first, 2050, 0, 2049, LANDING_PART_BYTES],
+      ],
+    );
+    assert.throws(() => partColumns(['first_seq', 'part', 'bytes', 'extra']), /does not fill: extra/);
   });
 
   it('a sealed TableRows reads its text back and refuses new rows', () => {
