@@ -30,8 +30,11 @@ import { isAsciiText, type Key, KeyRanges } from './key-ranges.js';
  * them").
  */
 
-/** A version as compared: absent, or the version's microseconds and each tie (absent, a number, or text). */
-type Tie = null | bigint | Buffer;
+/**
+ * A version as compared: absent, or the version's microseconds and each tie (absent, a number, or text:
+ * the batch's as its UTF-8 bytes, a stored one as DuckDB returned it, encoded only if it is compared).
+ */
+type Tie = null | bigint | Buffer | string;
 interface Version {
   micros: bigint | null;
   ties: Tie[];
@@ -55,8 +58,9 @@ const compareTie = (a: Tie, b: Tie): number => {
   // A missing tie ranks lowest, whatever the other one holds.
   if (a === null || b === null) return (a === null ? 0 : 1) - (b === null ? 0 : 1);
   if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
-  // VARCHAR compares by its UTF-8 bytes.
-  return Buffer.compare(a as Buffer, b as Buffer);
+  // VARCHAR compares by its UTF-8 bytes (JavaScript's string order differs beyond the BMP).
+  const bytes = (t: Tie) => (typeof t === 'string' ? Buffer.from(t, 'utf8') : (t as Buffer));
+  return Buffer.compare(bytes(a), bytes(b));
 };
 
 /** Negative, zero or positive as `a` is older than, as new as, or newer than `b`; a missing version is oldest. */
@@ -81,6 +85,21 @@ const keyOf = (value: unknown): Key | null =>
 
 const int64At = (rows: TableRows, column: number, row: number): bigint =>
   (BigInt(rows.i64[column]![row * 2 + 1]!) << 32n) | BigInt(rows.u32[column]![row * 2]!);
+
+/**
+ * Reads the batch's keys of `column` as keyOf(rows.get(…)) gives them, without a Buffer view per row for a
+ * text key: the column's bytes are wrapped once and each key decoded from its range.
+ */
+function keyReader(rows: TableRows, column: number): (row: number) => Key {
+  const text = rows.text[column];
+  const valid = rows.valid[column]!;
+  if (!text) return (row) => keyOf(rows.get(column, row))!;
+  const bytes = Buffer.from(text.bytes.buffer, text.bytes.byteOffset, text.bytes.byteLength);
+  return (row) =>
+    valid[row]
+      ? bytes.toString('utf8', row === 0 ? 0 : text.ends[row - 1]!, text.ends[row]!)
+      : keyOf(rows.get(column, row))!;
+}
 
 /** A batch row's version, from its sealed columns. */
 function rowVersion(rows: TableRows, row: number, versions: number[], ties: number[]): Version {
@@ -242,37 +261,51 @@ export async function mergeUnits(
   const versioned = versions.length > 0;
   const absentAt = (row: number) =>
     absentColumn < 0 ? null : (rows.get(absentColumn, row) as string | null);
+  const keyAt = keyReader(rows, keyColumn);
   // The batch's winner of each key: the greatest version, then the later unit. `first` is the key's first
-  // row; `mixed`, whether its rows lack different fields.
-  const winners = new Map<
-    Key,
-    { unit: number; version: Version | null; row: number; first: number; mixed: boolean }
-  >();
+  // row; `mixed`, whether its rows lack different fields. A version is read only when it is compared
+  // (undefined until then): most keys occur once in a batch and have no stored row, and reading every
+  // row's version made a large share of the main thread's garbage.
+  type Winner = {
+    unit: number;
+    version: Version | null | undefined;
+    row: number;
+    first: number;
+    mixed: boolean;
+  };
+  const versionAt = (row: number): Version | null =>
+    versioned ? rowVersion(rows, row, versions, ties) : null;
+  const versionOf = (winner: Winner): Version | null => {
+    if (winner.version === undefined) winner.version = versionAt(winner.row);
+    return winner.version;
+  };
+  const winners = new Map<Key, Winner>();
   let repeated = false;
   let mixed = false;
   for (let row = 0; row < rows.length; row++) {
-    const key = keyOf(rows.get(keyColumn, row))!;
+    const key = keyAt(row);
     const unitNumber = rows.get(0, row) as number;
-    const version = versioned ? rowVersion(rows, row, versions, ties) : null;
     const current = winners.get(key);
     if (current) {
       repeated = true;
       if (!current.mixed && absentColumn >= 0 && !sameText(rows, absentColumn, current.first, row))
         current.mixed = mixed = true;
-      const newer = version && current.version ? compareVersions(version, current.version) : 0;
+      const version = versionAt(row);
+      const currentVersion = versionOf(current);
+      const newer = version && currentVersion ? compareVersions(version, currentVersion) : 0;
       if (newer < 0 || (newer === 0 && unitNumber < current.unit)) continue;
       current.unit = unitNumber;
       current.version = version;
       current.row = row;
       continue;
     }
-    winners.set(key, { unit: unitNumber, version, row, first: row, mixed: false });
+    winners.set(key, { unit: unitNumber, version: undefined, row, first: row, mixed: false });
   }
   // The absences of every row of the keys whose rows differ in them (rare: read only then).
   const absences = new Map<Key, (string | null)[]>();
   if (mixed)
     for (let row = 0; row < rows.length; row++) {
-      const key = keyOf(rows.get(keyColumn, row))!;
+      const key = keyAt(row);
       if (!winners.get(key)!.mixed) continue;
       const list = absences.get(key) ?? [];
       list.push(absentAt(row));
@@ -284,7 +317,7 @@ export async function mergeUnits(
     if (partialKeys.size === 0) return { units: subset ? winningUnits() : null, partial: null, fresh };
     const units = new Set<number>();
     for (let row = 0; row < rows.length; row++)
-      if (partialKeys.has(keyOf(rows.get(keyColumn, row))!)) units.add(rows.get(0, row) as number);
+      if (partialKeys.has(keyAt(row))) units.add(rows.get(0, row) as number);
     for (const key of partialKeys) winners.delete(key);
     return { units: winningUnits(), partial: { keys: [...partialKeys], units }, fresh };
   };
@@ -312,9 +345,7 @@ export async function mergeUnits(
   for (const [key, absent, micros, ...tieValues] of reader.getRows()) {
     const found: Version = {
       micros: micros === null ? null : BigInt(micros as bigint),
-      ties: tieValues.map((v) =>
-        v === null ? null : typeof v === 'string' ? Buffer.from(v, 'utf8') : BigInt(v as bigint),
-      ),
+      ties: tieValues.map((v) => (v === null || typeof v === 'string' ? v : BigInt(v as bigint))),
     };
     const k = keyOf(key)!;
     const previous = stored.get(k);
@@ -326,7 +357,11 @@ export async function mergeUnits(
   let kept = false;
   for (const [key, found] of stored) {
     const winner = winners.get(key)!;
-    if (versioned && found.version.micros !== null && compareVersions(winner.version!, found.version) < 0) {
+    if (
+      versioned &&
+      found.version.micros !== null &&
+      compareVersions(versionOf(winner)!, found.version) < 0
+    ) {
       // The stored row wins: what the batch's rows carry among themselves no longer matters.
       partialKeys.delete(key);
       if (takesFromOthers(found.absent, absences.get(key) ?? [absentAt(winner.first)])) partialKeys.add(key);
