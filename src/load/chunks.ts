@@ -138,10 +138,10 @@ export class ChunkAppender {
 
   /**
    * Appends a raw landing block as its parts (landing.ts, LANDING_PART_BYTES) and flushes: a row per
-   * `partBytes` of `block`, a vector per column per chunk. `columns` names, in the table's physical order, what each
-   * column holds: the block's `first_seq` (the same on every row), the part's place, or its bytes. Value by
-   * value (appendRows), the three native calls per part of a 200,000-document ingest's 140,000 parts took
-   * about half a second of the main thread.
+   * `partBytes` of `block`, a vector per column per chunk; returns the number of parts. `columns` names, in
+   * the table's physical order, what each column holds: the block's `first_seq` (the same on every row), the
+   * part's place, or its bytes. Value by value (appendRows), the three native calls per part of a
+   * 200,000-document ingest's 140,000 parts took about half a second of the main thread.
    */
   appendParts(
     columns: readonly PartColumn[],
