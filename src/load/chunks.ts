@@ -163,15 +163,8 @@ export class ChunkAppender {
         columns.forEach((column, c) => {
           const vector = duckdb.data_chunk_get_vector(raw, c);
           if (column === 'bytes') this.writeText(vector, text, valid, start, count);
-          else {
-            for (let i = 0; i < count; i++) {
-              const value = column === 'part' ? start + i : firstSeq;
-              const hi = Math.floor(value / TWO_32);
-              this.words[i * 2] = value - hi * TWO_32;
-              this.words[i * 2 + 1] = hi;
-            }
-            duckdb.copy_data_to_vector(vector, 0, this.words.buffer, 0, count * 8);
-          }
+          else if (column === 'part') this.writeInt64s(vector, count, start, 1);
+          else this.writeInt64s(vector, count, firstSeq, 0);
           duckdb.vector_ensure_validity_writable(vector);
           duckdb.copy_data_to_vector_validity(vector, 0, this.validity.buffer, 0, Math.ceil(count / 64) * 8);
         });
@@ -205,12 +198,7 @@ export class ChunkAppender {
       this.validity.fill(0);
       if (feed.from === 'rows') this.writeColumn(vector, rows, feed.column, c, start, count);
       else if (feed.from === 'int64') {
-        const hi = Math.floor(feed.value / TWO_32);
-        for (let i = 0; i < count; i++) {
-          this.words[i * 2] = feed.value - hi * TWO_32;
-          this.words[i * 2 + 1] = hi;
-        }
-        duckdb.copy_data_to_vector(vector, 0, this.words.buffer, 0, count * 8);
+        this.writeInt64s(vector, count, feed.value, 0);
         this.validity.fill(255);
       }
       duckdb.vector_ensure_validity_writable(vector);
@@ -219,6 +207,17 @@ export class ChunkAppender {
     duckdb.data_chunk_set_size(raw, count);
     this.appender.appendDataChunk(this.chunk);
     this.rowsAppended += count;
+  }
+
+  /** Writes `count` BIGINTs into a vector: `first`, `first + step`, … (the same value when `step` is 0). */
+  private writeInt64s(vector: duckdb.Vector, count: number, first: number, step: number): void {
+    for (let i = 0; i < count; i++) {
+      const value = first + i * step;
+      const hi = Math.floor(value / TWO_32);
+      this.words[i * 2] = value - hi * TWO_32;
+      this.words[i * 2 + 1] = hi;
+    }
+    duckdb.copy_data_to_vector(vector, 0, this.words.buffer, 0, count * 8);
   }
 
   /** Writes rows[start, start+count) of one buffer column into a vector and marks the present values. */

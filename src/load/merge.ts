@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ident, literal, ownedBy, type TableDef, tableDef, unitVersionColumns } from '../model/index.js';
-import { TableRows } from '../normalize/index.js';
+import { TableRows, textBytesAt } from '../normalize/index.js';
 import type { AppenderPool } from './chunks.js';
 import { isAsciiText, type Key, KeyRanges } from './key-ranges.js';
 
@@ -86,21 +86,6 @@ const keyOf = (value: unknown): Key | null =>
 const int64At = (rows: TableRows, column: number, row: number): bigint =>
   (BigInt(rows.i64[column]![row * 2 + 1]!) << 32n) | BigInt(rows.u32[column]![row * 2]!);
 
-/**
- * Reads the batch's keys of `column` as keyOf(rows.get(…)) gives them, without a Buffer view per row for a
- * text key: the column's bytes are wrapped once and each key decoded from its range.
- */
-function keyReader(rows: TableRows, column: number): (row: number) => Key {
-  const text = rows.text[column];
-  const valid = rows.valid[column]!;
-  if (!text) return (row) => keyOf(rows.get(column, row))!;
-  const bytes = Buffer.from(text.bytes.buffer, text.bytes.byteOffset, text.bytes.byteLength);
-  return (row) =>
-    valid[row]
-      ? bytes.toString('utf8', row === 0 ? 0 : text.ends[row - 1]!, text.ends[row]!)
-      : keyOf(rows.get(column, row))!;
-}
-
 /** A batch row's version, from its sealed columns. */
 function rowVersion(rows: TableRows, row: number, versions: number[], ties: number[]): Version {
   let micros: bigint | null = null;
@@ -114,9 +99,7 @@ function rowVersion(rows: TableRows, row: number, versions: number[], ties: numb
     ties: ties.map((column) => {
       if (!rows.valid[column]![row]) return null;
       const text = rows.text[column];
-      if (!text) return int64At(rows, column, row);
-      const start = row === 0 ? 0 : text.ends[row - 1]!;
-      return Buffer.from(text.bytes.buffer, text.bytes.byteOffset + start, text.ends[row]! - start);
+      return text ? textBytesAt(text, row) : int64At(rows, column, row);
     }),
   };
 }
@@ -261,7 +244,7 @@ export async function mergeUnits(
   const versioned = versions.length > 0;
   const absentAt = (row: number) =>
     absentColumn < 0 ? null : (rows.get(absentColumn, row) as string | null);
-  const keyAt = keyReader(rows, keyColumn);
+  const keyAt = (row: number) => keyOf(rows.get(keyColumn, row))!;
   // The batch's winner of each key: the greatest version, then the later unit. `first` is the key's first
   // row; `mixed`, whether its rows lack different fields. A version is read only when it is compared
   // (undefined until then): most keys occur once in a batch and have no stored row, and reading every

@@ -27,5 +27,6 @@ export {
   snapshotBuffers,
   stageKind,
   TableRows,
+  textBytesAt,
 } from './rows.js';
 export { toDecimal, toTimestamp, ValueError } from './values.js';
