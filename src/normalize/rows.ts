@@ -438,6 +438,9 @@ export class TableRows {
       }
       kept++;
     }
+    // The rows past the kept ones are empty again: a builder's buffers serve its next batch, whose rows
+    // there would otherwise read these flags as values present (clear() resets only `length` rows).
+    for (const valid of this.valid) valid.fill(0, kept, this.length);
     this.length = kept;
     this.text = this.text.map((t, c) =>
       t ? { bytes: t.bytes.subarray(0, textAt[c]), ends: t.ends.subarray(0, kept) } : null,
