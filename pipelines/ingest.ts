@@ -126,6 +126,12 @@ export interface IngestSummary {
 type LogLine = [event: string, fields: LogFields, level?: 'warn'];
 
 /** Counts by name as a JSON object (own properties, whatever the names: `__proto__` included). */
+/**
+ * An ingest's transactions write many batches: customers, seen in every batch of orders, are held until the
+ * commit and merged once (src/load/held-units.ts).
+ */
+const HOLD_UNITS = { holdUnits: true } as const;
+
 const counted = (counts: Map<string, number>): Record<string, number> => Object.fromEntries(counts);
 
 const labelCounts = (labels: Map<string, UnknownVersionCount>): Record<string, number> =>
@@ -176,7 +182,7 @@ class IngestRun {
   ) {}
 
   async start(): Promise<void> {
-    this.tx = await this.warehouse.begin();
+    this.tx = await this.warehouse.begin(HOLD_UNITS);
   }
 
   /** What to do with each input, from the ledger: skip it, resume it, or read it whole. */
@@ -382,12 +388,12 @@ class IngestRun {
     const logs = this.takeLogs();
     this.txReady = (async () => {
       this.account(await last);
-      await tx.commit();
+      this.summary.rows += await tx.commit();
       this.log(logs);
       // A streaming ingest (worker threads, a large input) lets DuckDB drop what it keeps of the rows
       // written so far (the ingest profile's re-attach, Warehouse.afterCommit).
       await this.warehouse.afterCommit(this.options.logger);
-      this.tx = await this.warehouse.begin();
+      this.tx = await this.warehouse.begin(HOLD_UNITS);
     })();
     this.txReady.catch(() => undefined);
   }
@@ -405,7 +411,7 @@ class IngestRun {
     // Every batch is written: from here a stop has nothing left to skip.
     this.options.logger.debug('ingest_fast_path', { documents: this.fastPathDocuments });
     this.options.logger.debug('ingest_committing', { documents: this.txDocs });
-    await this.tx.commit();
+    this.summary.rows += await this.tx.commit();
     this.log(this.takeLogs());
   }
 

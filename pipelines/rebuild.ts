@@ -41,7 +41,8 @@ export interface RebuildOptions {
 
 /** How far a rebuild is: the landing's blocks replayed into the tables, records and rows so far. */
 export interface RebuildProgress {
-  phase: 'replaying' | 'committing';
+  /** `committed` once the commit is done: its rows include the customers merged at the commit. */
+  phase: 'replaying' | 'committing' | 'committed';
   blocks: number;
   blocksTotal: number;
   records: number;
@@ -125,7 +126,7 @@ export async function rebuildWarehouse(
   };
   // The profile is restored after the commit or rollback: nothing of the rebuild is still running then.
   await warehouse.withProfile(RUNTIME_PROFILES.rebuild, options.logger, async (runtime) => {
-    const tx = await warehouse.begin();
+    const tx = await warehouse.begin({ holdUnits: true });
     let workers: ReplayWorkers | null = null;
     try {
       // The block headers tell how much was landed without reading the payloads (a few KB per record).
@@ -226,7 +227,8 @@ export async function rebuildWarehouse(
         rows: summary.rows,
         fast_path: fastPath,
       });
-      await tx.commit();
+      summary.rows += await tx.commit();
+      report('committed');
     } catch (error) {
       await tx.rollback();
       await warehouse.reopenTables();

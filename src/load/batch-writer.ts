@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { HISTORIES_OF, historyName, ownedBy, tableDef } from '../model/index.js';
+import { tableDef } from '../model/index.js';
 import { type Normalizer, type SchemaChange, stagingColumns, TableRows } from '../normalize/index.js';
 import {
   type BatchBuilder,
@@ -10,13 +10,14 @@ import {
   REJECTED_COLUMNS,
 } from './batch-builder.js';
 import { type AppenderPool, type Feed, type LandingValue, partColumns } from './chunks.js';
-import { firstVersionsSql, historyTracked, writeBatchHistory } from './history.js';
+import { HeldUnits } from './held-units.js';
+import { firstVersionsSql, writeBatchHistory } from './history.js';
 import type { Key, KeyRanges } from './key-ranges.js';
 import { CODEC, LANDING_PART_BYTES } from './landing.js';
 import type { Layouts } from './layouts.js';
-import { KEYS_IN_SQL, mergeUnits } from './merge.js';
-import { foldPartialUnits } from './partial.js';
+import { KEYS_IN_SQL } from './merge.js';
 import { writeSchemaChanges } from './schema-changes.js';
+import { type FamilyTarget, unitFamily, writeUnitFamily } from './unit-family.js';
 
 /**
  * The DuckDB side of a batch (built by batch-builder.ts): `write` runs inside the warehouse's transaction.
@@ -112,52 +113,33 @@ export class BatchWriter {
     layouts: Layouts,
     appenders: AppenderPool,
     keyRanges: KeyRanges,
+    held: HeldUnits | null = null,
   ): Promise<BatchCounts> {
     const tables = this.tables;
+    const target: FamilyTarget = {
+      connection,
+      layouts,
+      appenders,
+      keyRanges,
+      appended: (table, rows) => this.appended(table, rows),
+    };
     // Unit tables with a history that the batch stored rows into: their versions are added at the end, in
     // the statements after the merge where every record is new (`fresh`), else by writeBatchHistory.
     const versioned: { table: string; fresh: Key[] | null }[] = [];
     for (const rows of tables.values()) {
       const def = tableDef(rows.name);
       if (rows.length === 0 || !def.unit) continue;
-      const family = [rows, ...ownedBy(def.name).map((t) => tables.get(t.name))].filter(
-        (r): r is TableRows => r !== undefined && r.length > 0,
-      );
+      const family = unitFamily(def, tables);
       for (const member of family) member.seal();
-      const { units, partial, fresh } = await mergeUnits(
-        connection,
-        appenders,
-        rows,
-        this.meta.store,
-        keyRanges,
-      );
-      // Keys whose documents carry different fields are folded field by field (partial.ts), from the
-      // family's rows before they are filtered down to the winners.
-      let folded = 0;
-      if (partial) {
-        folded = await foldPartialUnits(
-          connection,
-          def.name,
-          new Map(family.map((member) => [member.name, member])),
-          partial,
-          this.meta,
-        );
-        this.appended(def.name, folded);
-        this.counts.rows += folded;
+      if (held && HeldUnits.holds(def)) {
+        // Merged when the transaction commits, or now if what is held has grown too large.
+        this.counts.rows += await held.hold(target, rows, this.meta);
+        continue;
       }
-      for (const member of family) {
-        if (units) member.keepUnits(units);
-        // Counted once filtered: the rows stored, not the batch's (a customer in 100 orders of one batch is
-        // one row; the rows of a document older than the stored one are none).
-        this.counts.rows += member.length;
-        if (member.length === 0) continue;
-        (await appenders.get(member.name)).append(member, this.directFeeds(member, layouts));
-        this.appended(member.name, member.length);
-        if (historyTracked(def.name) && HISTORIES_OF.includes(member.name))
-          this.appended(historyName(member.name), member.length);
-      }
-      // Only when a record of the table was stored (rows that all lost to stored ones change no version).
-      if (historyTracked(def.name) && (rows.length > 0 || folded > 0))
+      const written = await writeUnitFamily(target, def, family, this.meta);
+      this.counts.rows += written.rows;
+      const fresh = written.versioned?.fresh ?? null;
+      if (written.versioned)
         versioned.push({
           table: def.name,
           fresh: fresh && (this.meta.ownTime || fresh.length <= KEYS_IN_SQL) ? fresh : null,
@@ -196,17 +178,6 @@ export class BatchWriter {
 
   private appended(table: string, rows: number): void {
     this.appendedRows.set(table, (this.appendedRows.get(table) ?? 0) + rows);
-  }
-
-  /** Feeds for a warehouse table in its physical column order: the standard columns are the same on every row. */
-  private directFeeds(rows: TableRows, layouts: Layouts): Feed[] {
-    return layouts.columns(rows.name).map((name): Feed => {
-      if (name === '_store') return { from: 'text', value: this.meta.store };
-      if (name === '_synced_at') return { from: 'int64', value: this.syncedMicros };
-      if (name === '_run_id') return { from: 'text', value: this.meta.runId };
-      const column = rows.columns.findIndex((c) => c.name === name);
-      return column > 0 ? { from: 'rows', column } : { from: 'null' };
-    });
   }
 
   /** Empties the buffers (the builder's, so its normalizer can serve the next batch) or hands them back. */

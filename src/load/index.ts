@@ -7,5 +7,5 @@ export { INGEST_WAREHOUSE_BLOCK_BYTES } from './open.js';
 export { PageGroups } from './page-groups.js';
 export { type QueryResult, runReadOnlyQuery } from './query.js';
 export { readStatus, type StatusRow } from './status.js';
-export { Transaction } from './transaction.js';
+export { Transaction, type TransactionOptions } from './transaction.js';
 export { openWarehouse, type PageCounts, Warehouse, type WarehouseOptions } from './warehouse.js';

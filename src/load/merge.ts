@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ident, literal, ownedBy, type TableDef, tableDef, unitVersionColumns } from '../model/index.js';
-import { TableRows, textBytesAt } from '../normalize/index.js';
+import { TableRows } from '../normalize/index.js';
 import type { AppenderPool } from './chunks.js';
 import { isAsciiText, type Key, KeyRanges } from './key-ranges.js';
 
@@ -86,7 +86,7 @@ const keyOf = (value: unknown): Key | null =>
 const int64At = (rows: TableRows, column: number, row: number): bigint =>
   (BigInt(rows.i64[column]![row * 2 + 1]!) << 32n) | BigInt(rows.u32[column]![row * 2]!);
 
-/** A batch row's version, from its sealed columns. */
+/** A row's version, from its columns (sealed or not). */
 function rowVersion(rows: TableRows, row: number, versions: number[], ties: number[]): Version {
   let micros: bigint | null = null;
   for (const column of versions)
@@ -96,11 +96,13 @@ function rowVersion(rows: TableRows, row: number, versions: number[], ties: numb
     }
   return {
     micros,
-    ties: ties.map((column) => {
-      if (!rows.valid[column]![row]) return null;
-      const text = rows.text[column];
-      return text ? textBytesAt(text, row) : int64At(rows, column, row);
-    }),
+    ties: ties.map((column) =>
+      rows.kinds[column] === 'str'
+        ? rows.textBytes(column, row)
+        : rows.valid[column]![row]
+          ? int64At(rows, column, row)
+          : null,
+    ),
   };
 }
 
@@ -218,6 +220,95 @@ export function takesFromOthers(winner: string | null, others: Iterable<string |
 }
 
 /**
+ * A key's winner among a batch's rows: the greatest version, then the later unit. `first` is the key's first
+ * row; `mixed`, whether its rows lack different fields. A version is read only when it is compared
+ * (undefined until then): most keys occur once in a batch and have no stored row, and reading every row's
+ * version made a large share of the main thread's garbage.
+ */
+interface Winner {
+  unit: number;
+  version: Version | null | undefined;
+  row: number;
+  first: number;
+  mixed: boolean;
+}
+
+/** A unit table's rows (sealed), read as the rule above compares them. */
+export class UnitRows {
+  readonly def: TableDef;
+  readonly keyColumn: number;
+  readonly absentColumn: number;
+  readonly versionNames: string[];
+  readonly versioned: boolean;
+  private readonly versions: number[];
+  private readonly ties: number[];
+
+  constructor(readonly rows: TableRows) {
+    this.def = tableDef(rows.name);
+    const unit = this.def.unit!;
+    const index = (name: string) => rows.columns.findIndex((c) => c.name === name);
+    this.keyColumn = index(unit.key);
+    this.absentColumn = index('_absent_fields');
+    this.versionNames = versionColumns(this.def);
+    this.versions = this.versionNames.map(index);
+    this.ties = (unit.ties ?? []).map(index);
+    this.versioned = this.versions.length > 0;
+  }
+
+  keyAt(row: number): Key {
+    return keyOf(this.rows.get(this.keyColumn, row))!;
+  }
+
+  absentAt(row: number): string | null {
+    return this.absentColumn < 0 ? null : (this.rows.get(this.absentColumn, row) as string | null);
+  }
+
+  unitAt(row: number): number {
+    return this.rows.get(0, row) as number;
+  }
+
+  versionAt(row: number): Version | null {
+    return this.versioned ? rowVersion(this.rows, row, this.versions, this.ties) : null;
+  }
+
+  versionOf(winner: Winner): Version | null {
+    if (winner.version === undefined) winner.version = this.versionAt(winner.row);
+    return winner.version;
+  }
+
+  /**
+   * Each key's winner among the rows; `repeated`, whether some key has several rows; `mixed`, whether some
+   * key's rows lack different fields.
+   */
+  winners(): { winners: Map<Key, Winner>; repeated: boolean; mixed: boolean } {
+    const { rows, absentColumn } = this;
+    const winners = new Map<Key, Winner>();
+    let repeated = false;
+    let mixed = false;
+    for (let row = 0; row < rows.length; row++) {
+      const key = this.keyAt(row);
+      const unitNumber = this.unitAt(row);
+      const current = winners.get(key);
+      if (current) {
+        repeated = true;
+        if (!current.mixed && absentColumn >= 0 && !sameText(rows, absentColumn, current.first, row))
+          current.mixed = mixed = true;
+        const version = this.versionAt(row);
+        const currentVersion = this.versionOf(current);
+        const newer = version && currentVersion ? compareVersions(version, currentVersion) : 0;
+        if (newer < 0 || (newer === 0 && unitNumber < current.unit)) continue;
+        current.unit = unitNumber;
+        current.version = version;
+        current.row = row;
+        continue;
+      }
+      winners.set(key, { unit: unitNumber, version: undefined, row, first: row, mixed: false });
+    }
+    return { winners, repeated, mixed };
+  }
+}
+
+/**
  * Decides what a batch writes of a unit table (its rows sealed), by the rule above, and deletes the stored
  * units it replaces. Keys outside the range the loader knows to be stored need no query (see
  * key-ranges.ts); the range is widened by the batch's keys. A key whose winning document lacks a field
@@ -233,57 +324,13 @@ export async function mergeUnits(
   store: string,
   keyRanges: KeyRanges,
 ): Promise<MergeDecision> {
-  const def = tableDef(rows.name);
+  const batch = new UnitRows(rows);
+  const { def, versioned, versionNames, absentColumn } = batch;
   const unit = def.unit!;
-  const index = (name: string) => rows.columns.findIndex((c) => c.name === name);
-  const keyColumn = index(unit.key);
-  const absentColumn = index('_absent_fields');
-  const versionNames = versionColumns(def);
-  const versions = versionNames.map(index);
-  const ties = (unit.ties ?? []).map(index);
-  const versioned = versions.length > 0;
-  const absentAt = (row: number) =>
-    absentColumn < 0 ? null : (rows.get(absentColumn, row) as string | null);
-  const keyAt = (row: number) => keyOf(rows.get(keyColumn, row))!;
-  // The batch's winner of each key: the greatest version, then the later unit. `first` is the key's first
-  // row; `mixed`, whether its rows lack different fields. A version is read only when it is compared
-  // (undefined until then): most keys occur once in a batch and have no stored row, and reading every
-  // row's version made a large share of the main thread's garbage.
-  type Winner = {
-    unit: number;
-    version: Version | null | undefined;
-    row: number;
-    first: number;
-    mixed: boolean;
-  };
-  const versionAt = (row: number): Version | null =>
-    versioned ? rowVersion(rows, row, versions, ties) : null;
-  const versionOf = (winner: Winner): Version | null => {
-    if (winner.version === undefined) winner.version = versionAt(winner.row);
-    return winner.version;
-  };
-  const winners = new Map<Key, Winner>();
-  let repeated = false;
-  let mixed = false;
-  for (let row = 0; row < rows.length; row++) {
-    const key = keyAt(row);
-    const unitNumber = rows.get(0, row) as number;
-    const current = winners.get(key);
-    if (current) {
-      repeated = true;
-      if (!current.mixed && absentColumn >= 0 && !sameText(rows, absentColumn, current.first, row))
-        current.mixed = mixed = true;
-      const version = versionAt(row);
-      const currentVersion = versionOf(current);
-      const newer = version && currentVersion ? compareVersions(version, currentVersion) : 0;
-      if (newer < 0 || (newer === 0 && unitNumber < current.unit)) continue;
-      current.unit = unitNumber;
-      current.version = version;
-      current.row = row;
-      continue;
-    }
-    winners.set(key, { unit: unitNumber, version: undefined, row, first: row, mixed: false });
-  }
+  const keyAt = (row: number) => batch.keyAt(row);
+  const absentAt = (row: number) => batch.absentAt(row);
+  const versionOf = (winner: Winner) => batch.versionOf(winner);
+  const { winners, repeated, mixed } = batch.winners();
   // The absences of every row of the keys whose rows differ in them (rare: read only then).
   const absences = new Map<Key, (string | null)[]>();
   if (mixed)
@@ -313,7 +360,7 @@ export async function mergeUnits(
   if (unseen) return decision(repeated, keys);
 
   // The stored versions (and absences) of the batch's keys.
-  const keyTable = await loadKeys(connection, appenders, keys, rows.kinds[keyColumn] === 'str');
+  const keyTable = await loadKeys(connection, appenders, keys, rows.kinds[batch.keyColumn] === 'str');
   const column = (c: string) => `t.${ident(c)}`;
   const version = versionNames.length > 1 ? `coalesce(${versionNames.map(column).join(', ')})` : null;
   const versionSql = !versioned ? 'NULL' : `epoch_us(${version ?? column(versionNames[0]!)})`;
@@ -364,6 +411,39 @@ export async function mergeUnits(
     await connection.run(deleteUnitsSql(def, store, replaced, displaced));
   }
   return decision(repeated || subset, stored.size === 0 ? keys : null);
+}
+
+/**
+ * The `_absent_fields` of the stored rows of `keys` in a unit table (null: the row carries every tracked
+ * field), by key; keys without a stored row are missing. Keys outside the range the loader knows to be stored
+ * need no query (see key-ranges.ts).
+ */
+export async function storedAbsences(
+  connection: DuckDBConnection,
+  appenders: AppenderPool,
+  def: TableDef,
+  store: string,
+  keys: readonly Key[],
+  keyRanges: KeyRanges,
+): Promise<Map<Key, string | null>> {
+  const found = new Map<Key, string | null>();
+  const span = KeyRanges.span(keys);
+  if (keys.length === 0) return found;
+  if (span !== null && (await keyRanges.outside(connection, def.name, def.unit!.key, store, span)))
+    return found;
+  const text = keys.some((k) => typeof k === 'string');
+  const keyTable = await loadKeys(connection, appenders, keys, text);
+  const key = ident(def.unit!.key);
+  const reader = await connection.runAndReadAll(
+    `SELECT t.${key}, t._absent_fields FROM ${ident(def.name)} t SEMI JOIN ${keyTable} keys ON t.${key} = keys.k ` +
+      `WHERE t._store = ${literal(store)}${keyRangeSql('t', def.unit!.key, keys)}`,
+  );
+  for (const [k, absent] of reader.getRows()) {
+    const stored = keyOf(k)!;
+    // Several stored rows of a key (none should be) count as lacking fields if any does.
+    if (found.get(stored) === undefined || absent !== null) found.set(stored, absent as string | null);
+  }
+  return found;
 }
 
 /**

@@ -5,9 +5,19 @@ import type { BatchCounts } from './batch-builder.js';
 import type { BatchWriter } from './batch-writer.js';
 import { commitThroughCheckpoint } from './checkpoint.js';
 import type { AppenderPool } from './chunks.js';
+import { type HeldLimits, HeldUnits } from './held-units.js';
 import type { KeyRanges } from './key-ranges.js';
 import type { Layouts } from './layouts.js';
 import { WRITER_ROW_GROUP_ROWS } from './open.js';
+import type { FamilyTarget } from './unit-family.js';
+
+export interface TransactionOptions {
+  /**
+   * Hold the rows of sighted unit tables until the commit (held-units.ts): for a transaction of many
+   * batches (an ingest's, a rebuild's).
+   */
+  holdUnits?: boolean | HeldLimits;
+}
 
 /**
  * Rows appended to one table in one transaction from which its commit goes through a checkpoint: half of the
@@ -55,12 +65,30 @@ export class Transaction {
   private done = false;
   /** The first write that failed: the transaction can then only roll back. */
   private failure: unknown = null;
+  /** Rows of sighted unit tables held until the commit (held-units.ts), when the transaction holds any. */
+  private readonly held: HeldUnits | null;
 
   constructor(
     readonly connection: DuckDBConnection,
     private readonly warehouse: TransactionOwner,
     private readonly release: () => void,
-  ) {}
+    options: TransactionOptions = {},
+  ) {
+    const { holdUnits } = options;
+    this.held = holdUnits ? new HeldUnits(holdUnits === true ? undefined : holdUnits) : null;
+  }
+
+  /** Where held rows are merged: this transaction, counting the rows appended as its batches' are. */
+  private heldTarget(): FamilyTarget {
+    const { layouts, appenders, keyRanges } = this.warehouse;
+    return {
+      connection: this.connection,
+      layouts,
+      appenders,
+      keyRanges,
+      appended: (table, rows) => this.appendedRows.set(table, (this.appendedRows.get(table) ?? 0) + rows),
+    };
+  }
 
   /** Stages and merges a batch (after the batches written before it) and hands its buffers back. */
   write(batch: BatchWriter): Promise<BatchCounts> {
@@ -74,6 +102,7 @@ export class Transaction {
           this.warehouse.layouts,
           this.warehouse.appenders,
           this.warehouse.keyRanges,
+          this.held,
         );
         this.nextSeq = Math.max(this.nextSeq, batch.nextSeq);
         for (const [table, rows] of batch.appendedRows)
@@ -95,9 +124,16 @@ export class Transaction {
     return run;
   }
 
-  /** Reads inside the transaction, after the batches written so far (never beside one). */
+  /**
+   * Reads inside the transaction, after the batches written so far (never beside one), with the rows held
+   * until the commit merged first, so that the read sees every row written. The rows stored then are counted
+   * in the commit's (see `commit`).
+   */
   read<T>(fn: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
-    const run = this.chain.then(() => fn(this.connection));
+    const run = this.chain.then(async () => {
+      await this.mergeHeld();
+      return fn(this.connection);
+    });
     this.chain = run.catch(() => undefined);
     return run;
   }
@@ -117,13 +153,18 @@ export class Transaction {
     return run;
   }
 
-  async commit(): Promise<void> {
+  /**
+   * Commits, after merging the rows held until now (held-units.ts). Returns the rows that merge stored,
+   * which no batch's counts include.
+   */
+  async commit(): Promise<number> {
     await this.chain;
     if (this.failure) {
       await this.rollback();
       throw this.failure;
     }
     try {
+      await this.mergeHeld();
       if (Math.max(0, ...this.appendedRows.values()) >= CHECKPOINTED_COMMIT_ROWS)
         await commitThroughCheckpoint(this.connection);
       else await this.connection.run('COMMIT');
@@ -133,12 +174,28 @@ export class Transaction {
       throw asStoreSyncError(error, ERROR_CODES.WAREHOUSE);
     }
     this.finish();
+    return this.heldStored;
+  }
+
+  /** Rows stored by merging held rows (`commit` returns them). */
+  private heldStored = 0;
+
+  /** Merges the held rows into the transaction (see HeldUnits); a failure leaves it only a rollback. */
+  private async mergeHeld(): Promise<void> {
+    if (!this.held || this.failure) return;
+    try {
+      this.heldStored += await this.held.merge(this.heldTarget());
+    } catch (error) {
+      this.failure = asStoreSyncError(error, ERROR_CODES.WAREHOUSE);
+      throw this.failure;
+    }
   }
 
   async rollback(): Promise<void> {
     if (this.done) return;
     await this.chain.catch(() => undefined);
     await this.connection.run('ROLLBACK').catch(() => undefined);
+    this.held?.clear();
     this.warehouse.rolledBack();
     this.finish();
   }

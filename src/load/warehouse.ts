@@ -47,7 +47,7 @@ import {
   useHeapGrowingPercent,
   withProfileMemory,
 } from './runtime-profile.js';
-import { Transaction } from './transaction.js';
+import { Transaction, type TransactionOptions } from './transaction.js';
 import { windowSource } from './window-events.js';
 
 /**
@@ -342,7 +342,7 @@ export class Warehouse {
    * Opens a transaction that holds the connection until `commit` or `rollback`: batches written into it
    * are merged in order, and nothing else touches the warehouse meanwhile.
    */
-  async begin(): Promise<Transaction> {
+  async begin(options: TransactionOptions = {}): Promise<Transaction> {
     this.assertWritable();
     let release!: () => void;
     const held = new Promise<void>((resolve) => {
@@ -352,7 +352,7 @@ export class Warehouse {
     this.queue = previous.then(() => held);
     await previous.catch(() => undefined);
     await this.connection.run('BEGIN TRANSACTION');
-    return new Transaction(this.connection, this, release);
+    return new Transaction(this.connection, this, release, options);
   }
 
   /** Writes a batch and its `after` statements in one transaction (ROLLBACK on any error). */

@@ -106,7 +106,18 @@ export interface TableDef {
    * a table fed by several streams at once, where which of two equal versions arrived last is chance, and
    * for documents that come in two shapes, where the one with more detail must win whatever the order.
    */
-  unit?: { key: string; version?: string; ties?: string[] };
+  unit?: {
+    key: string;
+    version?: string;
+    ties?: string[];
+    /**
+     * Rows sighted in documents of other entities (a customer in each of their orders), so that nearly every
+     * batch repeats keys the batches before it stored: an ingest or a rebuild holds the table's winners in
+     * memory until its transaction commits instead of merging them batch by batch (src/load/held-units.ts).
+     * Only for a unit table that owns no table, keeps no history and is not fed by full scans.
+     */
+    sighted?: true;
+  };
   /** For tables owned by a unit: the column that holds the owning unit's key, and that unit's table. */
   owner?: { table: string; column: string };
   /** Fed by full scans: carries `_deleted_at`. */

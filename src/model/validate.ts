@@ -3,6 +3,7 @@ import type { EntityKind } from '../contracts.js';
 import { type PlanNode, plans } from './plans.js';
 import { planResources, type ResourceShape } from './resources.js';
 import { elementsOf, fieldOf, objectsOf, pathOf } from './schema-paths.js';
+import { HISTORY_OF } from './tables/history.js';
 import { tableDefinitions } from './tables/index.js';
 import { API_2023, API_2024, type Source, sourceFor, type TableDef } from './types.js';
 
@@ -114,6 +115,13 @@ function checkTable(def: TableDef, byName: Map<string, TableDef>): string[] {
   if (def.owner && !byName.get(def.owner.table)?.unit)
     out.push(`${def.name}: owner ${def.owner.table} is not a unit table`);
   if (def.parent && !byName.has(def.parent)) out.push(`${def.name}: parent ${def.parent} is not a table`);
+  if (def.unit?.sighted) {
+    // Held in memory until the commit (src/load/held-units.ts), which neither writes owned rows nor history.
+    const owned = [...byName.values()].filter((t) => t.owner?.table === def.name).map((t) => t.name);
+    if (owned.length) out.push(`${def.name}: a sighted unit cannot own tables (it owns ${owned.join(', ')})`);
+    if (HISTORY_OF.includes(def.name)) out.push(`${def.name}: a sighted unit cannot keep a history`);
+    if (def.fullScan) out.push(`${def.name}: a sighted unit cannot be fed by full scans`);
+  }
   return out;
 }
 

@@ -381,6 +381,38 @@ export class TableRows {
     this.valid[column]![row] = 1;
   }
 
+  /**
+   * Adds a copy of `row` of `source` (sealed or not, with this table's first columns in the same order) and
+   * returns its index: every value is copied, text as its bytes, so `source`'s buffers can be reused.
+   */
+  copyRow(source: TableRows, row: number): number {
+    const to = this.addRow();
+    for (let c = 0; c < source.kinds.length; c++) {
+      if (!source.valid[c]![row]) continue;
+      switch (this.kinds[c]) {
+        case 'i64':
+          this.i64[c]![to * 2] = source.i64[c]![row * 2]!;
+          this.i64[c]![to * 2 + 1] = source.i64[c]![row * 2 + 1]!;
+          this.valid[c]![to] = 1;
+          break;
+        case 'f64':
+          this.setDouble(c, to, source.f64[c]![row]!);
+          break;
+        case 'bool':
+          this.setBoolean(c, to, source.u8[c]![row] === 1);
+          break;
+        case 'list':
+          this.setList(c, to, source.list[c]![row]!);
+          break;
+        default: {
+          const text: EncodedText = source.text[c] ?? source.building[c]!;
+          this.setTextBytes(c, to, text.bytes, row === 0 ? 0 : text.ends[row - 1]!, text.ends[row]!);
+        }
+      }
+    }
+    return to;
+  }
+
   /** Writes a converted value according to the column's kind. */
   set(column: number, row: number, value: Converted): void {
     switch (this.kinds[column]) {
@@ -464,6 +496,12 @@ export class TableRows {
     this.text.fill(null);
     this.length = 0;
     this.sealed = false;
+  }
+
+  /** A text column's UTF-8 bytes of `row` (a view, not a copy), sealed or not; null when absent. */
+  textBytes(column: number, row: number): Buffer | null {
+    if (!this.valid[column]![row]) return null;
+    return textBytesAt(this.text[column] ?? this.building[column]!, row);
   }
 
   /** Reads a value back (tests and small bookkeeping reads); null when absent. */

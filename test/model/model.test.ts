@@ -28,6 +28,21 @@ describe('the table model', () => {
     assert.deepEqual(validateModel(), []);
   });
 
+  it('a sighted unit that owns tables, keeps a history or is fed by full scans fails (held-units.ts)', () => {
+    const model = doctored((_, tables) => {
+      tableOf(tables, 'products').unit!.sighted = true;
+    });
+    const problems = newProblems(model);
+    assert.deepEqual(
+      problems.map((p) => p.replace(/\(it owns .*\)/, '(it owns …)')),
+      [
+        'products: a sighted unit cannot own tables (it owns …)',
+        'products: a sighted unit cannot keep a history',
+        'products: a sighted unit cannot be fed by full scans',
+      ],
+    );
+  });
+
   it('a dotted plan field fails, naming the field and the table (the normalizer reads one key)', () => {
     const model = doctored((p) => {
       nodeOf(p.product, 'product_categories').field = 'product.categories';

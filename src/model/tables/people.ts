@@ -36,7 +36,12 @@ const customers: TableDef = {
   entity: 'customer',
   // Orders, subscriptions and carts sync concurrently: an order and a subscription stamped with the same
   // second arrive in either order, and a resumed run must reproduce an uninterrupted one.
-  unit: { key: 'id', version: 'seen_at', ties: ['seen_in', 'seen_in_order', 'seen_in_id'] },
+  unit: {
+    key: 'id',
+    version: 'seen_at',
+    ties: ['seen_in', 'seen_in_order', 'seen_in_id'],
+    sighted: true,
+  },
   columns: [
     ...userFields(),
     ts(
