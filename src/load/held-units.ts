@@ -12,8 +12,8 @@ import { type FamilyTarget, writeUnitFamily } from './unit-family.js';
  *
  * Why: 200,000 orders name some 50,000 customers, and every batch of orders names thousands the batches
  * before it stored. Merged batch by batch, each of those is looked up, deleted and appended again: four
- * customer rows written for every one kept, and a tenth of an ingest's CPU (docs/performance.md, "Customers
- * held until the commit"). Held, each batch's row of a customer is compared with the customer's winner so far
+ * customer rows written for every one kept, and a tenth of an ingest's CPU (docs/performance.md, "Issue 31:
+ * customers held until the commit"). Held, each batch's row of a customer is compared with the customer's winner so far
  * and copied here only when it beats it; the commit merges the winners once.
  *
  * The result is what merging batch by batch stores, row times included. A key is held only while all its

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ingestPaths } from '../../pipelines/ingest.js';
@@ -6,8 +7,7 @@ import { BatchWriter } from '../../src/load/batch-writer.js';
 import { KIND, loadRecord } from '../../src/load/documents.js';
 import { openWarehouse, type Transaction, type Warehouse } from '../../src/load/index.js';
 import { silentLogger } from '../../src/log.js';
-import { dataTables } from '../../src/model/index.js';
-import { count, ndjson, orderDoc, tableRows, tempDir } from './helpers.js';
+import { count, ndjson, orderDoc, storedRows, tableRows, tempDir } from './helpers.js';
 
 /**
  * Customers (a sighted unit: TableDef `unit.sighted`) are held in memory across the batches of an ingest's
@@ -57,12 +57,6 @@ function sightings(): Record<string, unknown>[] {
   return [...docs, ...docs.slice(0, 20)];
 }
 
-async function storedRows(warehouse: Warehouse): Promise<number> {
-  let total = 0;
-  for (const { name } of dataTables()) total += await count(warehouse.connection, name);
-  return total;
-}
-
 describe('customers held until the commit', () => {
   let dir: string;
   let cleanup: () => Promise<void>;
@@ -70,7 +64,6 @@ describe('customers held until the commit', () => {
   before(async () => {
     ({ dir, cleanup } = await tempDir());
     file = path.join(dir, 'orders.ndjson');
-    const { writeFile } = await import('node:fs/promises');
     await writeFile(file, ndjson(sightings()));
   });
   after(async () => cleanup());
@@ -111,7 +104,7 @@ describe('customers held until the commit', () => {
       assert.ok(extras > 0, 'some customer keeps an unknown field in _extra');
       // The rows reported are those stored, a replaced one again: customers held are replaced once at the
       // commit rather than in every batch that names them.
-      const stored = await storedRows(held.warehouse);
+      const stored = await storedRows(held.warehouse.connection);
       assert.ok(held.summary.rows >= stored, `${held.summary.rows} reported, ${stored} stored`);
       assert.ok(
         held.summary.rows < each.summary.rows,

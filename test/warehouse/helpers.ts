@@ -124,6 +124,13 @@ export async function count(connection: DuckDBConnection, table: string, where =
 }
 
 /** A DuckDB setting as DuckDB shows it (`256MB` shows as `244.1 MiB`). */
+/** Rows of every data table of the warehouse, together. */
+export async function storedRows(connection: DuckDBConnection): Promise<number> {
+  let total = 0;
+  for (const { name } of dataTables()) total += await count(connection, name);
+  return total;
+}
+
 export async function currentSetting(connection: DuckDBConnection, name: string): Promise<string> {
   const reader = await connection.runAndReadAll(`SELECT current_setting(${literal(name)})`);
   return String(reader.getRows()[0]![0]);
