@@ -46,6 +46,12 @@ export interface IngestOptions {
   batchBytes?: number;
   commitDocuments?: number;
   /**
+   * Hold customers until each commit (src/load/held-units.ts; default off). The tables are the same either
+   * way; held, a million documents peaked 50 to 70 MB higher, past the ingest's 512 MB, for no measured gain
+   * at that size (docs/performance.md, "Issue 31: customers held until the commit").
+   */
+  holdUnits?: boolean;
+  /**
    * Worker threads that read, parse and normalize files (default: one per core, at most 4, for inputs of
    * 16 MB or more; none below); 0 does it on this thread, as for stdin.
    */
@@ -126,12 +132,6 @@ export interface IngestSummary {
 type LogLine = [event: string, fields: LogFields, level?: 'warn'];
 
 /** Counts by name as a JSON object (own properties, whatever the names: `__proto__` included). */
-/**
- * An ingest's transactions write many batches: customers, seen in every batch of orders, are held until the
- * commit and merged once (src/load/held-units.ts).
- */
-const HOLD_UNITS = { holdUnits: true } as const;
-
 const counted = (counts: Map<string, number>): Record<string, number> => Object.fromEntries(counts);
 
 const labelCounts = (labels: Map<string, UnknownVersionCount>): Record<string, number> =>
@@ -182,7 +182,7 @@ class IngestRun {
   ) {}
 
   async start(): Promise<void> {
-    this.tx = await this.warehouse.begin(HOLD_UNITS);
+    this.tx = await this.warehouse.begin({ holdUnits: this.options.holdUnits });
   }
 
   /** What to do with each input, from the ledger: skip it, resume it, or read it whole. */
@@ -393,7 +393,7 @@ class IngestRun {
       // A streaming ingest (worker threads, a large input) lets DuckDB drop what it keeps of the rows
       // written so far (the ingest profile's re-attach, Warehouse.afterCommit).
       await this.warehouse.afterCommit(this.options.logger);
-      this.tx = await this.warehouse.begin(HOLD_UNITS);
+      this.tx = await this.warehouse.begin({ holdUnits: this.options.holdUnits });
     })();
     this.txReady.catch(() => undefined);
   }

@@ -68,7 +68,7 @@ describe('customers held until the commit', () => {
   });
   after(async () => cleanup());
 
-  /** Ingests the documents 40 per batch, committing every `commitDocuments`. */
+  /** Ingests the documents 40 per batch, committing every `commitDocuments`, holding customers. */
   async function ingest(name: string, commitDocuments: number) {
     const warehouse = await openWarehouse(path.join(dir, `${name}.duckdb`));
     const summary = await ingestPaths(warehouse, [file], {
@@ -78,6 +78,7 @@ describe('customers held until the commit', () => {
       workers: 0,
       batchDocuments: 40,
       commitDocuments,
+      holdUnits: true,
     });
     return { warehouse, summary };
   }
