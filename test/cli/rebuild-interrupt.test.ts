@@ -183,12 +183,14 @@ describe('store-sync rebuild, recorded and interrupted', () => {
       "SELECT counts::VARCHAR AS counts FROM _sync_runs WHERE command = 'rebuild' AND outcome = 'succeeded'",
     )) as [{ counts: string }];
     const { blocks, records, rows, rejections } = JSON.parse(counts) as Record<string, unknown>;
-    // Rows are counted as each batch stores them (a customer seen in two blocks is stored twice): the
-    // rebuild replays the landing in the ingest's blocks, so it stores what the ingest stored.
+    // Rows are counted as they are stored. The ingest stores a customer seen in two batches twice; the
+    // rebuild holds customers until its commit (src/load/held-units.ts) and stores each once, so it reports
+    // at most what the ingest did, and more than one row per record.
     assert.ok(ingestedRows > 40000, `the records made rows in several tables (${ingestedRows})`);
-    assert.deepEqual(
-      { blocks, records, rows, rejections },
-      { blocks: BLOCKS, records: 40000, rows: ingestedRows, rejections: 0 },
+    assert.deepEqual({ blocks, records, rejections }, { blocks: BLOCKS, records: 40000, rejections: 0 });
+    assert.ok(
+      typeof rows === 'number' && rows > 40000 && rows <= ingestedRows,
+      `the rebuild stored ${String(rows)} rows, the ingest ${ingestedRows}`,
     );
   });
 
