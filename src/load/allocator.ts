@@ -1,14 +1,34 @@
 /**
  * How DuckDB's allocator (the jemalloc it bundles, as `duckdb_je_*`) gives freed memory back to the system.
  * DuckDB builds it to keep freed pages for 5 s and then to keep them, marked lazily free, for 5 s more, all
- * counted in the process's resident memory. Through an ingest that is memory DuckDB has freed and still
- * holds, so freed pages are returned after 250 ms: a lower peak for no measurable time
- * (docs/performance.md, "Settings and the measurements behind them").
+ * counted in the process's resident memory.
+ * - Most commands (a sync, export, query) return freed pages after 250 ms: their peak is what bounds them
+ *   (a sync's 512 MB), and their DuckDB work is small pieces between waits.
+ * - A bulk load (`ingest`, `rebuild`) keeps them for 2 s. Its DuckDB side frees and takes back the same
+ *   memory all the time (a row group's blocks, each column's compression state as a full row group is
+ *   written), and every page returned after 250 ms was faulted in again moments later: on a virtual machine
+ *   where a page fault is dear, 200,000 documents took 22–28 s with 6.6–8.5 s of system time, against
+ *   17–21 s and 3.4–3.9 s when pages are kept for 2 s, at 10–20 MB more peak (docs/performance.md,
+ *   "Issue 31: freed pages kept through a bulk load").
  *
  * jemalloc reads `DUCKDB_JE_MALLOC_CONF` once, when DuckDB's library is loaded, so this module must be
  * evaluated before anything imports `@duckdb/node-api`: the command's entry (src/cli/main.ts) and the
- * benchmark's child import it first. A value already in the environment is kept.
+ * benchmark's child import it first. The command is the first argument, as src/cli/commands/index.ts reads
+ * it. A value already in the environment is kept.
  */
 export const DUCKDB_ALLOCATOR_CONF = 'dirty_decay_ms:250,muzzy_decay_ms:0';
 
-process.env.DUCKDB_JE_MALLOC_CONF ??= DUCKDB_ALLOCATOR_CONF;
+/** DuckDB's allocator through a bulk load: freed pages kept 2 s (see above). */
+export const BULK_LOAD_ALLOCATOR_CONF = 'dirty_decay_ms:2000,muzzy_decay_ms:0';
+
+/** The commands that load in bulk, and the allocator setting they run with. */
+export const BULK_LOAD_COMMANDS: readonly string[] = ['ingest', 'rebuild'];
+
+/** DuckDB's allocator setting for a run of `command` (the CLI's first argument). */
+export function duckdbAllocatorConf(command: string | undefined): string {
+  return command !== undefined && BULK_LOAD_COMMANDS.includes(command)
+    ? BULK_LOAD_ALLOCATOR_CONF
+    : DUCKDB_ALLOCATOR_CONF;
+}
+
+process.env.DUCKDB_JE_MALLOC_CONF ??= duckdbAllocatorConf(process.argv[2]);

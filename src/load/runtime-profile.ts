@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from '../log.js';
 import { literal } from '../model/sql.js';
-import { DUCKDB_ALLOCATOR_CONF } from './allocator.js';
+import { BULK_LOAD_ALLOCATOR_CONF, DUCKDB_ALLOCATOR_CONF } from './allocator.js';
 
 /**
  * How a run tunes its runtime, in one place: the Node flags and DuckDB's allocator (the same for every
@@ -51,11 +51,13 @@ export const SHEBANG = `#!/usr/bin/env -S ${Object.entries(MALLOC_ENV)
   .join(' ')} node ${NODE_FLAGS.join(' ')}`;
 
 /**
- * How DuckDB's allocator returns freed memory (`DUCKDB_JE_MALLOC_CONF`, see allocator.ts). The value lives in
- * allocator.ts because jemalloc reads it once, when DuckDB's library loads: that module must be evaluated
- * before anything imports DuckDB, and so imports nothing itself.
+ * How DuckDB's allocator returns freed memory (`DUCKDB_JE_MALLOC_CONF`, see allocator.ts): after 250 ms, and
+ * after 2 s through a bulk load (`ingest`, `rebuild`). The values live in allocator.ts because jemalloc reads
+ * them once, when DuckDB's library loads: that module must be evaluated before anything imports DuckDB, and
+ * so imports nothing itself.
  */
 export const DUCKDB_ALLOCATOR = DUCKDB_ALLOCATOR_CONF;
+export const DUCKDB_BULK_LOAD_ALLOCATOR = BULK_LOAD_ALLOCATOR_CONF;
 
 /**
  * The young generation of the worker threads that read and normalize (ingest) or replay (rebuild).

@@ -100,14 +100,26 @@ describe('cli: the command runs the build', () => {
     assert.equal(await firstImport('src/cli/main.ts'), "import '../load/allocator.js';");
     assert.equal(await firstImport('bench/warehouse-child.ts'), "import '../src/load/allocator.js';");
     assert.equal(await firstImport('src/load/allocator.ts'), undefined);
-    const settingAfterImport = async (env: NodeJS.ProcessEnv) => {
+    // The command is the first argument after the script (process.argv[2]), as bin/store-sync.js runs it.
+    const settingAfterImport = async (env: NodeJS.ProcessEnv, command?: string) => {
       const allocator = JSON.stringify(path.join(REPO_ROOT, 'dist/src/load/allocator.js'));
       const script = `await import(${allocator}); console.log(process.env.DUCKDB_JE_MALLOC_CONF)`;
-      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { env });
+      const args = [
+        '--input-type=module',
+        '-e',
+        script,
+        'script',
+        ...(command ? [command, '--warehouse', 'w'] : []),
+      ];
+      const { stdout } = await run(process.execPath, args, { env });
       return stdout.trim();
     };
     const { DUCKDB_JE_MALLOC_CONF: _unset, ...env } = process.env;
     assert.equal(await settingAfterImport(env), 'dirty_decay_ms:250,muzzy_decay_ms:0');
+    assert.equal(await settingAfterImport(env, 'sync'), 'dirty_decay_ms:250,muzzy_decay_ms:0');
+    // A bulk load keeps freed pages longer: they are taken back at once (allocator.ts).
+    assert.equal(await settingAfterImport(env, 'ingest'), 'dirty_decay_ms:2000,muzzy_decay_ms:0');
+    assert.equal(await settingAfterImport(env, 'rebuild'), 'dirty_decay_ms:2000,muzzy_decay_ms:0');
     // One set by whoever runs the command is kept.
     assert.equal(await settingAfterImport({ ...env, DUCKDB_JE_MALLOC_CONF: 'narenas:1' }), 'narenas:1');
   });
