@@ -2,7 +2,6 @@ import { setFlagsFromString } from 'node:v8';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from '../log.js';
 import { literal } from '../model/sql.js';
-import { BULK_LOAD_ALLOCATOR_CONF, DUCKDB_ALLOCATOR_CONF } from './allocator.js';
 
 /**
  * How a run tunes its runtime, in one place: the Node flags and DuckDB's allocator (the same for every
@@ -38,7 +37,7 @@ export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--heap
  * 128 KB always mapped and unmapped on their own, held the large store's sync 20 to 50 MB lower at its peak
  * (491–526 MB against 531–578, three runs each, taken in turn) and a 200,000-document ingest 10 to 20 MB
  * lower, for the same wall time (docs/performance.md, "Issue 32 point 1"). DuckDB's own memory is
- * jemalloc's (DUCKDB_ALLOCATOR), which these do not touch; other C libraries (musl) ignore them.
+ * jemalloc's (allocator.ts), which these do not touch; other C libraries (musl) ignore them.
  */
 export const MALLOC_ENV: Readonly<Record<string, string>> = {
   MALLOC_ARENA_MAX: '2',
@@ -50,14 +49,13 @@ export const SHEBANG = `#!/usr/bin/env -S ${Object.entries(MALLOC_ENV)
   .map(([name, value]) => `${name}=${value}`)
   .join(' ')} node ${NODE_FLAGS.join(' ')}`;
 
-/**
- * How DuckDB's allocator returns freed memory (`DUCKDB_JE_MALLOC_CONF`, see allocator.ts): after 250 ms, and
- * after 2 s through a bulk load (`ingest`, `rebuild`). The values live in allocator.ts because jemalloc reads
- * them once, when DuckDB's library loads: that module must be evaluated before anything imports DuckDB, and
- * so imports nothing itself.
+/*
+ * How DuckDB's allocator returns freed memory (`DUCKDB_JE_MALLOC_CONF`: after 250 ms, and after 2 s through a
+ * bulk load) is set in allocator.ts, not here: jemalloc reads it once, when DuckDB's library loads, so that
+ * module is evaluated before anything imports DuckDB and imports nothing itself. Nor is it imported here: a
+ * process that only reads these settings (a benchmark's parent) must not set it in its own environment,
+ * which the programs it starts (DuckDB alone, with DuckDB's defaults) would inherit.
  */
-export const DUCKDB_ALLOCATOR = DUCKDB_ALLOCATOR_CONF;
-export const DUCKDB_BULK_LOAD_ALLOCATOR = BULK_LOAD_ALLOCATOR_CONF;
 
 /**
  * The young generation of the worker threads that read and normalize (ingest) or replay (rebuild).

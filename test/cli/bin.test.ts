@@ -120,6 +120,16 @@ describe('cli: the command runs the build', () => {
     // A bulk load keeps freed pages longer: they are taken back at once (allocator.ts).
     assert.equal(await settingAfterImport(env, 'ingest'), 'dirty_decay_ms:2000,muzzy_decay_ms:0');
     assert.equal(await settingAfterImport(env, 'rebuild'), 'dirty_decay_ms:2000,muzzy_decay_ms:0');
+    // A benchmark's parent reads the command's settings without taking the allocator's: the peers it starts
+    // (DuckDB alone) inherit its environment and must run with DuckDB's own defaults.
+    const lib = JSON.stringify(path.join(REPO_ROOT, 'bench/ingest.ts'));
+    const parent = `await import(${lib}); console.log(process.env.DUCKDB_JE_MALLOC_CONF ?? 'unset')`;
+    const benchParent = await run(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', parent, 'bench/run.ts', 'ingest'],
+      { env, cwd: REPO_ROOT },
+    );
+    assert.equal(benchParent.stdout.trim(), 'unset');
     // One set by whoever runs the command is kept.
     assert.equal(await settingAfterImport({ ...env, DUCKDB_JE_MALLOC_CONF: 'narenas:1' }), 'narenas:1');
   });
