@@ -1,6 +1,5 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { dataTables } from '../src/model/index.js';
 import {
   type Benchmark,
@@ -12,6 +11,7 @@ import {
   ratioResult,
   runAloneIfMain,
   runCli,
+  tableRows,
   timeProcess,
 } from './lib.js';
 import { DOCUMENTS, prepare, step } from './warehouse-lib.js';
@@ -36,20 +36,12 @@ const PEER = fromRepo('dist/bench/peers/plain-copy.js');
 
 /** The data table with the most rows, and its rows (the plain COPY's subject). */
 async function largestTable(warehouse: string): Promise<{ table: string; rows: number }> {
-  const instance = await DuckDBInstance.create(warehouse, { access_mode: 'READ_ONLY' });
-  const connection = await instance.connect();
-  let largest = { table: '', rows: -1 };
-  try {
-    for (const { name } of dataTables()) {
-      const reader = await connection.runAndReadAll(`SELECT count(*) FROM "${name}"`);
-      const rows = Number(reader.getRows()[0]![0]);
-      if (rows > largest.rows) largest = { table: name, rows };
-    }
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-  return largest;
+  const rows = await tableRows(
+    warehouse,
+    dataTables().map((def) => def.name),
+  );
+  const table = Object.keys(rows).reduce((a, b) => (rows[b]! > rows[a]! ? b : a));
+  return { table, rows: rows[table]! };
 }
 
 /** The tables the export wrote, from its last line ("exported N tables to DIR in S s"). */

@@ -3,7 +3,6 @@ import { createReadStream, createWriteStream, existsSync, rmSync } from 'node:fs
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import {
   type Benchmark,
   type BenchResult,
@@ -13,8 +12,10 @@ import {
   type ProcessRun,
   quantiles,
   ratioResult,
+  rowsDiffer,
   runAloneIfMain,
   runCli,
+  tableRows,
   timeProcess,
 } from './lib.js';
 import { TABLES } from './peers/tables.js';
@@ -54,23 +55,6 @@ export type Measured = ProcessRun;
 /** A command under GNU time (the CLI through its `#!` line, a peer through node). */
 const measure = (command: string, args: string[]): Promise<Measured> =>
   command === CLI ? runCli(args) : timeProcess(command, args);
-
-/** Rows of each of the ten tables of a DuckDB file. */
-async function tableRows(database: string): Promise<Record<string, number>> {
-  const instance = await DuckDBInstance.create(database, { access_mode: 'READ_ONLY' });
-  const connection = await instance.connect();
-  const rows: Record<string, number> = {};
-  for (const table of TABLES) {
-    const reader = await connection.runAndReadAll(`SELECT count(*) FROM ${table}`);
-    rows[table] = Number(reader.getRows()[0]![0]);
-  }
-  connection.closeSync();
-  instance.closeSync();
-  return rows;
-}
-
-const sameRows = (a: Record<string, number>, b: Record<string, number>) =>
-  TABLES.every((table) => a[table] === b[table]);
 
 const fmt = (q: { min: number; median: number; max: number }, digits = 2) =>
   `${q.median.toFixed(digits)} (${q.min.toFixed(digits)}–${q.max.toFixed(digits)})`;
@@ -184,12 +168,10 @@ async function benchSize(count: number, rounds: number, log: (line: string) => v
       runs.get(contender)!.push(measured);
       if (contender !== 'floor') {
         // The same rows in the same ten tables, or the comparison means nothing.
-        const rows = await tableRows(database);
+        const rows = await tableRows(database, TABLES);
         expected ??= rows;
-        if (!sameRows(rows, expected))
-          throw new Error(
-            `${contender} loaded ${JSON.stringify(rows)}, another loaded ${JSON.stringify(expected)}`,
-          );
+        const differs = rowsDiffer(expected, rows, TABLES);
+        if (differs) throw new Error(`${contender} loaded other rows than another contender: ${differs}`);
       }
       await rm(database, { force: true });
       line.push(

@@ -4,6 +4,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { ident } from '../src/model/sql.js';
 
 /**
  * The shape every benchmark reports in. A ratio is always measured against a bound taken in the same
@@ -147,4 +149,33 @@ export async function timeProcess(
 /** `store-sync args…` as users run it: bin/store-sync.js through its `#!` line, under GNU time. */
 export function runCli(args: string[], options: RunOptions = {}): Promise<ProcessRun> {
   return timeProcess(CLI, args, options);
+}
+
+/**
+ * Rows of each of `tables` in a DuckDB file, read back once no command holds it: what the benchmarks check
+ * their contenders loaded before they compare their times.
+ */
+export async function tableRows(file: string, tables: readonly string[]): Promise<Record<string, number>> {
+  const instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
+  const connection = await instance.connect();
+  try {
+    const counts = tables.map(
+      (table) => `SELECT '${table}' AS name, count(*)::BIGINT AS n FROM ${ident(table)}`,
+    );
+    const reader = await connection.runAndReadAll(counts.join(' UNION ALL '));
+    return Object.fromEntries(reader.getRows().map(([name, n]) => [String(name), Number(n)]));
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** The first of `tables` whose rows differ between two counts, in words; null when every one matches. */
+export function rowsDiffer(
+  expected: Record<string, number>,
+  found: Record<string, number>,
+  tables: readonly string[],
+): string | null {
+  const table = tables.find((t) => expected[t] !== found[t]);
+  return table === undefined ? null : `${table}: ${found[table]} rows where ${expected[table]} were expected`;
 }

@@ -1,16 +1,17 @@
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { dataTables, ident } from '../src/model/index.js';
+import { dataTables } from '../src/model/index.js';
 import {
   type Benchmark,
   benchRounds,
   type ProcessRun,
   quantiles,
   ratioResult,
+  rowsDiffer,
   runAloneIfMain,
   runCli,
+  tableRows,
 } from './lib.js';
 import { writeOrderFiles } from './warehouse-data.js';
 
@@ -37,31 +38,11 @@ function count(variable: string, fallback: number): number {
 }
 
 /**
- * The rows of every data table of a warehouse file, read back once no command holds it: what a rebuild must
- * leave as the ingest left it (it re-derives the same tables). The commands' own row counts cannot be compared:
- * a rebuild stores a customer once per commit, an ingest once per batch that names it (docs/ingest.md).
+ * The tables a rebuild must leave as the ingest left them (it re-derives them). The commands' own row counts
+ * cannot be compared: a rebuild stores a customer once per commit, an ingest once per batch that names it
+ * (docs/ingest.md).
  */
-async function tableRows(file: string): Promise<Map<string, number>> {
-  const instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
-  const connection = await instance.connect();
-  try {
-    const counts = dataTables().map(
-      (def) => `SELECT '${def.name}' AS name, count(*)::BIGINT AS n FROM ${ident(def.name)}`,
-    );
-    const reader = await connection.runAndReadAll(counts.join(' UNION ALL '));
-    return new Map(reader.getRows().map(([name, n]) => [String(name), Number(n)]));
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-}
-
-function rowsDiffer(ingested: Map<string, number>, rebuilt: Map<string, number>): string | null {
-  for (const [name, n] of ingested)
-    if (rebuilt.get(name) !== n)
-      return `${name}: the ingest left ${n} rows, the rebuild ${rebuilt.get(name)}`;
-  return null;
-}
+const DATA_TABLES = dataTables().map((def) => def.name);
 
 const seconds = (run: ProcessRun) =>
   `${run.wall.toFixed(1)} s, ${run.cpu.toFixed(1)} CPU-s, ${Math.round(run.peakRssMb)} MB`;
@@ -104,12 +85,12 @@ const bench: Benchmark = async ({ quick, log }) => {
       const order = round % 2 === 1 ? ['ingest', 'merge'] : ['merge', 'ingest'];
       const runs: Record<string, ProcessRun> = {};
       for (const step of order) runs[step] = await steps[step]!();
-      const ingested = await tableRows(fresh);
+      const ingested = await tableRows(fresh, DATA_TABLES);
       // The rebuild needs the fresh warehouse, so it comes after the ingest that made it.
       runs.rebuild = await cli(['rebuild', '--warehouse', fresh]);
       const { ingest, merge, rebuild } = runs as Record<'ingest' | 'merge' | 'rebuild', ProcessRun>;
       // A rebuild that loaded less would be faster for the wrong reason.
-      const differs = rowsDiffer(ingested, await tableRows(fresh));
+      const differs = rowsDiffer(ingested, await tableRows(fresh, DATA_TABLES), DATA_TABLES);
       if (differs) throw new Error(`the rebuild's tables differ from the ingest's: ${differs}`);
       rebuildRatios.push(rebuild.wall / ingest.wall);
       mergeRatios.push(merge.wall / ingest.wall);
