@@ -7,25 +7,25 @@
  * - A bulk load (`ingest`, `rebuild`) keeps them for 2 s. Its DuckDB side frees and takes back the same
  *   memory all the time (a row group's blocks, each column's compression state as a full row group is
  *   written), and every page returned after 250 ms was faulted in again moments later: on a virtual machine
- *   where a page fault is dear, 200,000 documents took 22–28 s with 6.6–8.5 s of system time, against
- *   17–21 s and 3.4–3.9 s when pages are kept for 2 s, at 10–20 MB more peak (docs/performance.md,
- *   "Issue 31: freed pages kept through a bulk load").
+ *   where a page fault is dear, an ingest of 200,000 documents made 384,000–406,000 page faults with
+ *   5.2–6.4 s of system time when pages are kept for 2 s, against 521,000–578,000 and 7.5–7.7 s, at about
+ *   10 MB more peak (docs/performance.md, "Issue 31: freed pages kept through a bulk load").
  *
  * jemalloc reads `DUCKDB_JE_MALLOC_CONF` once, when DuckDB's library is loaded, so this module must be
  * evaluated before anything imports `@duckdb/node-api`: the command's entry (src/cli/main.ts) and the
  * benchmark's child import it first. The command is the first argument, as src/cli/commands/index.ts reads
  * it. A value already in the environment is kept.
  */
-export const DUCKDB_ALLOCATOR_CONF = 'dirty_decay_ms:250,muzzy_decay_ms:0';
+const DUCKDB_ALLOCATOR_CONF = 'dirty_decay_ms:250,muzzy_decay_ms:0';
 
 /** DuckDB's allocator through a bulk load: freed pages kept 2 s (see above). */
-export const BULK_LOAD_ALLOCATOR_CONF = 'dirty_decay_ms:2000,muzzy_decay_ms:0';
+const BULK_LOAD_ALLOCATOR_CONF = 'dirty_decay_ms:2000,muzzy_decay_ms:0';
 
-/** The commands that load in bulk, and the allocator setting they run with. */
-export const BULK_LOAD_COMMANDS: readonly string[] = ['ingest', 'rebuild'];
+/** The commands that load in bulk (names of src/cli/commands/index.ts's COMMANDS). */
+const BULK_LOAD_COMMANDS: readonly string[] = ['ingest', 'rebuild'];
 
 /** DuckDB's allocator setting for a run of `command` (the CLI's first argument). */
-export function duckdbAllocatorConf(command: string | undefined): string {
+function duckdbAllocatorConf(command: string | undefined): string {
   return command !== undefined && BULK_LOAD_COMMANDS.includes(command)
     ? BULK_LOAD_ALLOCATOR_CONF
     : DUCKDB_ALLOCATOR_CONF;
