@@ -4,12 +4,18 @@ import type { Logger } from '../log.js';
 import { literal } from '../model/sql.js';
 
 /**
- * How a run tunes its runtime, in one place: the Node flags and DuckDB's allocator (the same for every
+ * How a run tunes its runtime, in one place: the Node flags and glibc's allocator (the same for every
  * command, set when the process starts), a writer's DuckDB settings, and the profile each command runs its
  * work under (DuckDB's memory limit and threads, and when the warehouse file is re-attached). A pipeline
  * names its profile and runs inside `Warehouse.withProfile`, which applies it and sets everything back on
  * the way out; nothing else changes these settings. The measurements behind each value are in
  * docs/performance.md, "Settings and the measurements behind them".
+ *
+ * One setting lives elsewhere: DuckDB's allocator (`DUCKDB_JE_MALLOC_CONF`, by command), in allocator.ts.
+ * jemalloc reads it once, when DuckDB's library loads, so that module is evaluated before anything imports
+ * DuckDB and imports nothing itself; and this one does not import it, because a process that only reads
+ * these settings (a benchmark's parent) must not set it in the environment the programs it starts (DuckDB
+ * alone, with DuckDB's defaults) inherit.
  */
 
 /**
@@ -48,14 +54,6 @@ export const MALLOC_ENV: Readonly<Record<string, string>> = {
 export const SHEBANG = `#!/usr/bin/env -S ${Object.entries(MALLOC_ENV)
   .map(([name, value]) => `${name}=${value}`)
   .join(' ')} node ${NODE_FLAGS.join(' ')}`;
-
-/*
- * How DuckDB's allocator returns freed memory (`DUCKDB_JE_MALLOC_CONF`: after 250 ms, and after 2 s through a
- * bulk load) is set in allocator.ts, not here: jemalloc reads it once, when DuckDB's library loads, so that
- * module is evaluated before anything imports DuckDB and imports nothing itself. Nor is it imported here: a
- * process that only reads these settings (a benchmark's parent) must not set it in its own environment,
- * which the programs it starts (DuckDB alone, with DuckDB's defaults) would inherit.
- */
 
 /**
  * The young generation of the worker threads that read and normalize (ingest) or replay (rebuild).
