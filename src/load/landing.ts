@@ -1,5 +1,4 @@
-import { promisify } from 'node:util';
-import { brotliDecompress, constants, createBrotliCompress } from 'node:zlib';
+import { constants, createBrotliCompress, createBrotliDecompress } from 'node:zlib';
 import type { DuckDBBlobValue, DuckDBConnection } from '@duckdb/node-api';
 
 /**
@@ -86,14 +85,54 @@ export async function storedBlocks(
   return blocks;
 }
 
-const decompress = promisify(brotliDecompress);
+/**
+ * Output chunk of a block's decompression, copied at once into the block's decode buffer. It is kept under
+ * glibc's mmap threshold (MALLOC_ENV in runtime-profile.ts, 128 KB) so each chunk comes from the heap and
+ * its memory is used again by the next: chunks above it were fresh pages every time, and with the
+ * concatenation after them, page faults and copies were a fifth of a rebuild's CPU (docs/performance.md,
+ * "Issue 31: decoded blocks in reused buffers").
+ */
+const DECOMPRESSED_CHUNK = 64 << 10;
+
+/** A decode buffer's first size: a block is some 20 to 30 MB decoded; a larger one makes it grow. */
+const DECODE_BUFFER_BYTES = 32 << 20;
 
 /**
- * Output chunk of a block's decompression. zlib's default (16 KB) cuts a block's 30 MB into some 2,000
- * callbacks on the decompressing thread, each with a copy, and then a concatenation, a large share of a
- * rebuild worker's time; in chunks of 8 MB it takes a handful.
+ * Decode buffers a block has given back (DecodedBlock.release), for the next block this thread decodes:
+ * a rebuild worker decodes a few blocks ahead of the one it normalizes, so a few are in use at once.
  */
-const DECOMPRESSED_CHUNK = 8 << 20;
+const spareDecodeBuffers: Buffer[] = [];
+const SPARE_DECODE_BUFFERS_KEPT = 4;
+
+/** The block's decompressed bytes, in a spare decode buffer (grown if the block does not fit). */
+function inflate(payload: Uint8Array): Promise<{ buffer: Buffer; length: number }> {
+  let buffer = spareDecodeBuffers.pop() ?? Buffer.allocUnsafeSlow(DECODE_BUFFER_BYTES);
+  let length = 0;
+  return new Promise((resolve, reject) => {
+    const decompressor = createBrotliDecompress({ chunkSize: DECOMPRESSED_CHUNK });
+    decompressor.on('data', (chunk: Buffer) => {
+      if (length + chunk.length > buffer.length) {
+        const grown = Buffer.allocUnsafeSlow(Math.max(2 * buffer.length, length + chunk.length));
+        buffer.copy(grown, 0, 0, length);
+        buffer = grown;
+      }
+      length += chunk.copy(buffer, length);
+    });
+    decompressor.once('end', () => resolve({ buffer, length }));
+    decompressor.once('error', reject);
+    decompressor.end(payload);
+  });
+}
+
+/** A decoded block: its records' bytes are views of a decode buffer that `release` lets the next block use. */
+export interface DecodedBlock {
+  records: LandedRecord[];
+  /**
+   * Gives the decode buffer back for the next block; the records' bytes must not be read after. Not
+   * calling it is safe: the buffer is then collected as any other.
+   */
+  release(): void;
+}
 
 /** Bytes gathered before they go to the compressor: big enough that a batch makes few thread-pool tasks. */
 const STAGING_BYTES = 1 << 20;
@@ -214,10 +253,11 @@ export class BlockWriter {
   }
 }
 
-export async function decodeBlock(codec: string, payload: Uint8Array): Promise<LandedRecord[]> {
+export async function decodeBlock(codec: string, payload: Uint8Array): Promise<DecodedBlock> {
   if (codec !== CODEC)
     throw new Error(`raw landing block uses codec ${codec}, which this version cannot read`);
-  const block = await decompress(payload, { chunkSize: DECOMPRESSED_CHUNK });
+  const inflated = await inflate(payload);
+  const block = inflated.buffer.subarray(0, inflated.length);
   const out: LandedRecord[] = [];
   let pos = 0;
   while (pos < block.length) {
@@ -234,5 +274,13 @@ export async function decodeBlock(codec: string, payload: Uint8Array): Promise<L
     out.push({ seq, kind, stream, entity, source, bytes: block.subarray(start, start + length) });
     pos = start + length + 1;
   }
-  return out;
+  let released = false;
+  return {
+    records: out,
+    release: () => {
+      if (released) return;
+      released = true;
+      if (spareDecodeBuffers.length < SPARE_DECODE_BUFFERS_KEPT) spareDecodeBuffers.push(inflated.buffer);
+    },
+  };
 }

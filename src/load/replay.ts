@@ -3,7 +3,7 @@ import type { Normalizer } from '../normalize/index.js';
 import { BatchBuilder, type PreparedBatch } from './batch-builder.js';
 import { KIND, loadDocument, loadRecord } from './documents.js';
 import { entityFullScanSql } from './full-scan.js';
-import { decodeBlock, type LandedRecord } from './landing.js';
+import { type DecodedBlock, decodeBlock, type LandedRecord } from './landing.js';
 
 /**
  * Rebuild's unit of work, with no DuckDB in it so it runs in the ingest worker threads: one `_raw_landing`
@@ -70,14 +70,17 @@ export async function replayBlock(
   seq: number,
   contracts?: ReplayContracts,
   /** The block's records, when decoding was started ahead (see ingest/worker.ts). */
-  decoded: Promise<LandedRecord[]> = decodeBlock(block.codec, block.payload),
+  decoded: Promise<DecodedBlock> = decodeBlock(block.codec, block.payload),
 ): Promise<PreparedBatch> {
-  const records = await decoded;
+  const { records, release } = await decoded;
   const batch = new BatchBuilder(
     normalizer,
     { store: block.store, runId: block.runId, syncedAtMs: block.syncedAtMs },
     seq,
   );
   for (const record of records) replay(batch, record, block, contracts);
+  // The batch holds copies of everything it read (as ingest's does of its reused read buffers), so the
+  // block's decode buffer can take the next block.
+  release();
   return batch.prepare();
 }

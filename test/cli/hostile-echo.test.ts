@@ -151,7 +151,7 @@ describe('a server echoing the token, escaped', () => {
       const blocks = await storedBlocks(connection, seqs);
       let landed = 0;
       for (const seq of seqs)
-        for (const record of await decodeBlock(CODEC, blocks.get(seq)!)) {
+        for (const record of (await decodeBlock(CODEC, blocks.get(seq)!)).records) {
           const text = record.bytes.toString('utf8');
           assert.ok(!leaks(text), `landed: ${text}`);
           if (record.kind === 'record') landed++;

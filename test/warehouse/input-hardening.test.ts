@@ -213,7 +213,9 @@ describe('ingest input hardening', () => {
           .getRows()
           .map(([s]) => Number(s));
         const blocks = await storedBlocks(w.connection, seqs);
-        const landed = (await Promise.all(seqs.map((s) => decodeBlock(CODEC, blocks.get(s)!)))).flat();
+        const landed = (
+          await Promise.all(seqs.map(async (s) => (await decodeBlock(CODEC, blocks.get(s)!)).records))
+        ).flat();
         assert.equal(landed.at(-1)!.bytes.toString('utf8'), broken);
         // A rebuild from the landing rejects it the same way.
         const before = await rejectedRows(w);

@@ -27,7 +27,7 @@ describe('raw landing: BlockWriter', () => {
     assert.equal(await writer.finish(), payload, 'finish() gives the same block every time');
     assert.deepEqual([writer.firstSeq, writer.lastSeq, writer.records], [10, seq - 1, records.length]);
     assert.deepEqual([...writer.streams].sort(), ['documents', 'orders']);
-    const back = await decodeBlock(CODEC, payload);
+    const back = (await decodeBlock(CODEC, payload)).records;
     assert.equal(back.length, records.length);
     back.forEach((r, i) => {
       const want = records[i]!;
@@ -48,10 +48,49 @@ describe('raw landing: BlockWriter', () => {
     writer.add(entry(1, readBuffer.subarray(0, 600_000)));
     writer.add(entry(2, readBuffer.subarray(600_000, 601_000)));
     readBuffer.fill('b');
-    const back = await decodeBlock(CODEC, await writer.finish());
+    const back = (await decodeBlock(CODEC, await writer.finish())).records;
     assert.deepEqual(
       back.map((r) => r.bytes.toString('utf8')),
       ['a'.repeat(600_000), 'a'.repeat(1000)],
+    );
+  });
+
+  it('decodes into reused buffers: a released block lends its buffer on, one still held is not touched, a block larger than the buffer grows it', async () => {
+    const blockOf = async (seq: number, fill: string, bytes: number) => {
+      const writer = new BlockWriter();
+      // Records of 1 MB, so a block of 40 MB decodes past the first size of a decode buffer (32 MB).
+      for (let i = 0; i < bytes >> 20; i++) writer.add(entry(seq + i, fill.repeat(1 << 20)));
+      return writer.finish();
+    };
+    const [a, b, c, d, large] = await Promise.all([
+      blockOf(1, 'a', 2 << 20),
+      blockOf(10, 'b', 2 << 20),
+      blockOf(20, 'c', 2 << 20),
+      blockOf(25, 'd', 2 << 20),
+      blockOf(30, 'e', 40 << 20),
+    ]);
+    const first = await decodeBlock(CODEC, a);
+    const held = await decodeBlock(CODEC, b);
+    const buffer = first.records[0]!.bytes.buffer;
+    first.release();
+    first.release(); // a second release must not give the buffer out twice
+    const third = await decodeBlock(CODEC, c);
+    assert.equal(third.records[0]!.bytes.buffer, buffer, 'the released buffer is decoded into again');
+    const fourth = await decodeBlock(CODEC, d);
+    assert.notEqual(fourth.records[0]!.bytes.buffer, buffer, 'given once, the buffer went to one block only');
+    third.release();
+    const fifth = await decodeBlock(CODEC, large);
+    for (const [decoded, fill, count] of [
+      [held, 'b', 2],
+      [fourth, 'd', 2],
+      [fifth, 'e', 40],
+    ] as const) {
+      assert.equal(decoded.records.length, count);
+      for (const r of decoded.records) assert.equal(r.bytes.toString('latin1'), fill.repeat(1 << 20));
+    }
+    assert.deepEqual(
+      fifth.records.map((r) => r.seq),
+      Array.from({ length: 40 }, (_, i) => 30 + i),
     );
   });
 

@@ -79,7 +79,8 @@ describe('reading files in reused buffers', () => {
       const blocks = await storedBlocks(warehouse.connection, order);
       const landed: string[] = [];
       for (const seq of order)
-        for (const r of await decodeBlock(CODEC, blocks.get(seq)!)) landed.push(r.bytes.toString('utf8'));
+        for (const r of (await decodeBlock(CODEC, blocks.get(seq)!)).records)
+          landed.push(r.bytes.toString('utf8'));
       assert.deepEqual(landed, lines);
     } finally {
       await warehouse.close();

@@ -75,7 +75,9 @@ describe('received texts in the warehouse', () => {
     const reader = await warehouse.connection.runAndReadAll('SELECT first_seq FROM _raw_landing ORDER BY 1');
     const seqs = reader.getRows().map(([seq]) => Number(seq));
     const blocks = await storedBlocks(warehouse.connection, seqs);
-    const landed = (await Promise.all(seqs.map((s) => decodeBlock(CODEC, blocks.get(s)!)))).flat();
+    const landed = (
+      await Promise.all(seqs.map(async (s) => (await decodeBlock(CODEC, blocks.get(s)!)).records))
+    ).flat();
     return landed.filter((r) => r.kind === 'record').map((r) => r.bytes.toString('utf8'));
   }
 
