@@ -11,6 +11,7 @@ import {
   readWarehouse,
   runCli,
   startCli,
+  startGatedProxy,
   tempDir,
   testSandbox,
   waitForStderr,
@@ -74,8 +75,9 @@ describe('store-sync sync --parallel: one child process and one warehouse file p
 
   before(async () => {
     // Different seeds and sizes: each store's counts are its own, so a file holding another store's data shows.
-    // Some latency on every request: a store's sync lasts long enough that stores run one after another or
-    // side by side shows in the order of their start and done lines.
+    // Some latency on every request, as a remote API has: a store's sync takes a while. Which stores ran side
+    // by side is shown by gates, not by timing (the --parallel 2 test): on a loaded machine a child that
+    // started late found the other already done.
     for (const [i, seed] of [11, 22, 33].entries())
       sandboxes.push(await testSandbox({ seed, scale: 30 + 10 * i, pageSize: 25, latencyMs: 20 }));
     ({ dir, cleanup } = await tempDir());
@@ -154,25 +156,40 @@ describe('store-sync sync --parallel: one child process and one warehouse file p
   });
 
   it('--parallel 2 over three stores runs two at a time, never three', async () => {
-    const config = await writeConfig(
-      dir,
-      {
-        warehouse: 'pairs/warehouse.duckdb',
-        warehouseLayout: 'per-store',
-        maxRetries: 0,
-        stores: names.map((name, i) => ({ name, baseUrl: sandboxes[i]!.baseUrl })),
-      },
-      'pairs.json',
-    );
-    const result = await runCli(['sync', '--parallel', '2', '--config', config], { timeoutMs: 240_000 });
-    assertExit(result, 0);
-    const events = startsAndEnds(result.stderr);
-    assert.deepEqual(
-      names.map((name) => events.filter((e) => e.store === name).map((e) => e.event)),
-      names.map(() => ['start', 'done']),
-      JSON.stringify(events),
-    );
-    assert.equal(mostAtOnce(events), 2, `two stores at once, never three: ${JSON.stringify(events)}`);
+    // Every store's requests wait at a gate until two stores are waiting there, so the first two are
+    // running side by side whatever the machine's load (a child that starts late cannot find the other
+    // already done); the third must not have asked anything by then.
+    const gates = await Promise.all(sandboxes.map((sandbox) => startGatedProxy(sandbox)));
+    try {
+      for (const gate of gates) gate.shut();
+      const config = await writeConfig(
+        dir,
+        {
+          warehouse: 'pairs/warehouse.duckdb',
+          warehouseLayout: 'per-store',
+          maxRetries: 0,
+          stores: names.map((name, i) => ({ name, baseUrl: gates[i]!.baseUrl })),
+        },
+        'pairs.json',
+      );
+      const run = startCli(['sync', '--parallel', '2', '--config', config], { timeoutMs: 240_000 });
+      const deadline = Date.now() + 120_000;
+      const held = () => gates.filter((gate) => gate.waiting() > 0).length;
+      while (held() < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(held(), 2, `two stores wait at their gates at once: ${run.stderr()}`);
+      for (const gate of gates) gate.open();
+      const result = await run.done;
+      assertExit(result, 0);
+      const events = startsAndEnds(result.stderr);
+      assert.deepEqual(
+        names.map((name) => events.filter((e) => e.store === name).map((e) => e.event)),
+        names.map(() => ['start', 'done']),
+        JSON.stringify(events),
+      );
+      assert.equal(mostAtOnce(events), 2, `two stores at once, never three: ${JSON.stringify(events)}`);
+    } finally {
+      for (const gate of gates) await gate.close();
+    }
   });
 
   it("one store's closed port fails that store alone; the others sync and the exit code is the worst", async () => {
