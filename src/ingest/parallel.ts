@@ -246,20 +246,13 @@ export class ReplayWorkers {
       this.waiting.set(index, { resolve, reject }),
     );
     const contracts = this.contracts;
-    // A block's bytes that fill a buffer of their own (storedBlocks puts its parts together into one) are
-    // moved to the worker, not copied: nothing reads them here afterwards.
-    const { payload } = block;
-    const owned = payload.byteOffset === 0 && payload.byteLength === payload.buffer.byteLength;
-    thread.postMessage(
-      {
-        type: 'replay',
-        index,
-        block,
-        seq,
-        ...(contracts ? { contracts } : {}),
-      } satisfies ToWorker,
-      owned && payload.buffer instanceof ArrayBuffer ? [payload.buffer] : [],
-    );
+    thread.postMessage({
+      type: 'replay',
+      index,
+      block,
+      seq,
+      ...(contracts ? { contracts } : {}),
+    } satisfies ToWorker);
     return done;
   }
 
