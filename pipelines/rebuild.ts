@@ -195,7 +195,8 @@ export async function rebuildWarehouse(
         const g = Math.floor(i / BLOCKS_PER_READ);
         const read = await group(g)!;
         group(g + 1);
-        const promise = replay.replay(i, read[i % BLOCKS_PER_READ]!, seq);
+        // The block is read once and replayed once: its bytes can move to the worker.
+        const promise = replay.replay(i, read[i % BLOCKS_PER_READ]!, seq, { handOver: true });
         if (i % BLOCKS_PER_READ === BLOCKS_PER_READ - 1 || i === blocks.length - 1) groups.delete(g);
         promise.catch(() => undefined);
         replayed[i] = promise;

@@ -234,8 +234,19 @@ export class ReplayWorkers {
     );
   }
 
-  /** The block's prepared batch, from worker `index` modulo the number of workers (or this thread, with none). */
-  replay(index: number, block: StoredBlock, seq: number): Promise<PreparedBatch> {
+  /**
+   * The block's prepared batch, from worker `index` modulo the number of workers (or this thread, with none).
+   * With `handOver`, the caller is done with the block: its bytes, when they fill a buffer of their own (as
+   * storedBlocks' are), are moved to the worker instead of being copied by postMessage's serializer on this
+   * thread and again on the worker's, and the block is empty afterwards. Without it the block can be given
+   * again.
+   */
+  replay(
+    index: number,
+    block: StoredBlock,
+    seq: number,
+    { handOver = false }: { handOver?: boolean } = {},
+  ): Promise<PreparedBatch> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.threads.length === 0) {
       this.local ??= new Normalizer();
@@ -246,13 +257,15 @@ export class ReplayWorkers {
       this.waiting.set(index, { resolve, reject }),
     );
     const contracts = this.contracts;
-    thread.postMessage({
-      type: 'replay',
-      index,
-      block,
-      seq,
-      ...(contracts ? { contracts } : {}),
-    } satisfies ToWorker);
+    const { buffer, byteOffset, byteLength } = block.payload;
+    const moved =
+      handOver && buffer instanceof ArrayBuffer && byteOffset === 0 && byteLength === buffer.byteLength
+        ? [buffer]
+        : [];
+    thread.postMessage(
+      { type: 'replay', index, block, seq, ...(contracts ? { contracts } : {}) } satisfies ToWorker,
+      moved,
+    );
     return done;
   }
 
