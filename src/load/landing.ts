@@ -1,5 +1,5 @@
 import { constants, createBrotliCompress, createBrotliDecompress } from 'node:zlib';
-import type { DuckDBBlobValue, DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 
 /**
  * The raw landing's block format. Every batch lands the records it received as one block, a row of
@@ -65,6 +65,11 @@ export const LANDING_PART_BYTES = 1 << 10;
  * The stored bytes of the given blocks (by their first_seq): each block's parts put back together, in
  * order. The range lets DuckDB skip the row groups of other blocks by their min/max. A block with no parts
  * is an error: every block written has at least one.
+ *
+ * The parts are read chunk by chunk as raw bytes (DuckDBBlobVector.getItemBytes), not as rows of values: a
+ * block is some 2,400 parts, and a value object and a second copy for each (getRows, a list per block) cost
+ * a rebuild's main thread about a second per 200,000 documents, on the thread that sets its pace
+ * (docs/performance.md, "Issue 31: landing parts read as bytes").
  */
 export async function storedBlocks(
   connection: DuckDBConnection,
@@ -72,17 +77,45 @@ export async function storedBlocks(
 ): Promise<Map<number, Uint8Array>> {
   const blocks = new Map<number, Uint8Array>();
   if (firstSeqs.length === 0) return blocks;
-  const reader = await connection.runAndReadAll(
-    `SELECT first_seq, list(bytes ORDER BY part) FROM _raw_landing_parts WHERE first_seq IN (${firstSeqs.join(', ')}) ` +
-      `AND first_seq BETWEEN ${Math.min(...firstSeqs)} AND ${Math.max(...firstSeqs)} GROUP BY first_seq`,
+  const result = await connection.run(
+    `SELECT first_seq, bytes FROM _raw_landing_parts WHERE first_seq IN (${firstSeqs.join(', ')}) ` +
+      `AND first_seq BETWEEN ${Math.min(...firstSeqs)} AND ${Math.max(...firstSeqs)} ORDER BY first_seq, part`,
   );
-  for (const [seq, parts] of reader.getRows()) {
-    const bytes = (parts as { items: DuckDBBlobValue[] }).items.map((p) => p.bytes);
-    blocks.set(Number(seq), bytes.length === 1 ? bytes[0]! : Buffer.concat(bytes));
+  let seq: number | null = null;
+  let parts: Uint8Array[] = [];
+  const finish = () => {
+    if (seq !== null) blocks.set(seq, parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+    parts = [];
+  };
+  for (
+    let chunk = await result.fetchChunk();
+    chunk && chunk.rowCount > 0;
+    chunk = await result.fetchChunk()
+  ) {
+    const seqs = chunk.getColumnVector(0);
+    const bytes = chunk.getColumnVector(1) as unknown as RawBlobs;
+    for (let row = 0; row < chunk.rowCount; row++) {
+      const rowSeq = Number(seqs.getItem(row));
+      if (rowSeq !== seq) {
+        finish();
+        seq = rowSeq;
+      }
+      const part = bytes.getItemBytes(row);
+      if (part === null) throw new Error(`raw landing block ${rowSeq} has a part with no bytes`);
+      // Parts of up to 12 bytes are views of the result's own memory, freed with the result once it is
+      // garbage: a block of one such part would outlive it. Longer parts are copies already.
+      parts.push(part.byteLength <= 12 ? part.slice() : part);
+    }
   }
-  for (const seq of firstSeqs)
-    if (!blocks.has(seq)) throw new Error(`raw landing block ${seq} has no parts in _raw_landing_parts`);
+  finish();
+  for (const first of firstSeqs)
+    if (!blocks.has(first)) throw new Error(`raw landing block ${first} has no parts in _raw_landing_parts`);
   return blocks;
+}
+
+/** A BLOB column's vector, read as raw bytes (`@duckdb/node-api`'s DuckDBBlobVector). */
+interface RawBlobs {
+  getItemBytes(row: number): Uint8Array | null;
 }
 
 /**
