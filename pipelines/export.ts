@@ -1,4 +1,5 @@
-import type { Dirent } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { type Dirent, existsSync } from 'node:fs';
 import {
   copyFile,
   link,
@@ -23,6 +24,7 @@ import {
   RUNTIME_PROFILES,
 } from '../src/load/runtime-profile.js';
 import { ident, literal, type TableDef, tableDefinitions } from '../src/model/index.js';
+import { processAlive } from '../src/processes.js';
 
 /**
  * `store-sync export`: every table to Parquet under `<dir>/<table>/` with DuckDB's COPY. Orders and the
@@ -365,6 +367,7 @@ export async function holdLock(file: string, refuse: LockRefusals): Promise<() =
   if (lockedHere.has(file)) throw refuse.held(`${process.pid}, this process`);
   lockedHere.add(file);
   try {
+    await createLockFile(file);
     const holder = await duckdbApi.DuckDBInstance.create(file, { access_mode: 'READ_WRITE', threads: '1' });
     return () => {
       holder.closeSync();
@@ -374,6 +377,52 @@ export async function holdLock(file: string, refuse: LockRefusals): Promise<() =
     lockedHere.delete(file);
     const pid = lockHolder(cause);
     throw pid !== null ? refuse.held(pid, cause) : refuse.unusable(cause);
+  }
+}
+
+/**
+ * Puts a complete, empty DuckDB database at `file` unless one is there. A database DuckDB creates in place
+ * is locked before its header is written, so an export killed in between (or stopped there, then killed)
+ * left a file no DuckDB could open, and every later export failed on it until someone removed it by hand.
+ * So the database is created under a name of its own and linked into place (`link` fails if the name is
+ * taken, so a lock file another export already made is never replaced): the name only ever holds a whole
+ * database. Where the file system has no hard links, DuckDB creates it in place, as before.
+ */
+async function createLockFile(file: string): Promise<void> {
+  await removeDeadCreations(file);
+  if (existsSync(file)) return;
+  const fresh = `${file}.${process.pid}.${randomUUID()}.tmp`;
+  try {
+    const instance = await duckdbApi.DuckDBInstance.create(fresh, { threads: '1' });
+    instance.closeSync();
+    await link(fresh, file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // Taken by another export meanwhile, or no hard links here: either way the lock is opened as it stands.
+    if (code !== 'EEXIST' && code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error;
+  } finally {
+    await rm(fresh, { force: true });
+    await rm(`${fresh}.wal`, { force: true });
+  }
+}
+
+/**
+ * Removes the databases createLockFile made for `file` in processes that have since died (killed between
+ * creating one and removing it): each name carries its process's pid. One of a live process is its own.
+ */
+async function removeDeadCreations(file: string): Promise<void> {
+  const prefix = `${path.basename(file)}.`;
+  const folder = path.dirname(file);
+  let names: string[];
+  try {
+    names = await readdir(folder);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = /^(\d+)\.[0-9a-f-]+\.tmp(?:\.wal)?$/.exec(name.slice(prefix.length))?.[1];
+    if (!name.startsWith(prefix) || pid === undefined || processAlive(Number(pid))) continue;
+    await rm(path.join(folder, name), { force: true });
   }
 }
 

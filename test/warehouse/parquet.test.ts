@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -265,6 +266,10 @@ describe('parquet export', () => {
         const child = spawn(process.execPath, ['--import', 'tsx', EXPORT_CHILD, fresh.file, out, go, tables]);
         children.push(child);
         let stdout = '';
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => {
+          stderr += d.toString();
+        });
         const ready = new Promise<void>((resolve) =>
           child.stdout.on('data', (d: Buffer) => {
             stdout += d.toString();
@@ -272,7 +277,7 @@ describe('parquet export', () => {
           }),
         );
         const done = once(child, 'exit').then(() => stdout.split('\n')[1]?.trim() ?? '');
-        return { child, ready, done };
+        return { child, ready, done, stderr: () => stderr.trim() };
       };
 
       // An export of every table, frozen (SIGSTOP) while it holds the lock.
@@ -309,7 +314,10 @@ describe('parquet export', () => {
         await Promise.all(racing.map((c) => c.ready));
         await writeFile(path.join(fresh.dir, 'go-after'), '');
         const outcomes = await Promise.all(racing.map((c) => c.done));
-        assert.ok(outcomes.includes('ok'), `one of them writes: ${outcomes.join(', ')}`);
+        assert.ok(
+          outcomes.includes('ok'),
+          `one of them writes: ${outcomes.join(', ')}; their errors: ${racing.map((c) => c.stderr()).join(' | ')}`,
+        );
         assert.deepEqual(
           outcomes.filter((o) => o !== 'ok'),
           outcomes.filter((o) => o === ERROR_CODES.EXPORT_LOCKED),
@@ -320,6 +328,71 @@ describe('parquet export', () => {
         assert.deepEqual(await locksOn(lockFile), [], 'released');
       } finally {
         await here.close();
+      }
+    } finally {
+      for (const child of children)
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await fresh.cleanup();
+    }
+  });
+
+  it('an export stopped and killed the moment its lock file appears leaves a lock the next export takes', async () => {
+    // DuckDB locks a database it creates before it writes the header: an export killed in between left a lock
+    // file no DuckDB could open, and every later export then failed on it ("not a valid DuckDB database file")
+    // until someone removed it. The lock file now appears whole (createLockFile in pipelines/export.ts).
+    const fresh = await tempWarehouse();
+    const children: ReturnType<typeof spawn>[] = [];
+    try {
+      await ingestPaths(fresh.warehouse, [path.join(FIXTURES, 'order-2024.json')], {
+        store: 'shop',
+        runId: 'killed',
+        logger: silentLogger,
+      });
+      await fresh.warehouse.close();
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const out = path.join(fresh.dir, `killed-${attempt}`);
+        const lockFile = exportLockFile(out);
+        const go = path.join(fresh.dir, `go-${attempt}`);
+        const child = spawn(process.execPath, ['--import', 'tsx', EXPORT_CHILD, fresh.file, out, go, 'all']);
+        children.push(child);
+        let stdout = '';
+        child.stdout.on('data', (d: Buffer) => {
+          stdout += d.toString();
+        });
+        for (let waited = 0; !stdout.includes('ready'); waited += 5) {
+          assert.ok(waited < 60_000, 'the exporting child never got ready');
+          await sleep(5);
+        }
+        await writeFile(go, '');
+        // Stopped as soon as the lock's name exists: a file created in place is still being written then.
+        for (const started = Date.now(); !existsSync(lockFile); )
+          assert.ok(Date.now() - started < 60_000, 'the exporting child never made its lock file');
+        child.kill('SIGSTOP');
+        child.kill('SIGKILL');
+        await once(child, 'exit');
+        const reader = await openWarehouse(fresh.file, { readOnly: true });
+        try {
+          await exportParquet(reader, out, { tables: ['orders'] });
+        } finally {
+          await reader.close();
+        }
+        assert.ok((await stat(path.join(out, 'orders'))).isDirectory(), 'the next export wrote');
+        // The lock file the killed export left is the one kept (never replaced: another export may hold it),
+        // and no database made on the way is left beside it.
+        const kept = (await stat(lockFile)).ino;
+        const again = await openWarehouse(fresh.file, { readOnly: true });
+        try {
+          await exportParquet(again, out, { tables: ['orders'] });
+        } finally {
+          await again.close();
+        }
+        assert.equal((await stat(lockFile)).ino, kept, 'the lock file is the same file');
+        assert.deepEqual(
+          (await readdir(versionsFolder(out))).filter(
+            (name) => name.startsWith(LOCK_FILE) && name !== LOCK_FILE,
+          ),
+          [],
+        );
       }
     } finally {
       for (const child of children)

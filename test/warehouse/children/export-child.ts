@@ -16,6 +16,8 @@ try {
   process.stdout.write('ok\n');
 } catch (error) {
   process.stdout.write(`${String((error as { code?: string }).code ?? error)}\n`);
+  // The message too, for a test that fails on the code to say what happened.
+  process.stderr.write(`${(error as Error).message ?? String(error)}\n`);
 } finally {
   await warehouse.close();
 }
