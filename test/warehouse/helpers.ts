@@ -5,7 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { type IngestSummary, ingestPaths } from '../../pipelines/ingest.js';
 import type { FilePlan } from '../../src/ingest/prepare.js';
+import { DOCUMENTS_STREAM, KIND } from '../../src/load/documents.js';
 import { openWarehouse, type Warehouse } from '../../src/load/index.js';
+import { BlockWriter, CODEC } from '../../src/load/landing.js';
+import type { StoredBlock } from '../../src/load/replay.js';
 import { createLogger, type Logger, silentLogger } from '../../src/log.js';
 import { dataTables, ident, literal, tableDef } from '../../src/model/index.js';
 
@@ -190,6 +193,27 @@ export function productRecord(id: number, changes: Record<string, unknown> = {})
     ],
     ...changes,
   };
+}
+
+/**
+ * A raw landing block holding `orders` order documents (orderDoc 1 … orders), as rebuild reads one from the
+ * warehouse: its bytes in a buffer of their own.
+ */
+export async function landedOrdersBlock(orders: number): Promise<StoredBlock> {
+  const writer = new BlockWriter();
+  for (let n = 1; n <= orders; n++)
+    writer.add({
+      seq: n,
+      kind: KIND.document,
+      stream: DOCUMENTS_STREAM,
+      entity: null,
+      source: null,
+      payload: JSON.stringify(orderDoc(n)),
+    });
+  const payload = await writer.finish();
+  const owned = new Uint8Array(payload.byteLength);
+  owned.set(payload);
+  return { store: 'shop', codec: CODEC, payload: owned, syncedAtMs: 0, runId: 'r' };
 }
 
 /** A small 2024-04-01 order document (two lines with a tax line each). */

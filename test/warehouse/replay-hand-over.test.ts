@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ReplayWorkers } from '../../src/ingest/parallel.js';
-import { DOCUMENTS_STREAM, KIND } from '../../src/load/documents.js';
-import { BlockWriter, CODEC } from '../../src/load/landing.js';
-import type { StoredBlock } from '../../src/load/replay.js';
-import { orderDoc } from './helpers.js';
+import { landedOrdersBlock } from './helpers.js';
 
 /**
  * Rebuild hands each landing block's bytes over to the worker that replays it (ReplayWorkers.replay's
@@ -12,24 +9,6 @@ import { orderDoc } from './helpers.js';
  * replayed again; one whose bytes are a view of a larger buffer is copied, since moving it would take the
  * rest of that buffer away from whoever holds it.
  */
-
-async function landedBlock(orders: number): Promise<StoredBlock> {
-  const writer = new BlockWriter();
-  for (let n = 1; n <= orders; n++)
-    writer.add({
-      seq: n,
-      kind: KIND.document,
-      stream: DOCUMENTS_STREAM,
-      entity: null,
-      source: null,
-      payload: JSON.stringify(orderDoc(n)),
-    });
-  const payload = await writer.finish();
-  // The bytes in a buffer of their own, as storedBlocks gives them.
-  const owned = new Uint8Array(payload.byteLength);
-  owned.set(payload);
-  return { store: 'shop', codec: CODEC, payload: owned, syncedAtMs: 0, runId: 'r' };
-}
 
 /** What a prepared batch holds, by table: row counts, and the batch's record and row counts. */
 const summary = (prepared: Awaited<ReturnType<ReplayWorkers['replay']>>) => ({
@@ -41,14 +20,14 @@ describe('rebuild: a landing block handed over to its worker', () => {
   it('is moved when handed over (the block is empty after) and gives the same batch as a copied one', async () => {
     const workers = new ReplayWorkers(1);
     try {
-      const copied = await landedBlock(300);
+      const copied = await landedOrdersBlock(300);
       const size = copied.payload.byteLength;
       const first = summary(await workers.replay(0, copied, 1));
       // Given without handOver, the bytes are still here: the same block replays again, alike.
       assert.equal(copied.payload.byteLength, size);
       assert.deepEqual(summary(await workers.replay(1, copied, 1)), first);
 
-      const handed = await landedBlock(300);
+      const handed = await landedOrdersBlock(300);
       const replayed = summary(await workers.replay(2, handed, 1, { handOver: true }));
       assert.equal(handed.payload.byteLength, 0, 'the bytes moved to the worker');
       assert.deepEqual(replayed, first);
@@ -61,7 +40,7 @@ describe('rebuild: a landing block handed over to its worker', () => {
   it('copies bytes that are a view of a larger buffer, leaving that buffer whole', async () => {
     const workers = new ReplayWorkers(1);
     try {
-      const block = await landedBlock(50);
+      const block = await landedOrdersBlock(50);
       const shared = new Uint8Array(block.payload.byteLength + 16);
       shared.set(block.payload, 8);
       const view = shared.subarray(8, 8 + block.payload.byteLength);

@@ -4,9 +4,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Worker } from 'node:worker_threads';
 import { prepareInWorkers, ReplayWorkers } from '../../src/ingest/parallel.js';
-import { DOCUMENTS_STREAM, KIND } from '../../src/load/documents.js';
-import { BlockWriter, CODEC } from '../../src/load/landing.js';
-import { ndjson, orderDoc, tempDir, wholeFilePlan } from './helpers.js';
+import { landedOrdersBlock, ndjson, orderDoc, tempDir, wholeFilePlan } from './helpers.js';
 
 /**
  * How ingest's and rebuild's worker threads end. `Worker.terminate` stops a thread wherever its JavaScript
@@ -96,17 +94,7 @@ describe('worker threads stop by themselves, before the run they served ends', (
 
   it("rebuild's busy workers, closed, have left by themselves when close returns", async () => {
     // A landing block of 2,000 orders, replayed four times by each worker; the close comes while they are at it.
-    const writer = new BlockWriter();
-    for (let n = 1; n <= 2000; n++)
-      writer.add({
-        seq: n,
-        kind: KIND.document,
-        stream: DOCUMENTS_STREAM,
-        entity: null,
-        source: null,
-        payload: JSON.stringify(orderDoc(n)),
-      });
-    const block = { store: 'shop', codec: CODEC, payload: await writer.finish(), syncedAtMs: 0, runId: 'r' };
+    const block = await landedOrdersBlock(2000);
     const { outcome, exits: ended } = await observe(async () => {
       const workers = new ReplayWorkers(2);
       const replays = [0, 1, 2, 3, 4, 5, 6, 7].map((index) => workers.replay(index, block, 1));
