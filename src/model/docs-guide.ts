@@ -241,7 +241,8 @@ each new export; the tables' folders are export's. One export at a time writes a
 export stops at once with exit 2, naming the pid of the one writing. The lock is the operating system's lock on
 \`<dir>.versions/export-lock.duckdb\` (a small DuckDB file, locked the way DuckDB locks a warehouse), so it ends
 with the export however the export ends: the next export after a killed one just runs, and removes what the
-killed one left. Leave the file in place; it is not data.
+killed one left, even one killed while it was making the lock file (the file is made whole under a name of its
+own, \`export-lock.duckdb.<pid>.<id>.tmp\`, then linked into place). Leave the file in place; it is not data.
 
 ## Reading the table reference
 
