@@ -69,7 +69,7 @@ export const LANDING_PART_BYTES = 1 << 10;
  * The parts are read chunk by chunk as raw bytes (DuckDBBlobVector.getItemBytes), not as rows of values: a
  * block is some 2,400 parts, and a value object and a second copy for each (getRows, a list per block) cost
  * a rebuild's main thread about a second per 200,000 documents, on the thread that sets its pace
- * (docs/performance.md, "Issue 31: landing parts read as bytes").
+ * (docs/performance.md, "Issue 31: landing blocks handed over, and their parts read as bytes").
  */
 export async function storedBlocks(
   connection: DuckDBConnection,

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -336,12 +335,15 @@ describe('parquet export', () => {
     }
   });
 
-  it('an export stopped and killed the moment its lock file appears leaves a lock the next export takes', async () => {
+  it('an export that dies while making its lock file leaves a lock the next export takes', async () => {
     // DuckDB locks a database it creates before it writes the header: an export killed in between left a lock
     // file no DuckDB could open, and every later export then failed on it ("not a valid DuckDB database file")
-    // until someone removed it. The lock file now appears whole (createLockFile in pipelines/export.ts).
+    // until someone removed it (a loaded CI run killed one there). The lock file now appears whole
+    // (createLockFile in pipelines/export.ts). The exporting child fails at that very point, every time: once
+    // it is ready, its file size limit is set to 0 (prlimit), so the first byte it writes to any file, a lock
+    // database's header, fails (EFBIG; Node ignores SIGXFSZ), after the file was created, as a kill there would.
     const fresh = await tempWarehouse();
-    const children: ReturnType<typeof spawn>[] = [];
+    let child: ReturnType<typeof spawn> | null = null;
     try {
       await ingestPaths(fresh.warehouse, [path.join(FIXTURES, 'order-2024.json')], {
         store: 'shop',
@@ -349,54 +351,65 @@ describe('parquet export', () => {
         logger: silentLogger,
       });
       await fresh.warehouse.close();
-      for (let attempt = 0; attempt < 3; attempt++) {
-        const out = path.join(fresh.dir, `killed-${attempt}`);
-        const lockFile = exportLockFile(out);
-        const go = path.join(fresh.dir, `go-${attempt}`);
-        const child = spawn(process.execPath, ['--import', 'tsx', EXPORT_CHILD, fresh.file, out, go, 'all']);
-        children.push(child);
-        let stdout = '';
-        child.stdout.on('data', (d: Buffer) => {
-          stdout += d.toString();
-        });
-        for (let waited = 0; !stdout.includes('ready'); waited += 5) {
-          assert.ok(waited < 60_000, 'the exporting child never got ready');
-          await sleep(5);
-        }
-        await writeFile(go, '');
-        // Stopped as soon as the lock's name exists: a file created in place is still being written then.
-        for (const started = Date.now(); !existsSync(lockFile); )
-          assert.ok(Date.now() - started < 60_000, 'the exporting child never made its lock file');
-        child.kill('SIGSTOP');
-        child.kill('SIGKILL');
-        await once(child, 'exit');
+      const out = path.join(fresh.dir, 'killed');
+      const lockFile = exportLockFile(out);
+      const go = path.join(fresh.dir, 'go');
+      const exporting = spawn(process.execPath, [
+        '--import',
+        'tsx',
+        EXPORT_CHILD,
+        fresh.file,
+        out,
+        go,
+        'all',
+      ]);
+      child = exporting;
+      let stdout = '';
+      exporting.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+      });
+      for (let waited = 0; !stdout.includes('ready'); waited += 5) {
+        assert.ok(waited < 60_000, 'the exporting child never got ready');
+        await sleep(5);
+      }
+      const limited = spawn('prlimit', ['--pid', String(exporting.pid), '--fsize=0']);
+      assert.deepEqual(await once(limited, 'exit'), [0, null], 'prlimit set the limit');
+      const exited = once(exporting, 'exit');
+      await writeFile(go, '');
+      const [code] = await exited;
+      assert.equal(code, 0, 'the child reported its failure');
+      assert.notEqual(stdout.split('\n')[1]?.trim(), 'ok', 'the child could not export');
+      // What a child killed between making its lock database and removing it would leave (its pid is gone),
+      // and one of a live process (this one), which is that process's own.
+      const dead = `${lockFile}.${exporting.pid}.0f0e0d0c-0b0a-4009-8807-060504030201.tmp`;
+      const live = `${lockFile}.${process.pid}.0f0e0d0c-0b0a-4009-8807-060504030201.tmp`;
+      await writeFile(dead, 'half a database');
+      await writeFile(live, 'half a database');
+
+      const exportOnce = async () => {
         const reader = await openWarehouse(fresh.file, { readOnly: true });
         try {
           await exportParquet(reader, out, { tables: ['orders'] });
         } finally {
           await reader.close();
         }
-        assert.ok((await stat(path.join(out, 'orders'))).isDirectory(), 'the next export wrote');
-        // The lock file the killed export left is the one kept (never replaced: another export may hold it),
-        // and no database made on the way is left beside it.
-        const kept = (await stat(lockFile)).ino;
-        const again = await openWarehouse(fresh.file, { readOnly: true });
-        try {
-          await exportParquet(again, out, { tables: ['orders'] });
-        } finally {
-          await again.close();
-        }
-        assert.equal((await stat(lockFile)).ino, kept, 'the lock file is the same file');
-        assert.deepEqual(
-          (await readdir(versionsFolder(out))).filter(
-            (name) => name.startsWith(LOCK_FILE) && name !== LOCK_FILE,
-          ),
-          [],
-        );
-      }
+      };
+      await exportOnce();
+      assert.ok((await stat(path.join(out, 'orders'))).isDirectory(), 'the next export wrote');
+      // The lock file is kept from one export to the next (never replaced: another export may hold it), and
+      // no database made on the way is left beside it but the live process's.
+      const kept = (await stat(lockFile)).ino;
+      await exportOnce();
+      assert.equal((await stat(lockFile)).ino, kept, 'the lock file is the same file');
+      assert.deepEqual(
+        (await readdir(versionsFolder(out))).filter(
+          (name) => name.startsWith(LOCK_FILE) && name !== LOCK_FILE,
+        ),
+        [path.basename(live)],
+        "the dead child's creation is removed, the live process's kept",
+      );
     } finally {
-      for (const child of children)
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await fresh.cleanup();
     }
   });
