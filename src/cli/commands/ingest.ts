@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
-import type { IngestProgress } from '../../../pipelines/ingest.js';
+import type { IngestProgress, IngestSummary } from '../../../pipelines/ingest.js';
 import { ERROR_CODES, StoreSyncError } from '../../errors.js';
+import { runBulk } from '../bulk-run.js';
 import {
   applyWaitForLock,
   cliLogger,
@@ -19,15 +20,9 @@ import {
   workersFrom,
 } from '../context.js';
 import { exitCodeForOutcome } from '../exit-codes.js';
-import {
-  Heartbeat,
-  type HeartbeatArgs,
-  heartbeatBounds,
-  ingestPulse,
-  withHeartbeatOptions,
-} from '../heartbeat.js';
+import { type HeartbeatArgs, heartbeatBounds, ingestPulse, withHeartbeatOptions } from '../heartbeat.js';
 import { renderRunSummary } from '../output.js';
-import { runOutcome, StopOnSignal } from '../stop.js';
+import { runOutcome } from '../stop.js';
 import { ingestSpool, SPOOL_OPTION } from './ingest-spool.js';
 import { ingestSummary } from './ingest-summary.js';
 import { type SchemaContractArgs, withSchemaContract, withSchemaContractOption } from './schema-contract.js';
@@ -139,85 +134,72 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       // Ctrl-C or SIGTERM stops at the next batch boundary and commits what was read, with each file's
       // position, so the next run resumes there. A second signal ends the process at once (DuckDB then keeps
       // only what was committed, and the next writer marks the run interrupted).
-      const stop = new StopOnSignal(
-        logger,
-        'ingest.stopping',
-        'stopping after the batch being written and committing what was read',
-      );
-      const heartbeat = new Heartbeat({ logger, prefix: 'ingest', ...bounds }).start();
-      const started = Date.now();
-      let latest: IngestProgress | null = null;
-      heartbeat.watch({ store: store!.name, runId }, () => ingestPulse(latest));
-      try {
-        const { result: summary, failure } = await stop.run((signal) =>
+      await runBulk<IngestSummary, IngestProgress>(
+        {
+          logger,
+          command: 'ingest',
+          whatStoppingDoes: 'stopping after the batch being written and committing what was read',
+          whyNotStopped: 'the ingest had read every input when the signal came, and completed',
+          bounds,
+          watched: { store: store!.name, runId },
+          pulse: ingestPulse,
+          progress,
+          bar: ingestBar,
+        },
+        (signal, onProgress) =>
           ingestPaths(warehouse, inputs, {
             store: store!.name,
             runId,
             logger,
             signal,
-            onProgress: (now) => {
-              latest = now;
-              progress.show(ingestBar(now, (Date.now() - started) / 1000));
-            },
+            onProgress,
             maxDocumentBytes,
             files,
             contract: store!.documents.schemaContract,
             ...(workers === undefined ? {} : { workers }),
           }),
-        );
-        heartbeat.stop();
-        progress.stop();
-        const interrupted = stop.received;
-        const rejections = summary?.rejections ?? 0;
-        const stopped = summary?.interrupted === true;
-        await warehouse.finishRun(runId, {
-          outcome: runOutcome(failure, stopped, rejections),
-          counts: summary ? { documents: summary } : {},
-          requests: 0,
-          retries: 0,
-          ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
-        });
-        if (failure) throw failure;
-        if (args.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-        else {
-          const { newFieldsText } = await import('../../load/schema-changes.js');
-          const run = {
-            outcome: runOutcome(null, stopped, rejections),
-            seconds: (Date.now() - started) / 1000,
-            runId,
-          };
-          process.stdout.write(renderRunSummary(ingestSummary(store!.name, summary!, run), newFieldsText));
-        }
-        if (stopped) {
-          // stdin and pipes are read in one pass: nothing of them is remembered to resume by.
-          const streams = files.filter((f) => f.path === '-' || f.stream);
-          const stdin =
-            streams.length === 1 && streams[0]!.path === '-'
-              ? 'stdin is not remembered: piping it again reads it from the start.'
-              : 'stdin and pipes are not remembered: piping them again reads them from the start.';
-          const again =
-            streams.length === 0
-              ? 'Run the same command again: it resumes where this one stopped.'
-              : streams.length === files.length
-                ? stdin
-                : `Files resume where this run stopped; ${stdin}`;
-          throw new StoreSyncError(
-            ERROR_CODES.INTERNAL,
-            `interrupted by ${interrupted ?? 'a signal'} after ${summary!.documents} documents, which are committed. ${again}`,
-          );
-        }
-        process.exitCode = exitCodeForOutcome({ failedStreams: 0, rejections });
-        // A signal that came once every batch was read (the last commit, recording the run) stopped nothing.
-        if (stop.received)
-          logger.warn('ingest.not_stopped', {
-            signal: stop.received,
-            message: 'the ingest had read every input when the signal came, and completed',
+        async ({ result: summary, failure, signal: interrupted, startedAt }) => {
+          const rejections = summary?.rejections ?? 0;
+          const stopped = summary?.interrupted === true;
+          await warehouse.finishRun(runId, {
+            outcome: runOutcome(failure, stopped, rejections),
+            counts: summary ? { documents: summary } : {},
+            requests: 0,
+            retries: 0,
+            ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
           });
-      } finally {
-        heartbeat.stop();
-        progress.stop();
-        stop.release();
-      }
+          if (failure) throw failure;
+          if (args.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+          else {
+            const { newFieldsText } = await import('../../load/schema-changes.js');
+            const run = {
+              outcome: runOutcome(null, stopped, rejections),
+              seconds: (Date.now() - startedAt) / 1000,
+              runId,
+            };
+            process.stdout.write(renderRunSummary(ingestSummary(store!.name, summary!, run), newFieldsText));
+          }
+          if (stopped) {
+            // stdin and pipes are read in one pass: nothing of them is remembered to resume by.
+            const streams = files.filter((f) => f.path === '-' || f.stream);
+            const stdin =
+              streams.length === 1 && streams[0]!.path === '-'
+                ? 'stdin is not remembered: piping it again reads it from the start.'
+                : 'stdin and pipes are not remembered: piping them again reads them from the start.';
+            const again =
+              streams.length === 0
+                ? 'Run the same command again: it resumes where this one stopped.'
+                : streams.length === files.length
+                  ? stdin
+                  : `Files resume where this run stopped; ${stdin}`;
+            throw new StoreSyncError(
+              ERROR_CODES.INTERNAL,
+              `interrupted by ${interrupted ?? 'a signal'} after ${summary!.documents} documents, which are committed. ${again}`,
+            );
+          }
+          process.exitCode = exitCodeForOutcome({ failedStreams: 0, rejections });
+        },
+      );
     } finally {
       await warehouse.close();
     }

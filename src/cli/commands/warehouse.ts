@@ -1,8 +1,9 @@
 import type { CommandModule } from 'yargs';
-import type { RebuildProgress } from '../../../pipelines/rebuild.js';
+import type { RebuildProgress, RebuildSummary } from '../../../pipelines/rebuild.js';
 import type { SyncConfig } from '../../config.js';
 import type { SchemaContract } from '../../contracts.js';
 import { ERROR_CODES, isStoreSyncError, StoreSyncError } from '../../errors.js';
+import { runBulk } from '../bulk-run.js';
 import {
   applyWaitForLock,
   cliLogger,
@@ -28,15 +29,9 @@ import {
   workersFrom,
 } from '../context.js';
 import { EXIT, exitCodeForOutcome, exitCodeForStatus } from '../exit-codes.js';
-import {
-  Heartbeat,
-  type HeartbeatArgs,
-  heartbeatBounds,
-  rebuildPulse,
-  withHeartbeatOptions,
-} from '../heartbeat.js';
+import { type HeartbeatArgs, heartbeatBounds, rebuildPulse, withHeartbeatOptions } from '../heartbeat.js';
 import { renderTable } from '../output.js';
-import { runOutcome, StopOnSignal } from '../stop.js';
+import { runOutcome } from '../stop.js';
 
 /** Commands that work on the warehouse alone, with no API: status, export, rebuild. */
 
@@ -382,65 +377,53 @@ export const rebuildCommand: CommandModule<
       // Ctrl-C or SIGTERM stops before the next block and rolls the one transaction back, so the warehouse is
       // as it was. A second signal ends the process at once (the transaction, never committed, is lost as
       // well, and the next writer marks the run interrupted).
-      const stop = new StopOnSignal(
-        logger,
-        'rebuild.stopping',
-        'stopping and rolling the rebuild back, which leaves the warehouse as it was (unless it is already committing)',
-      );
-      const heartbeat = new Heartbeat({ logger, prefix: 'rebuild', ...bounds }).start();
-      const started = Date.now();
-      let latest: RebuildProgress | null = null;
-      heartbeat.watch({ runId }, () => rebuildPulse(latest));
-      try {
-        const { result: summary, failure } = await stop.run((signal) =>
+      await runBulk<RebuildSummary, RebuildProgress>(
+        {
+          logger,
+          command: 'rebuild',
+          whatStoppingDoes:
+            'stopping and rolling the rebuild back, which leaves the warehouse as it was (unless it is already committing)',
+          whyNotStopped: 'the rebuild was already committing when the signal came, and completed',
+          bounds,
+          watched: { runId },
+          pulse: rebuildPulse,
+          progress,
+          bar: rebuildBar,
+        },
+        (signal, onProgress) =>
           rebuildWarehouse(warehouse, {
             logger,
             signal,
-            onProgress: (now) => {
-              latest = now;
-              progress.show(rebuildBar(now, (Date.now() - started) / 1000));
-            },
+            onProgress,
             contracts,
             ...(workers === undefined ? {} : { workers }),
           }),
-        );
-        heartbeat.stop();
-        progress.stop();
-        const interrupted = stop.received;
-        const stopped = summary?.interrupted === true;
-        const rejections = summary?.rejections ?? 0;
-        await warehouse.finishRun(runId, {
-          outcome: runOutcome(failure, stopped, rejections),
-          // How far it got: a stopped rebuild's counts are of what it had replayed when it was rolled back.
-          counts: summary ? { ...summary, interrupted: undefined } : {},
-          requests: 0,
-          retries: 0,
-          ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
-          ...(stopped
-            ? { error: `stopped by ${interrupted ?? 'a signal'}; the rebuild was rolled back` }
-            : {}),
-        });
-        if (failure) throw failure;
-        if (stopped)
-          throw new StoreSyncError(
-            ERROR_CODES.INTERNAL,
-            `interrupted by ${interrupted ?? 'a signal'}; the rebuild was rolled back and the warehouse is unchanged. Run it again: a rebuild starts over from the raw landing.`,
-          );
-        process.stdout.write(
-          `rebuilt ${summary!.tables} tables from ${summary!.records} landed records: ${summary!.rows} rows, ${rejections} rejections\n`,
-        );
-        process.exitCode = exitCodeForOutcome({ failedStreams: 0, rejections });
-        // A signal that came while the transaction was committing, or once it had, stopped nothing.
-        if (stop.received)
-          logger.warn('rebuild.not_stopped', {
-            signal: stop.received,
-            message: 'the rebuild was already committing when the signal came, and completed',
+        async ({ result: summary, failure, signal: interrupted }) => {
+          const stopped = summary?.interrupted === true;
+          const rejections = summary?.rejections ?? 0;
+          await warehouse.finishRun(runId, {
+            outcome: runOutcome(failure, stopped, rejections),
+            // How far it got: a stopped rebuild's counts are of what it had replayed when it was rolled back.
+            counts: summary ? { ...summary, interrupted: undefined } : {},
+            requests: 0,
+            retries: 0,
+            ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
+            ...(stopped
+              ? { error: `stopped by ${interrupted ?? 'a signal'}; the rebuild was rolled back` }
+              : {}),
           });
-      } finally {
-        heartbeat.stop();
-        progress.stop();
-        stop.release();
-      }
+          if (failure) throw failure;
+          if (stopped)
+            throw new StoreSyncError(
+              ERROR_CODES.INTERNAL,
+              `interrupted by ${interrupted ?? 'a signal'}; the rebuild was rolled back and the warehouse is unchanged. Run it again: a rebuild starts over from the raw landing.`,
+            );
+          process.stdout.write(
+            `rebuilt ${summary!.tables} tables from ${summary!.records} landed records: ${summary!.rows} rows, ${rejections} rejections\n`,
+          );
+          process.exitCode = exitCodeForOutcome({ failedStreams: 0, rejections });
+        },
+      );
     } finally {
       await warehouse.close();
     }
