@@ -44,8 +44,21 @@ function count(variable: string, fallback: number): number {
  */
 const DATA_TABLES = dataTables().map((def) => def.name);
 
-const seconds = (run: ProcessRun) =>
-  `${run.wall.toFixed(1)} s, ${run.cpu.toFixed(1)} CPU-s, ${Math.round(run.peakRssMb)} MB`;
+/**
+ * The seconds the command spent publishing its read copy (its `read_copy.published` line), which grows with
+ * the warehouse's size and not with the merge (docs/performance.md, "Issue 31 point 4"); null when it
+ * published none.
+ */
+function publishSeconds(run: ProcessRun): number | null {
+  const found = /read_copy\.published\b.*\bseconds=([\d.]+)/.exec(run.stderr);
+  return found ? Number(found[1]) : null;
+}
+
+const seconds = (run: ProcessRun) => {
+  const publish = publishSeconds(run);
+  const copy = publish === null ? '' : ` (read copy ${publish.toFixed(1)} s)`;
+  return `${run.wall.toFixed(1)} s${copy}, ${run.cpu.toFixed(1)} CPU-s, ${Math.round(run.peakRssMb)} MB`;
+};
 
 const bench: Benchmark = async ({ quick, log }) => {
   const docs = count('BENCH_DOCS', quick ? 20_000 : 200_000);
