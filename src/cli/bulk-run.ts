@@ -1,7 +1,8 @@
 import type { LogFields, Logger } from '../log.js';
+import type { RunFinish } from '../state/runs.js';
 import { Heartbeat, type Pulse } from './heartbeat.js';
 import type { BarState, ProgressDisplay } from './progress.js';
-import { StopOnSignal } from './stop.js';
+import { runOutcome, StopOnSignal } from './stop.js';
 
 /**
  * A bulk load as the CLI runs it (ingest, rebuild): Ctrl-C or SIGTERM stops it at its next safe point
@@ -23,6 +24,13 @@ export interface BulkRunSpec<Progress> {
   bar: (latest: Progress, seconds: number) => BarState;
 }
 
+/** What a bulk load's summary says of how it ended. */
+export interface BulkSummary {
+  rejections: number;
+  /** Stopped by a signal before it was done. */
+  interrupted?: boolean;
+}
+
 /** What came of the work, for the command to record. */
 export interface BulkRunEnd<T> {
   /** The work's result; undefined when it failed. */
@@ -31,6 +39,11 @@ export interface BulkRunEnd<T> {
   failure: unknown;
   /** The signal that asked it to stop, if one came. */
   signal: NodeJS.Signals | null;
+  /** The work was stopped by the signal before it was done (its summary says so). */
+  stopped: boolean;
+  rejections: number;
+  /** The `_sync_runs` fields that follow from the above: outcome, no requests, and the failure's message. */
+  finish: Omit<RunFinish, 'counts'>;
   startedAt: number;
 }
 
@@ -40,7 +53,7 @@ export interface BulkRunEnd<T> {
  * stop anything (StopOnSignal.run). `end` throws for a failed or stopped run; once it returns, a signal that
  * came anyway is logged as having stopped nothing.
  */
-export async function runBulk<T, Progress>(
+export async function runBulk<T extends BulkSummary, Progress>(
   spec: BulkRunSpec<Progress>,
   job: (signal: AbortSignal, onProgress: (latest: Progress) => void) => Promise<T>,
   end: (outcome: BulkRunEnd<T>) => Promise<void>,
@@ -60,7 +73,15 @@ export async function runBulk<T, Progress>(
     );
     heartbeat.stop();
     progress.stop();
-    await end({ result, failure, signal: stop.received, startedAt });
+    const stopped = result?.interrupted === true;
+    const rejections = result?.rejections ?? 0;
+    const finish = {
+      outcome: runOutcome(failure, stopped, rejections),
+      requests: 0,
+      retries: 0,
+      ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
+    };
+    await end({ result, failure, signal: stop.received, stopped, rejections, finish, startedAt });
     if (stop.received)
       logger.warn(`${command}.not_stopped`, { signal: stop.received, message: spec.whyNotStopped });
   } finally {

@@ -22,7 +22,6 @@ import {
 import { exitCodeForOutcome } from '../exit-codes.js';
 import { type HeartbeatArgs, heartbeatBounds, ingestPulse, withHeartbeatOptions } from '../heartbeat.js';
 import { renderRunSummary } from '../output.js';
-import { runOutcome } from '../stop.js';
 import { ingestSpool, SPOOL_OPTION } from './ingest-spool.js';
 import { ingestSummary } from './ingest-summary.js';
 import { type SchemaContractArgs, withSchemaContract, withSchemaContractOption } from './schema-contract.js';
@@ -158,22 +157,14 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
             contract: store!.documents.schemaContract,
             ...(workers === undefined ? {} : { workers }),
           }),
-        async ({ result: summary, failure, signal: interrupted, startedAt }) => {
-          const rejections = summary?.rejections ?? 0;
-          const stopped = summary?.interrupted === true;
-          await warehouse.finishRun(runId, {
-            outcome: runOutcome(failure, stopped, rejections),
-            counts: summary ? { documents: summary } : {},
-            requests: 0,
-            retries: 0,
-            ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
-          });
+        async ({ result: summary, failure, signal: interrupted, stopped, rejections, finish, startedAt }) => {
+          await warehouse.finishRun(runId, { ...finish, counts: summary ? { documents: summary } : {} });
           if (failure) throw failure;
           if (args.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
           else {
             const { newFieldsText } = await import('../../load/schema-changes.js');
             const run = {
-              outcome: runOutcome(null, stopped, rejections),
+              outcome: finish.outcome,
               seconds: (Date.now() - startedAt) / 1000,
               runId,
             };

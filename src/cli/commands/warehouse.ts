@@ -31,7 +31,6 @@ import {
 import { EXIT, exitCodeForOutcome, exitCodeForStatus } from '../exit-codes.js';
 import { type HeartbeatArgs, heartbeatBounds, rebuildPulse, withHeartbeatOptions } from '../heartbeat.js';
 import { renderTable } from '../output.js';
-import { runOutcome } from '../stop.js';
 
 /** Commands that work on the warehouse alone, with no API: status, export, rebuild. */
 
@@ -398,16 +397,11 @@ export const rebuildCommand: CommandModule<
             contracts,
             ...(workers === undefined ? {} : { workers }),
           }),
-        async ({ result: summary, failure, signal: interrupted }) => {
-          const stopped = summary?.interrupted === true;
-          const rejections = summary?.rejections ?? 0;
+        async ({ result: summary, failure, signal: interrupted, stopped, rejections, finish }) => {
           await warehouse.finishRun(runId, {
-            outcome: runOutcome(failure, stopped, rejections),
+            ...finish,
             // How far it got: a stopped rebuild's counts are of what it had replayed when it was rolled back.
             counts: summary ? { ...summary, interrupted: undefined } : {},
-            requests: 0,
-            retries: 0,
-            ...(failure ? { error: failure instanceof Error ? failure.message : String(failure) } : {}),
             ...(stopped
               ? { error: `stopped by ${interrupted ?? 'a signal'}; the rebuild was rolled back` }
               : {}),
